@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Prepare a fresh machine for tooldeck: Debian tools it shells out to, then a
+# virtual environment in .venv with tooldeck installed from the registries.
+# Usage: scripts/setup.sh [--dev]   (all output goes to stderr: stdout may be MCP)
+set -euo pipefail
+exec 3>&1 1>&2
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+extras=""
+[ "${1:-}" = "--dev" ] && extras="[dev]"
+
+need_apt=()
+command -v git >/dev/null 2>&1 || need_apt+=(git)
+command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo"
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing ${need_apt[*]} with apt-get"
+    $sudo apt-get update -qq || true
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" || \
+      echo "setup: could not install ${need_apt[*]}; features that need them will be unavailable"
+  else
+    echo "setup: apt-get not found; please install ${need_apt[*]}"
+  fi
+fi
+
+py=""
+for cand in python3.13 python3.12 python3.11 python3; do
+  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    py="$cand"; break
+  fi
+done
+[ -n "$py" ] || { echo "setup: Python >= 3.11 is required"; exit 1; }
+
+venv="$here/.venv"
+[ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
+stamp="$venv/.tooldeck-installed$extras"
+want="$(cat "$here/pyproject.toml" | sha256sum | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "setup: installing tooldeck$extras into $venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here$extras"
+  echo "$want" > "$stamp"
+fi

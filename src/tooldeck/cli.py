@@ -1,0 +1,151 @@
+"""The ``tooldeck`` command (SPEC §9): a thin face over the catalog.
+
+* ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME]``
+* ``tooldeck call TOOL ['{json}'] [--root ROOT ...]``: exit 0 success, 1 tool
+  error (error text on stderr), 2 usage error; JSON may come on stdin
+* ``tooldeck tools [--cost] [--profile NAME]``
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="tooldeck",
+    help="A tool host for LLM agents that work on codebases.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _runtime(roots: list[Path] | None, state_dir: Path | None):  # type: ignore[no-untyped-def]
+    from tooldeck.runtime import Runtime
+
+    try:
+        return Runtime.for_dirs([str(r) for r in roots] if roots else None, state_dir=state_dir)
+    except FileNotFoundError as exc:
+        typer.echo(f"tooldeck: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+
+
+RootsArg = Annotated[list[Path] | None, typer.Argument(help="Root directories (default: the current directory).")]
+StateOpt = Annotated[
+    Path | None, typer.Option("--state-dir", envvar="TOOLDECK_STATE_DIR", help="State directory (SQLite store).")
+]
+ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Tool profile: full, core, read-only.")]
+
+
+@app.command()
+def serve(
+    roots: RootsArg = None,
+    http: Annotated[str | None, typer.Option("--http", help="Serve streamable HTTP at HOST:PORT (/mcp).")] = None,
+    prompts: Annotated[
+        Path | None, typer.Option("--prompts", envvar="MCP_PROMPTS_DIR", help="Directory of *.chatmd prompts.")
+    ] = None,
+    profile: ProfileOpt = None,
+    state_dir: StateOpt = None,
+) -> None:
+    """Serve the catalog over MCP (stdio by default)."""
+    from tooldeck.catalog import build_toolbox
+    from tooldeck.mcp.transports import serve as run_server
+
+    rt = _runtime(roots, state_dir)
+    if prompts is not None:
+        rt.settings["prompts_dir"] = str(prompts)
+    try:
+        toolbox = build_toolbox(rt, profile)
+    except ValueError as exc:
+        typer.echo(f"tooldeck: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+    if http is not None and ":" not in http:
+        typer.echo("tooldeck: --http takes HOST:PORT, e.g. 127.0.0.1:8765", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    try:
+        run_server(toolbox, http)
+    except KeyboardInterrupt:
+        pass
+
+
+@app.command()
+def call(
+    tool: Annotated[str, typer.Argument(help="Tool name (ChatMD aliases such as read_dir accepted).")],
+    arguments: Annotated[str | None, typer.Argument(help="JSON arguments; read from stdin when omitted.")] = None,
+    root: Annotated[list[Path] | None, typer.Option("--root", help="Root directory (repeatable).")] = None,
+    state_dir: StateOpt = None,
+) -> None:
+    """Run one tool and print its text output."""
+    from tooldeck.catalog import build_toolbox, canonical_name
+
+    raw = arguments
+    if raw is None and not sys.stdin.isatty():
+        raw = sys.stdin.read()
+    rt = _runtime(root, state_dir)
+    box = build_toolbox(rt)
+    name = canonical_name(tool)
+    t = box.get(name)
+    if t is None:
+        typer.echo(f"tooldeck: no tool named {tool!r}; run `tooldeck tools` for the catalog", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    if t.kind == "function" and raw and raw.strip():
+        try:
+            parsed = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            typer.echo(f"tooldeck: arguments are not valid JSON: {exc}", err=True)
+            raise typer.Exit(EXIT_USAGE) from exc
+        if not isinstance(parsed, dict):
+            typer.echo("tooldeck: arguments must be a JSON object", err=True)
+            raise typer.Exit(EXIT_USAGE)
+    result = box.call_sync(name, raw)
+    if result.is_error:
+        typer.echo(result.text, err=True)
+        raise typer.Exit(EXIT_TOOL_ERROR)
+    out = result.text
+    sys.stdout.write(out if out.endswith("\n") else out + "\n")
+
+
+@app.command()
+def tools(
+    cost: Annotated[bool, typer.Option("--cost", help="Show the token cost of each advertised schema.")] = False,
+    profile: ProfileOpt = None,
+    state_dir: StateOpt = None,
+) -> None:
+    """List the catalog (and, with --cost, the token cost of its schemas)."""
+    from tooldeck.catalog import build_toolbox
+    from tooldeck.mcp.cost import schema_costs
+
+    rt = _runtime(None, state_dir)
+    try:
+        box = build_toolbox(rt, profile)
+    except ValueError as exc:
+        typer.echo(f"tooldeck: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+    rows = schema_costs(box) if cost else [(t.name, 0) for t in box]
+    total = 0
+    for (name, tokens), t in zip(rows, box, strict=True):
+        summary = t.description.strip().splitlines()[0] if t.description.strip() else ""
+        if cost:
+            total += tokens
+            typer.echo(f"{name:<22} {tokens:>6}  {summary[:70]}")
+        else:
+            typer.echo(f"{name:<22} {summary[:90]}")
+    if cost:
+        typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+
+
+def main() -> None:
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""The output budget: a result larger than the caller's token budget is paged,
+never cut blindly.
+
+Tools that can degrade gracefully (fewer details, then counts) do so themselves
+and take a ``budget``. This module is the safety net every tool gets from the
+Toolbox: it splits an oversized text result at line boundaries, keeps the rest
+under a cursor, and ends the page with a line that names what was left out and
+the cursor that continues. ``{"cursor": "p:..."}`` on the same tool returns the
+next page.
+
+Core knows nothing of tooldeck's tokenizer: the counter is injected (hosts pass
+the real BPE counter; the default is a conservative bytes/3 estimate).
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from tooldeck.core.output import Output, TextPart
+
+TokenCounter = Callable[[str], int]
+DEFAULT_BUDGET = 20_000
+CURSOR_PREFIX = "p:"
+_NOTE_RESERVE = 80  # tokens kept free for the closing note
+
+
+def estimate_tokens(text: str) -> int:
+    """A cheap upper-leaning estimate (about 3 bytes per token for code)."""
+    return len(text.encode("utf-8", "surrogatepass")) // 3 + 1
+
+
+@dataclass(slots=True)
+class _Pending:
+    tool: str
+    lines: list[str]
+    start_line: int  # 1-based number of lines[0] in the whole output
+    total_lines: int
+
+
+class Pager:
+    """Keeps the unread remainder of oversized outputs, keyed by cursor (LRU)."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._items: OrderedDict[str, _Pending] = OrderedDict()
+        self._capacity = capacity
+        self._lock = threading.Lock()
+
+    def put(self, pending: _Pending) -> str:
+        cursor = CURSOR_PREFIX + secrets.token_hex(6)
+        with self._lock:
+            self._items[cursor] = pending
+            while len(self._items) > self._capacity:
+                self._items.popitem(last=False)
+        return cursor
+
+    def take(self, cursor: str) -> _Pending | None:
+        with self._lock:
+            return self._items.pop(cursor, None)
+
+
+def fits(text: str, budget: int, count: TokenCounter) -> bool:
+    # A BPE token always covers at least one byte, so a text with no more bytes
+    # than the budget fits without counting.
+    if len(text) <= budget and len(text.encode("utf-8", "surrogatepass")) <= budget:
+        return True
+    return count(text) <= budget
+
+
+def _take_page(lines: list[str], budget: int, count: TokenCounter) -> int:
+    """How many leading ``lines`` fit in ``budget`` tokens (at least one)."""
+    total_bytes = sum(len(line) + 1 for line in lines) or 1
+    total_tokens = count("\n".join(lines)) or 1
+    per_byte = total_tokens / total_bytes
+    n, used = 0, 0.0
+    for line in lines:
+        cost = (len(line) + 1) * per_byte
+        if used + cost > budget and n > 0:
+            break
+        used += cost
+        n += 1
+    # correct the estimate with a real count, shrinking by 10% steps
+    while n > 1 and count("\n".join(lines[:n])) > budget:
+        n = max(1, int(n * 0.9))
+    return n
+
+
+def paginate(tool: str, pending: _Pending, budget: int, count: TokenCounter, pager: Pager) -> Output:
+    lines = pending.lines
+    usable = max(200, budget - _NOTE_RESERVE)
+    n = _take_page(lines, usable, count)
+    page = lines[:n]
+    if len(page) == 1 and count(page[0]) > usable:
+        # one enormous line: split it by characters
+        approx = usable * 3
+        while approx > 200 and count(page[0][:approx]) > usable:
+            approx //= 2
+        head = page[0][:approx]
+        rest_of_line = page[0][approx:]
+        page = [head]
+        lines = [head, rest_of_line, *lines[1:]]
+    rest = lines[len(page) :]
+    if not rest:
+        return Output.text("\n".join(page))
+    first = pending.start_line
+    last = first + len(page) - 1
+    remaining_tokens = count("\n".join(rest))
+    cursor = pager.put(_Pending(tool, rest, last + 1, pending.total_lines))
+    note = (
+        f"[output truncated to fit the {budget}-token budget: lines {first}-{last} of "
+        f"{pending.total_lines} shown; {len(rest)} more lines (~{remaining_tokens} tokens) not shown. "
+        f'Continue with {{"cursor": "{cursor}"}} on {tool}, or narrow the request.]'
+    )
+    return Output.text("\n".join(page) + "\n" + note)
+
+
+def enforce_budget(tool: str, output: Output, budget: int, count: TokenCounter, pager: Pager) -> Output:
+    """Return ``output`` unchanged if it fits, else its first page with a note."""
+    text = output.as_text()
+    if fits(text, budget, count):
+        return output
+    images = [p for p in output.parts if not isinstance(p, TextPart)]
+    lines = text.split("\n")
+    page = paginate(tool, _Pending(tool, lines, 1, len(lines)), budget, count, pager)
+    if images:
+        return Output.of_parts([*page.parts, *images])
+    return page

@@ -1,0 +1,97 @@
+"""Tool outputs: text, or ordered text/image parts, plus optional structured data.
+
+This mirrors ochat's ``Tool_output.Output`` (``Text`` or content ``parts``) and
+adds ``structured`` for MCP ``structuredContent``. Progress is never part of an
+output; see :mod:`tooldeck.core.invocation`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image as a ``data:`` URI (what vision APIs and MCP both accept)."""
+
+    data_uri: str
+    detail: Literal["auto", "low", "high"] = "auto"
+
+    @property
+    def mime_type(self) -> str:
+        head = self.data_uri.split(",", 1)[0]
+        return head.removeprefix("data:").split(";", 1)[0] or "application/octet-stream"
+
+    @property
+    def base64_data(self) -> str:
+        return self.data_uri.split(",", 1)[1] if "," in self.data_uri else ""
+
+
+Part = TextPart | ImagePart
+
+
+@dataclass(frozen=True, slots=True)
+class Output:
+    """The one final result of a tool call.
+
+    Build it with :meth:`text` or :meth:`of_parts`. ``structured`` is optional
+    machine-readable content that hosts may forward (MCP ``structuredContent``).
+    """
+
+    parts: tuple[Part, ...]
+    structured: dict[str, Any] | None = field(default=None)
+
+    @classmethod
+    def text(cls, text: str, structured: dict[str, Any] | None = None) -> Output:
+        return cls((TextPart(text),), structured)
+
+    @classmethod
+    def of_parts(cls, parts: list[Part] | tuple[Part, ...], structured: dict[str, Any] | None = None) -> Output:
+        return cls(tuple(parts), structured)
+
+    @property
+    def is_text(self) -> bool:
+        return len(self.parts) == 1 and isinstance(self.parts[0], TextPart)
+
+    def as_text(self) -> str:
+        """All text parts joined; images are shown as a placeholder line."""
+        chunks: list[str] = []
+        for part in self.parts:
+            if isinstance(part, TextPart):
+                chunks.append(part.text)
+            else:
+                chunks.append(f"[image {part.mime_type}]")
+        return "\n".join(chunks)
+
+
+def coerce_output(value: Any) -> Output:
+    """Turn what a typed tool function returned into an :class:`Output`.
+
+    ``str`` → text; ``Output`` → itself; a pydantic model or ``dict`` → its
+    JSON as text plus the same data as structured content; list of parts → parts.
+    """
+    if isinstance(value, Output):
+        return value
+    if isinstance(value, str):
+        return Output.text(value)
+    if isinstance(value, BaseModel):
+        data = value.model_dump(mode="json")
+        return Output.text(json.dumps(data, ensure_ascii=False, indent=2), data)
+    if isinstance(value, dict):
+        return Output.text(json.dumps(value, ensure_ascii=False, indent=2, default=str), value)
+    if isinstance(value, (TextPart, ImagePart)):
+        return Output.of_parts([value])
+    if isinstance(value, (list, tuple)) and all(isinstance(p, (TextPart, ImagePart)) for p in value):
+        return Output.of_parts(list(value))
+    if value is None:
+        return Output.text("")
+    return Output.text(str(value))

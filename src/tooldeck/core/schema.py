@@ -1,0 +1,97 @@
+"""JSON Schema and argument decoding for typed tool inputs (pydantic models).
+
+The schema a model sees is the pydantic model's JSON Schema with the noise
+removed (``title`` on every node costs tokens and tells the model nothing the
+property name does not). Decoding turns the raw argument string (or an already
+parsed mapping, as MCP delivers) into the model, and turns every validation
+failure into ``invalid_arguments`` naming the field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from tooldeck.core.errors import invalid_arguments
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ToolInput(BaseModel):
+    """Base class for tool input models: unknown fields are an error, so a
+    misspelt argument is reported instead of silently ignored."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+def _strip_titles(node: Any, *, in_properties: bool = False) -> Any:
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key == "title" and not in_properties and isinstance(value, str):
+                continue
+            out[key] = _strip_titles(value, in_properties=key in ("properties", "$defs", "definitions"))
+        return out
+    if isinstance(node, list):
+        return [_strip_titles(v) for v in node]
+    return node
+
+
+def model_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON Schema a model advertises for ``model`` (titles removed)."""
+    schema = _strip_titles(model.model_json_schema())
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
+    """Raw arguments → a JSON object. Empty input means ``{}``."""
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise invalid_arguments("arguments are not valid UTF-8") from exc
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise invalid_arguments(
+            f"arguments are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "send a single JSON object"
+        ) from exc
+    if not isinstance(data, dict):
+        raise invalid_arguments(f"arguments must be a JSON object, got {type(data).__name__}")
+    return data
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    """One line per problem, each naming the field, e.g.
+    ``field `paths.0`: Input should be a valid string``."""
+    lines: list[str] = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "(arguments)"
+        msg = err.get("msg", "invalid")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown field; check the spelling against the tool's schema"
+        lines.append(f"field `{loc}`: {msg}")
+    return "; ".join(lines[:10]) + (f"; and {len(lines) - 10} more" if len(lines) > 10 else "")
+
+
+def decode_model(model: type[M], raw: str | bytes | Mapping[str, Any] | None) -> M:
+    data = parse_arguments(raw)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        fields = sorted({".".join(str(p) for p in e.get("loc", ())) for e in exc.errors(include_url=False)})
+        raise invalid_arguments(describe_validation_error(exc), fields=fields) from exc
+    except (ValueError, TypeError) as exc:  # a validator raised outside pydantic's wrapping
+        raise invalid_arguments(str(exc)) from exc

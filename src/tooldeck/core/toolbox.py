@@ -1,0 +1,232 @@
+"""Toolbox: a registry of tools and the one place calls are dispatched.
+
+* duplicate names raise at construction;
+* ``call`` decodes, runs, enforces the output budget, and never raises for a
+  tool failure: it returns a :class:`ToolResult` carrying either an Output or a
+  :class:`ToolError` (unexpected exceptions become ``internal_error``);
+* ``call_many`` runs calls in parallel with bounded concurrency and returns the
+  results in call order;
+* each call may have a timeout; cancelling the awaiting task cancels the call
+  and flags the invocation so worker-thread tools can stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tooldeck.core.budget import (
+    CURSOR_PREFIX,
+    DEFAULT_BUDGET,
+    Pager,
+    TokenCounter,
+    enforce_budget,
+    estimate_tokens,
+)
+from tooldeck.core.budget import paginate as _paginate
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.core.invocation import Invocation, ToolFinished, ToolStarted
+from tooldeck.core.output import Output
+from tooldeck.core.schema import parse_arguments
+from tooldeck.core.tool import RawArguments, Tool
+
+log = logging.getLogger("tooldeck.toolbox")
+_ids = itertools.count(1)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: RawArguments = None
+    call_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    call_id: str
+    name: str
+    output: Output | None = None
+    error: ToolError | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.error is not None
+
+    @property
+    def text(self) -> str:
+        if self.error is not None:
+            return f"error [{self.error.code}]: {self.error.message}"
+        assert self.output is not None
+        return self.output.as_text()
+
+
+def _map_exception(tool: str, exc: BaseException) -> ToolError:
+    if isinstance(exc, ToolError):
+        return exc
+    if isinstance(exc, PermissionError):
+        return ToolError(ErrorCode.DENIED, f"permission denied: {exc.filename or exc}")
+    if isinstance(exc, FileNotFoundError):
+        return ToolError(ErrorCode.NOT_FOUND, f"no such file or directory: {exc.filename or exc}")
+    if isinstance(exc, OSError):
+        return ToolError(ErrorCode.IO_ERROR, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
+    log.exception("tool %s raised", tool, exc_info=exc)
+    return ToolError(
+        ErrorCode.INTERNAL,
+        f"tool {tool} failed unexpectedly ({type(exc).__name__}: {exc}); retry with different "
+        "arguments or use another tool",
+    )
+
+
+class Toolbox:
+    def __init__(
+        self,
+        tools: Iterable[Tool] = (),
+        *,
+        max_concurrency: int = 8,
+        timeout: float | None = None,
+        budget_tokens: int = DEFAULT_BUDGET,
+        count_tokens: TokenCounter | None = None,
+    ) -> None:
+        self._tools: dict[str, Tool] = {}
+        for t in tools:
+            self.add(t)
+        self.max_concurrency = max_concurrency
+        self.timeout = timeout
+        self.budget_tokens = budget_tokens
+        self.count_tokens: TokenCounter = count_tokens or estimate_tokens
+        self.pager = Pager()
+
+    # registry ---------------------------------------------------------------
+    def add(self, tool: Tool) -> None:
+        if tool.name in self._tools:
+            raise ValueError(f"duplicate tool name: {tool.name}")
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    # dispatch ---------------------------------------------------------------
+    async def call(
+        self,
+        name: str,
+        arguments: RawArguments = None,
+        *,
+        invocation: Invocation | None = None,
+        timeout: float | None = None,
+        budget_tokens: int | None = None,
+        call_id: str | None = None,
+    ) -> ToolResult:
+        cid = call_id or f"call_{next(_ids)}"
+        inv = invocation if invocation is not None else Invocation.silent()
+        tool = self._tools.get(name)
+        if tool is None:
+            known = ", ".join(sorted(self._tools)) or "(none)"
+            err = ToolError(ErrorCode.UNKNOWN_TOOL, f"no tool named {name!r}; available tools: {known}")
+            return ToolResult(cid, name, error=err)
+        budget = budget_tokens or self.budget_tokens
+        limit = timeout if timeout is not None else self.timeout
+
+        page = self._continue_page(tool, arguments, budget)
+        if page is not None:
+            return ToolResult(cid, name, **page)
+
+        inv.emit_trace(ToolStarted(cid, name, tool.kind, _payload_text(arguments)))
+        try:
+            coro = tool.run(arguments, inv)
+            output = await (asyncio.wait_for(coro, limit) if limit else coro)
+            output = enforce_budget(name, output, budget, self.count_tokens, self.pager)
+        except asyncio.CancelledError:
+            inv.cancel()
+            inv.emit_trace(ToolFinished(cid, "cancelled"))
+            raise
+        except TimeoutError:
+            inv.cancel()
+            err = ToolError(ErrorCode.TIMEOUT, f"{name} did not finish within {limit:g}s; narrow the request and retry")
+            inv.emit_trace(ToolFinished(cid, "raised", err.to_dict()))
+            return ToolResult(cid, name, error=err)
+        except Exception as exc:  # a tool never kills its host
+            err = _map_exception(name, exc)
+            inv.emit_trace(ToolFinished(cid, "raised", err.to_dict()))
+            return ToolResult(cid, name, error=err)
+        inv.emit_trace(ToolFinished(cid, "returned", output))
+        return ToolResult(cid, name, output=output)
+
+    def _continue_page(self, tool: Tool, arguments: RawArguments, budget: int) -> dict[str, Any] | None:
+        """Serve ``{"cursor": "p:..."}`` from the pager, for any tool."""
+        if tool.kind != "function":
+            return None
+        if isinstance(arguments, Mapping):
+            cursor = arguments.get("cursor")
+        elif isinstance(arguments, str) and CURSOR_PREFIX in arguments:
+            try:
+                cursor = parse_arguments(arguments).get("cursor")
+            except ToolError:
+                return None
+        else:
+            return None
+        if not (isinstance(cursor, str) and cursor.startswith(CURSOR_PREFIX)):
+            return None
+        pending = self.pager.take(cursor)
+        if pending is None or pending.tool != tool.name:
+            err = ToolError(
+                ErrorCode.NOT_FOUND,
+                f"cursor {cursor!r} is unknown or already used; repeat the original call to start over",
+            )
+            return {"error": err}
+        return {"output": _paginate(tool.name, pending, budget, self.count_tokens, self.pager)}
+
+    async def call_many(
+        self,
+        calls: Iterable[ToolCall],
+        *,
+        invocation: Invocation | None = None,
+        parallel: bool = True,
+        timeout: float | None = None,
+    ) -> list[ToolResult]:
+        """Run ``calls`` (in parallel unless ``parallel=False``); results keep call order."""
+        items = list(calls)
+        if not parallel:
+            return [
+                await self.call(c.name, c.arguments, invocation=invocation, timeout=timeout, call_id=c.call_id)
+                for c in items
+            ]
+        gate = asyncio.Semaphore(max(1, self.max_concurrency))
+
+        async def one(c: ToolCall) -> ToolResult:
+            async with gate:
+                return await self.call(c.name, c.arguments, invocation=invocation, timeout=timeout, call_id=c.call_id)
+
+        return list(await asyncio.gather(*(one(c) for c in items)))
+
+    def call_sync(self, name: str, arguments: RawArguments = None, **kwargs: Any) -> ToolResult:
+        """Blocking convenience for scripts and the CLI."""
+        return asyncio.run(self.call(name, arguments, **kwargs))
+
+
+def _payload_text(arguments: RawArguments) -> str:
+    if arguments is None:
+        return ""
+    if isinstance(arguments, bytes):
+        return arguments.decode("utf-8", "replace")
+    if isinstance(arguments, str):
+        return arguments
+    import json
+
+    return json.dumps(dict(arguments), ensure_ascii=False, default=str)

@@ -1,0 +1,1 @@
+"""MCP host: serves a Toolbox over stdio or streamable HTTP (official SDK)."""

@@ -1,0 +1,107 @@
+"""Running the MCP server over stdio or streamable HTTP.
+
+HTTP binds to 127.0.0.1 by default (the SDK then enables DNS-rebinding
+protection). Bound to any other address, every request must carry
+``Authorization: Bearer <token>``: the token comes from
+``TOOLDECK_HTTP_TOKEN`` or is generated and printed to stderr at startup.
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import os
+import secrets
+import sys
+from typing import Any
+
+import anyio
+
+from tooldeck.core.toolbox import Toolbox
+from tooldeck.workspace.tokens import warm_up
+
+LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def run_stdio(toolbox: Toolbox) -> None:
+    from mcp.server.stdio import stdio_server
+
+    from tooldeck.mcp.server import create_server
+
+    server = create_server(toolbox, on_first_list=warm_up)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+class BearerAuth:
+    """ASGI middleware: 401 unless the request carries the bearer token."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = dict(scope.get("headers") or [])
+            got = headers.get(b"authorization", b"")
+            if not hmac.compare_digest(got, self.expected):
+                body = b'{"error":"unauthorized: send Authorization: Bearer <token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(toolbox: Toolbox, host: str, token: str | None) -> Any:
+    from tooldeck.mcp.server import create_server
+
+    server = create_server(toolbox, on_first_list=warm_up)
+    app = server.streamable_http_app(host=host)
+    if not is_loopback(host):
+        if not token:
+            raise ValueError("a bearer token is required when binding to a non-loopback address")
+        return BearerAuth(app, token)
+    return BearerAuth(app, token) if token else app
+
+
+def resolve_token(host: str) -> str | None:
+    token = os.environ.get("TOOLDECK_HTTP_TOKEN") or None
+    if token is None and not is_loopback(host):
+        token = secrets.token_urlsafe(24)
+        print(f"tooldeck: bearer token for http://{host}/mcp: {token}", file=sys.stderr, flush=True)
+    return token
+
+
+async def run_http(toolbox: Toolbox, host: str, port: int) -> None:
+    import uvicorn
+
+    token = resolve_token(host)
+    app = http_app(toolbox, host, token)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    print(f"tooldeck: serving MCP at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    await server.serve()
+
+
+def serve(toolbox: Toolbox, http: str | None = None) -> None:
+    if http is None:
+        anyio.run(run_stdio, toolbox)
+        return
+    host, _, port = http.rpartition(":")
+    host = host.strip("[]") or "127.0.0.1"
+    anyio.run(run_http, toolbox, host, int(port))

@@ -1,0 +1,78 @@
+"""Runtime: the services one host process hands to its tools.
+
+A tool factory receives a Runtime and closes over what it needs (the
+workspace, the store, settings). Domains attach their own long-lived services
+with :meth:`Runtime.service`, so adding a domain never edits this file.
+Nothing here is created eagerly: the store opens on first use, services are
+built on first request, so a server starts fast.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from tooldeck.store.db import Store, default_state_dir
+from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.tokens import count_tokens
+
+T = TypeVar("T")
+
+
+class Runtime:
+    def __init__(
+        self,
+        workspace: Workspace,
+        *,
+        state_dir: str | os.PathLike[str] | None = None,
+        budget_tokens: int = 20_000,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        self.budget_tokens = budget_tokens
+        self.settings: dict[str, Any] = dict(settings or {})
+        self._store: Store | None = None
+        self._services: dict[str, Any] = {}
+        self._providers: dict[str, Callable[..., Any]] = {}
+        self._lock = threading.RLock()
+
+    @classmethod
+    def for_dirs(cls, dirs: Sequence[str | os.PathLike[str]] | None = None, **kwargs: Any) -> Runtime:
+        return cls(Workspace.from_dirs(list(dirs) if dirs else [os.getcwd()]), **kwargs)
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            with self._lock:
+                if self._store is None:
+                    self._store = Store(self.state_dir)
+        return self._store
+
+    def service(self, key: str, factory: Callable[[Runtime], T]) -> T:
+        """The process-wide service ``key``, built by ``factory`` on first use."""
+        svc = self._services.get(key)
+        if svc is None:
+            with self._lock:
+                svc = self._services.get(key)
+                if svc is None:
+                    svc = self._services[key] = factory(self)
+        return svc  # type: ignore[no-any-return]
+
+    def peek_service(self, key: str) -> Any | None:
+        """The service ``key`` if some tool already built it, else None."""
+        return self._services.get(key)
+
+    def provide(self, name: str, fn: Callable[..., Any]) -> None:
+        """Publish a capability other domains may use if present (e.g. the
+        selection domain provides ``selected_paths`` to the file tree)."""
+        self._providers[name] = fn
+
+    def provider(self, name: str) -> Callable[..., Any] | None:
+        return self._providers.get(name)
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text)

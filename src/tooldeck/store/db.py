@@ -1,0 +1,127 @@
+"""The SQLite store: state that must outlive a process.
+
+One database file (WAL) under the state directory. Each domain (codemaps,
+selection, settings, ...) declares its own ordered list of migrations and calls
+:meth:`Store.migrate` once; applied versions are recorded per domain, so
+domains evolve independently. Migrations run inside ``BEGIN IMMEDIATE``, which
+serialises two processes starting on the same state directory.
+
+Connections are per thread (sqlite3 objects must not cross threads); every
+connection uses WAL, ``synchronous=NORMAL`` and a busy timeout so concurrent
+writers wait instead of failing.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+DB_NAME = "tooldeck.sqlite3"
+BUSY_TIMEOUT_MS = 10_000
+
+
+def default_state_dir() -> Path:
+    env = os.environ.get("TOOLDECK_STATE_DIR")
+    if env:
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "tooldeck"
+
+
+class Store:
+    def __init__(self, state_dir: str | os.PathLike[str] | None = None) -> None:
+        self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.state_dir / DB_NAME
+        self._local = threading.local()
+        self._migrated: set[str] = set()
+        self._lock = threading.Lock()
+        with self.transaction() as db:
+            db.execute("CREATE TABLE IF NOT EXISTS schema_versions (domain TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+
+    # connections ------------------------------------------------------------
+    def connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn.row_factory = sqlite3.Row
+            conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def transaction(self, immediate: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction (``BEGIN IMMEDIATE`` takes the write lock up front,
+        so two processes never deadlock upgrading read locks)."""
+        conn = self.connect()
+        if conn.in_transaction:  # nested use joins the outer transaction
+            yield conn
+            return
+        conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def execute(self, sql: str, params: Sequence[object] | dict[str, object] = ()) -> sqlite3.Cursor:
+        return self.connect().execute(sql, params)
+
+    # migrations ---------------------------------------------------------------
+    def migrate(self, domain: str, migrations: Sequence[str]) -> int:
+        """Apply ``migrations[v:]`` for ``domain`` where ``v`` is its recorded
+        version; each entry is one SQL script. Returns the new version."""
+        if domain in self._migrated:
+            return len(migrations)
+        with self._lock, self.transaction() as db:
+            row = db.execute("SELECT version FROM schema_versions WHERE domain=?", (domain,)).fetchone()
+            version = row["version"] if row else 0
+            if version > len(migrations):
+                raise RuntimeError(
+                    f"state database {self.path} has {domain} schema v{version}, newer than this tooldeck "
+                    f"(v{len(migrations)}); upgrade tooldeck or use another TOOLDECK_STATE_DIR"
+                )
+            for script in migrations[version:]:
+                for statement in _statements(script):
+                    db.execute(statement)
+            db.execute(
+                "INSERT INTO schema_versions(domain, version) VALUES(?, ?) "
+                "ON CONFLICT(domain) DO UPDATE SET version=excluded.version",
+                (domain, len(migrations)),
+            )
+            self._migrated.add(domain)
+        return len(migrations)
+
+    def version(self, domain: str) -> int:
+        row = self.execute("SELECT version FROM schema_versions WHERE domain=?", (domain,)).fetchone()
+        return row["version"] if row else 0
+
+    def close(self) -> None:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration script into statements (sqlite3.complete_statement
+    knows about strings and triggers, so a ';' inside them is safe)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            if buf.strip():
+                out.append(buf.strip())
+            buf = ""
+    if buf.strip():
+        out.append(buf.strip())
+    return out

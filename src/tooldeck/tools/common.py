@@ -1,0 +1,53 @@
+"""Helpers every tool domain shares: staleness checks, schema touches,
+reading text under the path rules, and writing through the atomic writer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.workspace.atomic import write_file
+from tooldeck.workspace.content import content_hash, hash_matches, read_text
+from tooldeck.workspace.roots import ResolvedPath, Workspace
+
+
+def check_expected_hash(expected: str | None, data: bytes, shown: str) -> None:
+    """Refuse with ``conflict`` when the file changed since the model read it."""
+    if expected is None:
+        return
+    if not hash_matches(expected, data):
+        raise ToolError(
+            ErrorCode.CONFLICT,
+            f"{shown} changed since it was read (expected hash {expected}, now {content_hash(data)}); "
+            "read it again and redo the edit",
+        )
+
+
+def set_root_enum(parameters: dict[str, Any], workspace: Workspace, field: str = "root") -> dict[str, Any]:
+    """Restrict ``field`` to exactly the configured root ids (seed 000)."""
+    props = parameters.get("properties", {})
+    if field in props:
+        desc = props[field].get("description", "")
+        props[field] = {"type": "string", "enum": [r.id for r in workspace.roots]}
+        if desc:
+            props[field]["description"] = desc
+    return parameters
+
+
+def read_resolved(workspace: Workspace, path: str, root: str | None = None) -> tuple[ResolvedPath, str, bytes]:
+    """Resolve and read a text file: (resolved, text, raw bytes)."""
+    rp = workspace.resolve(path, root=root)
+    text, fb = read_text(rp.abs, workspace.display(rp.abs))
+    return rp, text, fb.data
+
+
+def write_text(rp: ResolvedPath, text: str, *, mode: int | None = None) -> bytes:
+    """Atomically write ``text`` (UTF-8) to a resolved path; returns the bytes."""
+    data = text.encode("utf-8")
+    write_file(rp.root.path, rp.rel, data, mode=mode)
+    return data
+
+
+def line_of_offset(text: str, offset: int) -> int:
+    """1-based line number of character ``offset`` in ``text``."""
+    return text.count("\n", 0, offset) + 1

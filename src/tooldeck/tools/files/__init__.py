@@ -1,0 +1,13 @@
+"""Files: read_file, read_directory, get_file_tree, file_actions,
+append_to_file, find_and_replace."""
+
+from __future__ import annotations
+
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+
+
+def tools(rt: Runtime) -> list[Tool]:
+    from tooldeck.tools.files import actions, listing, read, tree
+
+    return [read.build(rt), listing.build(rt), tree.build(rt), *actions.build(rt)]

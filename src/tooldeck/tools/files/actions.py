@@ -1,0 +1,179 @@
+"""Small file edits: file_actions (create / delete / move), append_to_file,
+find_and_replace. Every write goes through the atomic writer; every tool takes
+an optional ``expected_hash`` and refuses with ``conflict`` on a stale file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from tooldeck.core import ToolError, ToolInput, invalid_arguments, tool
+from tooldeck.core.errors import ErrorCode
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+from tooldeck.tools.common import check_expected_hash, line_of_offset, write_text
+from tooldeck.workspace.atomic import AtomicBatch, remove_file
+from tooldeck.workspace.content import content_hash, decode_text, read_bytes
+from tooldeck.workspace.roots import ResolvedPath
+
+HASH_DOC = "Hash from read_file; the call is refused with `conflict` if the file changed since."
+
+
+class FileActionsInput(ToolInput):
+    action: Literal["create", "delete", "move"] = Field(description="create, delete or move a file.")
+    path: str = Field(description="The file (source for move).")
+    content: str | None = Field(None, description="Content for create (default empty).")
+    new_path: str | None = Field(None, description="Destination for move.")
+    if_exists: Literal["error", "overwrite"] = Field(
+        "error", description="When the target exists: error (default) or overwrite."
+    )
+    expected_hash: str | None = Field(None, description=HASH_DOC)
+
+    @model_validator(mode="after")
+    def _fields_for_action(self) -> FileActionsInput:
+        if self.action == "move" and not self.new_path:
+            raise ValueError("field `new_path` is required for action=move")
+        if self.action != "move" and self.new_path is not None:
+            raise ValueError("field `new_path` is only used by action=move")
+        if self.action != "create" and self.content is not None:
+            raise ValueError("field `content` is only used by action=create")
+        return self
+
+
+class AppendInput(ToolInput):
+    path: str = Field(description="File to append to (created if missing).")
+    content: str = Field(description="Text appended after a newline.")
+    expected_hash: str | None = Field(None, description=HASH_DOC)
+
+
+class FindReplaceInput(ToolInput):
+    path: str = Field(description="File to edit.")
+    find: str = Field(min_length=1, description="Exact text to find (not a regex).")
+    replace: str = Field(description="Replacement text.")
+    all: bool = Field(False, description="Replace every occurrence; otherwise exactly one must exist.")
+    expected_hash: str | None = Field(None, description=HASH_DOC)
+
+
+def build(rt: Runtime) -> list[Tool]:
+    ws = rt.workspace
+
+    def read_for_edit(path: str, expected: str | None) -> tuple[ResolvedPath, str, bytes, int]:
+        rp = ws.resolve(path, write=True)
+        shown = ws.display(rp.abs)
+        fb = read_bytes(rp.abs, shown)
+        text = decode_text(fb.data, shown)
+        check_expected_hash(expected, fb.data, shown)
+        return rp, text, fb.data, fb.mode
+
+    def file_actions(args: FileActionsInput) -> str:
+        if args.action == "create":
+            rp = ws.resolve(args.path, must_exist=False, write=True)
+            shown = ws.display(rp.abs)
+            if rp.exists:
+                if os.path.isdir(rp.abs):
+                    raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory")
+                if args.if_exists != "overwrite":
+                    raise ToolError(
+                        ErrorCode.ALREADY_EXISTS,
+                        f'{shown} already exists; pass if_exists="overwrite" to replace it, or edit it',
+                    )
+                if args.expected_hash:
+                    check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown).data, shown)
+            data = write_text(rp, args.content or "")
+            verb = "Overwrote" if rp.exists else "Created"
+            return f"{verb} {shown} ({len(data)} bytes) [hash={content_hash(data)}]"
+        if args.action == "delete":
+            rp = ws.resolve(args.path, write=True)
+            shown = ws.display(rp.abs)
+            if os.path.isdir(rp.abs):
+                raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; file_actions deletes files only")
+            if args.expected_hash:
+                check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown).data, shown)
+            remove_file(rp.root.path, rp.rel)
+            return f"Deleted {shown}"
+        # move
+        src = ws.resolve(args.path, write=True)
+        dst = ws.resolve(args.new_path or "", must_exist=False, write=True, field_name="new_path")
+        s_shown, d_shown = ws.display(src.abs), ws.display(dst.abs)
+        if os.path.isdir(src.abs):
+            raise ToolError(ErrorCode.NOT_A_FILE, f"{s_shown} is a directory; file_actions moves files only")
+        if src.abs == dst.abs:
+            raise invalid_arguments("`path` and `new_path` are the same file", field="new_path")
+        if dst.exists:
+            if os.path.isdir(dst.abs):
+                raise ToolError(ErrorCode.NOT_A_FILE, f"{d_shown} is a directory; give the full new file path")
+            if args.if_exists != "overwrite":
+                raise ToolError(
+                    ErrorCode.ALREADY_EXISTS, f'{d_shown} already exists; pass if_exists="overwrite" to replace it'
+                )
+        fb = read_bytes(src.abs, s_shown)
+        check_expected_hash(args.expected_hash, fb.data, s_shown)
+        batch = AtomicBatch()
+        batch.write(dst.root.path, dst.rel, fb.data, mode=fb.mode)
+        batch.delete(src.root.path, src.rel)
+        batch.commit()
+        return f"Moved {s_shown} -> {d_shown}"
+
+    def append_to_file(args: AppendInput) -> str:
+        rp = ws.resolve(args.path, must_exist=False, write=True)
+        shown = ws.display(rp.abs)
+        if rp.exists:
+            fb = read_bytes(rp.abs, shown)
+            old = decode_text(fb.data, shown)
+            check_expected_hash(args.expected_hash, fb.data, shown)
+            data = write_text(rp, old + "\n" + args.content)
+        else:
+            if args.expected_hash:
+                raise ToolError(ErrorCode.CONFLICT, f"{shown} no longer exists; read the directory again")
+            data = write_text(rp, args.content)
+        return f"Appended {len(args.content)} characters to {shown} [hash={content_hash(data)}]"
+
+    def find_and_replace(args: FindReplaceInput) -> str:
+        rp, text, _, mode = read_for_edit(args.path, args.expected_hash)
+        shown = ws.display(rp.abs)
+        count = text.count(args.find)
+        if count == 0:
+            raise ToolError(
+                ErrorCode.NO_MATCH,
+                f"the text to find does not occur in {shown}; read the file and copy the exact text "
+                "(whitespace included)",
+            )
+        if count > 1 and not args.all:
+            lines, start = [], 0
+            for _ in range(min(count, 10)):
+                idx = text.index(args.find, start)
+                lines.append(line_of_offset(text, idx))
+                start = idx + len(args.find)
+            raise ToolError(
+                ErrorCode.AMBIGUOUS,
+                f"found {count} matches in {shown} (lines {', '.join(map(str, lines))}); set all=true to replace "
+                "every one, or use apply_patch with enough context to pick one",
+                {"lines": lines},
+            )
+        new = text.replace(args.find, args.replace)
+        data = write_text(rp, new, mode=mode)
+        return f"Replaced {count} occurrence(s) in {shown} [hash={content_hash(data)}]"
+
+    return [
+        tool(
+            file_actions,
+            description="Create, delete or move a file. create refuses an existing file unless "
+            "if_exists=overwrite and creates parent folders; delete removes one file (never a folder); move "
+            "renames a file, refusing an existing destination unless if_exists=overwrite.",
+            destructive=True,
+        ),
+        tool(
+            append_to_file,
+            description="Append text to a file: a newline, then the content (never deduplicated). "
+            "Creates the file if missing.",
+        ),
+        tool(
+            find_and_replace,
+            description="Replace an exact substring in a file. With all=false the text must occur exactly "
+            "once; several matches are an error (use all=true or apply_patch).",
+            destructive=True,
+        ),
+    ]

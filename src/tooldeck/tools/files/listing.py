@@ -1,0 +1,47 @@
+"""read_directory (ChatMD alias ``read_dir``): one directory's entries."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import Field
+
+from tooldeck.core import ToolError, ToolInput, tool
+from tooldeck.core.errors import ErrorCode
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+from tooldeck.tools.common import set_root_enum
+
+
+class ReadDirectoryInput(ToolInput):
+    path: str = Field(".", description="Directory, relative to a root or absolute. Default: the first root.")
+    root: str | None = Field(None, description="Root id; `path` must then be relative to it.")
+
+
+def build(rt: Runtime) -> Tool:
+    ws = rt.workspace
+
+    def read_directory(args: ReadDirectoryInput) -> str:
+        rp = ws.resolve(args.path, root=args.root)
+        if not os.path.isdir(rp.abs):
+            raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{args.path!r} is a file; read it with read_file")
+        names: list[str] = []
+        with os.scandir(rp.abs) as it:
+            for e in it:
+                try:
+                    is_dir = e.is_dir(follow_symlinks=False)
+                except OSError:
+                    is_dir = False
+                names.append(e.name + "/" if is_dir else e.name)
+        names.sort()
+        return "\n".join(names) if names else "(empty directory)"
+
+    built: Tool = tool(
+        read_directory,
+        description="List one directory's entries (not recursive), sorted, directories ending in '/'.\n"
+        "Roots:\n" + ws.describe_roots(),
+        read_only=True,
+        idempotent=True,
+    )
+    set_root_enum(built.parameters, ws)
+    return built

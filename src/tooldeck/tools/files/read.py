@@ -1,0 +1,141 @@
+"""read_file: one tool, both dialects.
+
+* ochat (seed 000): ``{file | path, root?, offset? (0-based), line_count?}``
+* RepoPrompt (seed 004): ``{path, start_line? (1-based; negative = tail), limit?}``
+
+The header is ``path:start-end [total_lines=N] [hash=H]``; ``hash`` is the
+staleness hash edit tools accept. Text stops at 380,928 bytes with ``---`` and
+``[File truncated: N more lines not shown]``. Binary-like files are refused.
+The description lists every root and the ``root`` enum holds exactly their ids.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, model_validator
+
+from tooldeck.core import ToolError, ToolInput, invalid_arguments, tool
+from tooldeck.core.errors import ErrorCode
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+from tooldeck.tools.common import set_root_enum
+from tooldeck.workspace.content import content_hash, decode_text, read_bytes
+
+MAX_BYTES = 380_928
+MAX_FILE_BYTES = 256 * 1024 * 1024
+
+
+class ReadFileInput(ToolInput):
+    file: str | None = Field(None, description="File path, relative to a root or absolute. `path` is an alias.")
+    path: str | None = Field(None, description="Alias of `file`.")
+    root: str | None = Field(None, description="Root id; `file` must then be relative to that root.")
+    offset: int | None = Field(None, ge=0, description="0-based first line to read.")
+    line_count: int | None = Field(None, ge=0, description="Maximum number of lines to read.")
+    start_line: int | None = Field(
+        None, description="1-based first line; a negative value -N reads the last N lines (like tail -n)."
+    )
+    limit: int | None = Field(None, ge=0, description="Maximum number of lines (same as line_count).")
+
+    @model_validator(mode="after")
+    def _one_dialect(self) -> ReadFileInput:
+        if (self.file is None) == (self.path is None):
+            if self.file is None:
+                raise ValueError("field `file` (or `path`) is required")
+            if self.file != self.path:
+                raise ValueError("give the file once: `file` or `path`, not both")
+        if self.offset is not None and self.start_line is not None:
+            raise ValueError("use either `offset` (0-based) or `start_line` (1-based), not both")
+        if self.start_line == 0:
+            raise ValueError("field `start_line` is 1-based: use 1 for the first line or -N for the last N")
+        if self.line_count is not None and self.limit is not None and self.line_count != self.limit:
+            raise ValueError("use either `line_count` or `limit`, not both")
+        return self
+
+    @property
+    def target(self) -> str:
+        return self.file if self.file is not None else self.path  # type: ignore[return-value]
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines without their ``\\n`` (only ``\\n`` separates lines; a trailing
+    newline does not make an extra empty line)."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    return lines
+
+
+def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
+    lines = split_lines(text)
+    total = len(lines)
+    count = args.line_count if args.line_count is not None else args.limit
+    if args.start_line is not None and args.start_line < 0:
+        start = max(0, total + args.start_line)
+    elif args.start_line is not None:
+        start = args.start_line - 1
+    else:
+        start = args.offset or 0
+    if start >= total and total > 0:
+        raise invalid_arguments(
+            f"line {start + 1} is past the end of {shown} (total_lines={total}); start at a line ≤ {total}",
+            field="offset" if args.offset is not None else "start_line",
+        )
+    end = total if count is None else min(total, start + count)
+    body: list[str] = []
+    used = 0
+    shown_end = start
+    cut_line = False
+    for i in range(start, end):
+        line = lines[i]
+        cost = len(line.encode("utf-8")) + 1
+        if used + cost > MAX_BYTES:
+            if not body:  # one huge line: keep its head, cut at a character boundary
+                head = line.encode("utf-8")[:MAX_BYTES].decode("utf-8", "ignore")
+                body.append(head)
+                shown_end = i + 1
+                cut_line = True
+            break
+        body.append(line)
+        used += cost
+        shown_end = i + 1
+    first = start + 1 if shown_end > start else start
+    header = f"{shown}:{first}-{shown_end} [total_lines={total}] [hash={digest}]"
+    out = header + "\n" + "\n".join(body)
+    more = end - shown_end
+    if more > 0 or cut_line:
+        note = f"[File truncated: {more} more lines not shown]"
+        if cut_line:
+            note = f"[File truncated: line {shown_end} cut at {MAX_BYTES} bytes; {more} more lines not shown]"
+        out += "\n---\n" + note
+    return out
+
+
+def describe(rt: Runtime) -> str:
+    return (
+        "Read a UTF-8 text file inside the workspace roots. Two dialects: "
+        "`{file, root?, offset (0-based), line_count}` or `{path, start_line (1-based; -N = last N lines), "
+        "limit}`. Output starts with `path:start-end [total_lines=N] [hash=H]`; pass `hash` to edit tools "
+        f"to refuse stale edits. Text stops at {MAX_BYTES} bytes with `[File truncated: ...]`. "
+        "Directories, devices and binary files are refused.\nRoots:\n" + rt.workspace.describe_roots()
+    )
+
+
+def build(rt: Runtime) -> Tool:
+    ws = rt.workspace
+
+    def read_file(args: ReadFileInput) -> str:
+        rp = ws.resolve(args.target, root=args.root)
+        shown = ws.display(rp.abs)
+        fb = read_bytes(rp.abs, shown, limit=MAX_FILE_BYTES)
+        if fb.truncated:
+            raise ToolError(
+                ErrorCode.TOO_LARGE,
+                f"{shown} is {fb.size} bytes, over the {MAX_FILE_BYTES}-byte limit; search it with file_search",
+            )
+        text = decode_text(fb.data, shown)
+        return render(shown, text, content_hash(fb.data), args)
+
+    built: Tool = tool(read_file, description=describe(rt), read_only=True, idempotent=True)
+    set_root_enum(built.parameters, ws)
+    return built

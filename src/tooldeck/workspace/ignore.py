@@ -1,0 +1,157 @@
+"""Ignore rules: nested ``.gitignore``, ``.git/info/exclude``, ``.tooldeckignore``
+and a built-in deny list, matched with pathspec's real gitignore implementation.
+
+Semantics follow git: a pattern in ``D/.gitignore`` is relative to ``D``; for
+one path the last matching rule wins, deeper files after shallower ones, so a
+deeper ``!pattern`` can re-include; a path under an ignored directory stays
+ignored (the walker never descends into it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+
+from pathspec import GitIgnoreSpec
+
+IGNORE_FILES = (".gitignore", ".tooldeckignore")
+
+# Never worth showing to a model: VCS internals, dependency trees, caches and
+# build outputs. Matched by directory name at any depth.
+DENY_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        "node_modules",
+        "__pycache__",
+        ".venv",
+        "venv",
+        ".tox",
+        ".nox",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".benchmarks",
+        ".cache",
+        ".gradle",
+        ".idea",
+        ".next",
+        ".nuxt",
+        ".turbo",
+        ".parcel-cache",
+        "dist",
+        "build",
+        "target",
+        "_build",
+        ".eggs",
+        "bower_components",
+        ".terraform",
+        ".direnv",
+        ".tdk-state",
+    }
+)
+DENY_FILE_SUFFIXES = (".pyc", ".pyo", ".class", ".o", ".obj", ".so.tmp")
+DENY_FILES = frozenset({".DS_Store", "Thumbs.db"})
+
+
+@dataclass(frozen=True, slots=True)
+class _DirRules:
+    stamp: tuple[tuple[str, int, int], ...]
+    spec: GitIgnoreSpec | None
+
+
+def _read_lines(path: str) -> list[str] | None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.read().splitlines()
+    except OSError:
+        return None
+
+
+class IgnoreRules:
+    """The ignore rules of one root. Thread-safe; per-directory rule files are
+    cached and re-read when their size or mtime changes."""
+
+    def __init__(self, root_path: str, *, use_gitignore: bool = True) -> None:
+        self.root = root_path
+        self.use_gitignore = use_gitignore
+        self._cache: dict[str, _DirRules] = {}
+        self._lock = threading.Lock()
+        self._root_extra = self._load_root_extra()
+
+    def _load_root_extra(self) -> GitIgnoreSpec | None:
+        lines = _read_lines(os.path.join(self.root, ".git", "info", "exclude")) if self.use_gitignore else None
+        return GitIgnoreSpec.from_lines(lines) if lines else None
+
+    def rules_for_dir(self, rel_dir: str) -> GitIgnoreSpec | None:
+        """The compiled rules declared in ``rel_dir`` ("" = root), or None."""
+        base = os.path.join(self.root, rel_dir) if rel_dir else self.root
+        stamp: list[tuple[str, int, int]] = []
+        for name in IGNORE_FILES:
+            if name == ".gitignore" and not self.use_gitignore:
+                continue
+            try:
+                st = os.stat(os.path.join(base, name))
+            except OSError:
+                continue
+            stamp.append((name, st.st_mtime_ns, st.st_size))
+        key = tuple(stamp)
+        cached = self._cache.get(rel_dir)
+        if cached is not None and cached.stamp == key:
+            return cached.spec
+        lines: list[str] = []
+        for name, _, _ in stamp:
+            lines.extend(_read_lines(os.path.join(base, name)) or [])
+        spec = GitIgnoreSpec.from_lines(lines) if any(ln.strip() for ln in lines) else None
+        with self._lock:
+            self._cache[rel_dir] = _DirRules(key, spec)
+        return spec
+
+    @staticmethod
+    def denied_name(name: str, is_dir: bool) -> bool:
+        if is_dir:
+            return name in DENY_DIRS
+        return name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES)
+
+    def decide(self, rel: str, is_dir: bool, specs: list[tuple[str, GitIgnoreSpec]]) -> bool:
+        """Whether ``rel`` is ignored given the (dir, spec) chain from the root
+        down to its parent. Used by the walker, which keeps the chain."""
+        ignored = False
+        target = rel + "/" if is_dir else rel
+        if self._root_extra is not None:
+            res = self._root_extra.check_file(target)
+            if res.include is not None:
+                ignored = res.include
+        for base, spec in specs:
+            sub = target[len(base) + 1 :] if base else target
+            res = spec.check_file(sub)
+            if res.include is not None:
+                ignored = res.include
+        return ignored
+
+    def is_ignored(self, rel: str, is_dir: bool | None = None) -> bool:
+        """Random-access check of one path (relative to the root), including
+        whether any ancestor directory is ignored."""
+        rel = rel.strip("/")
+        if rel in ("", "."):
+            return False
+        parts = rel.split("/")
+        if is_dir is None:
+            is_dir = os.path.isdir(os.path.join(self.root, rel))
+        specs: list[tuple[str, GitIgnoreSpec]] = []
+        for i, name in enumerate(parts):
+            last = i == len(parts) - 1
+            here_is_dir = is_dir if last else True
+            if self.denied_name(name, here_is_dir):
+                return True
+            parent = "/".join(parts[:i])
+            spec = self.rules_for_dir(parent)
+            if spec is not None:
+                specs.append((parent, spec))
+            if self.decide("/".join(parts[: i + 1]), here_is_dir, specs):
+                return True
+        return False

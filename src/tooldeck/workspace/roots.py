@@ -1,0 +1,219 @@
+"""Roots and path resolution: the one place that decides whether a path is
+inside the workspace.
+
+Rules (SPEC §3), applied to every tool that touches a file:
+
+* NUL bytes and empty paths are rejected;
+* a relative path resolves against the named root, else the first root where
+  it exists (for a new file: the first root);
+* the result is canonicalised (symlinks followed) and must be inside a root,
+  checked with a separator-aware prefix test (``/x/root-evil`` is not inside
+  ``/x/root``); for a path that does not exist yet, its nearest existing
+  parent is what gets canonicalised, so ``..`` and symlinks never escape;
+* writes refuse read-only roots and a symlink as the final component.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.workspace.ignore import IgnoreRules
+
+ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+@dataclass(frozen=True, slots=True)
+class Root:
+    id: str
+    path: str  # canonical absolute directory, no trailing separator (except "/")
+    description: str = ""
+    read_only: bool = False
+
+    def contains(self, real: str) -> bool:
+        """Separator-aware containment of an already canonical path."""
+        if self.path == os.sep:
+            return real.startswith(os.sep)
+        return real == self.path or real.startswith(self.path + os.sep)
+
+    def relative(self, real: str) -> str:
+        if real == self.path:
+            return "."
+        return os.path.relpath(real, self.path).replace(os.sep, "/")
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedPath:
+    root: Root
+    abs: str  # canonical absolute path
+    rel: str  # relative to root, "/"-separated ("." for the root itself)
+    exists: bool
+    requested: str = field(default="", compare=False)
+
+    @property
+    def name(self) -> str:
+        return os.path.basename(self.abs)
+
+
+def make_root(
+    path: str | os.PathLike[str], id: str | None = None, description: str = "", read_only: bool = False
+) -> Root:
+    """A root from a directory; a missing directory is an error at startup."""
+    p = os.path.realpath(os.fspath(path))
+    if not os.path.isdir(p):
+        raise FileNotFoundError(f"workspace root {os.fspath(path)!r} does not exist or is not a directory")
+    rid = id or (os.path.basename(p) or "root")
+    rid = re.sub(r"[^A-Za-z0-9_.-]", "_", rid)[:64] or "root"
+    return Root(rid, p, description, read_only)
+
+
+class Workspace:
+    """A named set of roots plus the path rules."""
+
+    def __init__(self, roots: Sequence[Root], name: str = "default") -> None:
+        if not roots:
+            raise ValueError("a workspace needs at least one root")
+        ids = [r.id for r in roots]
+        if len(set(ids)) != len(ids):
+            raise ValueError(f"duplicate root ids: {ids}")
+        self.name = name
+        self.roots: tuple[Root, ...] = tuple(roots)
+        # most specific root first, for absolute paths inside nested roots
+        self._by_depth = sorted(self.roots, key=lambda r: len(r.path), reverse=True)
+        self._rules: dict[str, IgnoreRules] = {}
+
+    def rules(self, root: Root) -> IgnoreRules:
+        """The (cached) ignore rules of ``root``."""
+        rules = self._rules.get(root.id)
+        if rules is None or rules.root != root.path:
+            rules = self._rules[root.id] = IgnoreRules(root.path)
+        return rules
+
+    @classmethod
+    def from_dirs(cls, dirs: Iterable[str | os.PathLike[str]], name: str = "default") -> Workspace:
+        roots: list[Root] = []
+        seen: set[str] = set()
+        for d in dirs:
+            root = make_root(d)
+            rid, n = root.id, 2
+            while rid in seen:
+                rid, n = f"{root.id}-{n}", n + 1
+            seen.add(rid)
+            roots.append(Root(rid, root.path, root.description, root.read_only))
+        return cls(roots, name)
+
+    @property
+    def primary(self) -> Root:
+        return self.roots[0]
+
+    def root(self, root_id: str) -> Root:
+        for r in self.roots:
+            if r.id == root_id:
+                return r
+        raise invalid_arguments(
+            f"unknown root {root_id!r}; known roots: {', '.join(r.id for r in self.roots)}", field="root"
+        )
+
+    def describe_roots(self) -> str:
+        """Lines ``id: /abs/path — description`` for tool descriptions."""
+        lines = []
+        for r in self.roots:
+            extra = f" — {r.description}" if r.description else ""
+            ro = " (read-only)" if r.read_only else ""
+            lines.append(f"- {r.id}: {r.path}{ro}{extra}")
+        return "\n".join(lines)
+
+    def containing_root(self, real: str) -> Root | None:
+        for r in self._by_depth:
+            if r.contains(real):
+                return r
+        return None
+
+    def display(self, real: str) -> str:
+        """How a path is shown to the model: relative to the first root when
+        inside it, else absolute (unambiguous across roots)."""
+        if self.primary.contains(real):
+            return self.primary.relative(real)
+        return real
+
+    def resolve(
+        self,
+        path: str,
+        *,
+        root: str | None = None,
+        must_exist: bool = True,
+        write: bool = False,
+        field_name: str = "path",
+    ) -> ResolvedPath:
+        """Resolve ``path`` under the rules above, or raise ToolError."""
+        if not isinstance(path, str) or not path.strip():
+            raise invalid_arguments(f"field `{field_name}`: a non-empty path is required", field=field_name)
+        if "\x00" in path:
+            raise invalid_arguments(f"field `{field_name}`: path contains a NUL byte", field=field_name)
+        candidates: list[str]
+        if root is not None:
+            base = self.root(root)
+            if os.path.isabs(path):
+                raise invalid_arguments(
+                    f"field `{field_name}` must be relative when `root` is given (got {path!r})", field=field_name
+                )
+            candidates = [os.path.join(base.path, path)]
+        elif os.path.isabs(path):
+            candidates = [path]
+        else:
+            candidates = [os.path.join(r.path, path) for r in self.roots]
+            existing = [c for c in candidates if os.path.lexists(c)]
+            candidates = existing[:1] or candidates[:1]
+        lexical = candidates[0]
+        real, exists = _canonical(lexical, path)
+        owner = self.containing_root(real)
+        if owner is None:
+            raise ToolError(
+                ErrorCode.OUTSIDE_ROOTS,
+                f"{path!r} resolves outside the workspace roots; use a path inside one of:\n{self.describe_roots()}",
+            )
+        if must_exist and not exists:
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f"{path!r} does not exist (looked at {self.display(real)}); list the directory with "
+                "read_directory or search with file_search",
+            )
+        if write:
+            if owner.read_only:
+                raise ToolError(ErrorCode.READ_ONLY, f"root {owner.id!r} is read-only; {path!r} cannot be changed")
+            if os.path.islink(lexical):
+                raise ToolError(
+                    ErrorCode.DENIED,
+                    f"{path!r} is a symbolic link; tooldeck never writes through a link. "
+                    f"Edit its target {self.display(real)} instead",
+                )
+        return ResolvedPath(owner, real, owner.relative(real), exists, path)
+
+
+def _canonical(lexical: str, shown: str) -> tuple[str, bool]:
+    """Canonical form of ``lexical`` and whether it exists (symlinks followed)."""
+    try:
+        return os.path.realpath(lexical, strict=True), True
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{shown!r} is (or passes through) a symlink loop") from exc
+        if exc.errno == errno.ENOTDIR:
+            raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown!r}: a parent component is not a directory") from exc
+        if exc.errno == errno.ENAMETOOLONG:
+            raise invalid_arguments(f"{shown[:80]!r}…: path is too long") from exc
+        raise
+    try:
+        return os.path.realpath(lexical, strict=False), False
+    except OSError as exc:  # pragma: no cover - realpath(strict=False) rarely raises
+        raise invalid_arguments(f"{shown!r} cannot be resolved: {exc}") from exc
+
+
+def as_path(p: ResolvedPath) -> Path:
+    return Path(p.abs)
