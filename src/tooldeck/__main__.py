@@ -1,0 +1,5 @@
+"""``python -m tooldeck`` is the ``tooldeck`` command."""
+
+from tooldeck.cli import main
+
+main()
