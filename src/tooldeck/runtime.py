@@ -38,11 +38,27 @@ class Runtime:
         self._store: Store | None = None
         self._services: dict[str, Any] = {}
         self._providers: dict[str, Callable[..., Any]] = {}
+        self._workspace_listeners: list[Callable[[Workspace], None]] = []
         self._lock = threading.RLock()
 
     @classmethod
     def for_dirs(cls, dirs: Sequence[str | os.PathLike[str]] | None = None, **kwargs: Any) -> Runtime:
         return cls(Workspace.from_dirs(list(dirs) if dirs else [os.getcwd()]), **kwargs)
+
+    def replace_workspace(self, workspace: Workspace) -> None:
+        """Swap the roots (``manage_workspaces`` switch / add_folder / remove_folder).
+
+        Tools must therefore read ``rt.workspace`` at call time, never capture
+        it when built. Services holding per-root state (indexes, caches)
+        register with :meth:`on_workspace_change` to drop it."""
+        with self._lock:
+            self.workspace = workspace
+            listeners = list(self._workspace_listeners)
+        for fn in listeners:
+            fn(workspace)
+
+    def on_workspace_change(self, fn: Callable[[Workspace], None]) -> None:
+        self._workspace_listeners.append(fn)
 
     @property
     def store(self) -> Store:

@@ -58,9 +58,8 @@ class FindReplaceInput(ToolInput):
 
 
 def build(rt: Runtime) -> list[Tool]:
-    ws = rt.workspace
-
     def read_for_edit(path: str, expected: str | None) -> tuple[ResolvedPath, str, bytes, int]:
+        ws = rt.workspace  # read per call: manage_workspaces can switch it
         rp = ws.resolve(path, write=True)
         shown = ws.display(rp.abs)
         fb = read_bytes(rp.abs, shown)
@@ -69,6 +68,7 @@ def build(rt: Runtime) -> list[Tool]:
         return rp, text, fb.data, fb.mode
 
     def file_actions(args: FileActionsInput) -> str:
+        ws = rt.workspace
         if args.action == "create":
             rp = ws.resolve(args.path, must_exist=False, write=True)
             shown = ws.display(rp.abs)
@@ -118,6 +118,7 @@ def build(rt: Runtime) -> list[Tool]:
         return f"Moved {s_shown} -> {d_shown}"
 
     def append_to_file(args: AppendInput) -> str:
+        ws = rt.workspace
         rp = ws.resolve(args.path, must_exist=False, write=True)
         shown = ws.display(rp.abs)
         if rp.exists:
@@ -132,6 +133,7 @@ def build(rt: Runtime) -> list[Tool]:
         return f"Appended {len(args.content)} characters to {shown} [hash={content_hash(data)}]"
 
     def find_and_replace(args: FindReplaceInput) -> str:
+        ws = rt.workspace
         rp, text, _, mode = read_for_edit(args.path, args.expected_hash)
         shown = ws.display(rp.abs)
         count = text.count(args.find)

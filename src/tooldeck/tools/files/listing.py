@@ -19,9 +19,10 @@ class ReadDirectoryInput(ToolInput):
 
 
 def build(rt: Runtime) -> Tool:
-    ws = rt.workspace
+    ws = rt.workspace  # for the schema only: calls read rt.workspace (it can be switched)
 
     def read_directory(args: ReadDirectoryInput) -> str:
+        ws = rt.workspace
         rp = ws.resolve(args.path, root=args.root)
         if not os.path.isdir(rp.abs):
             raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{args.path!r} is a file; read it with read_file")

@@ -122,9 +122,8 @@ def describe(rt: Runtime) -> str:
 
 
 def build(rt: Runtime) -> Tool:
-    ws = rt.workspace
-
     def read_file(args: ReadFileInput) -> str:
+        ws = rt.workspace  # read per call: manage_workspaces can switch it
         rp = ws.resolve(args.target, root=args.root)
         shown = ws.display(rp.abs)
         fb = read_bytes(rp.abs, shown, limit=MAX_FILE_BYTES)
@@ -137,5 +136,5 @@ def build(rt: Runtime) -> Tool:
         return render(shown, text, content_hash(fb.data), args)
 
     built: Tool = tool(read_file, description=describe(rt), read_only=True, idempotent=True)
-    set_root_enum(built.parameters, ws)
+    set_root_enum(built.parameters, rt.workspace)
     return built

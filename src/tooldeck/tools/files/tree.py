@@ -111,8 +111,6 @@ def tree_height(node: Node) -> int:
 
 
 def build(rt: Runtime) -> Tool:
-    ws = rt.workspace
-
     def selected_paths() -> set[str]:
         provider = rt.provider("selected_paths")
         return set(provider()) if provider else set()
@@ -144,6 +142,7 @@ def build(rt: Runtime) -> Tool:
         return text
 
     def get_file_tree(args: FileTreeInput) -> str:
+        ws = rt.workspace  # read per call: manage_workspaces can switch it
         if args.type == "roots":
             return ws.describe_roots()
         if args.path:
