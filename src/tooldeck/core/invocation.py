@@ -116,6 +116,11 @@ class Invocation:
     def is_observed(self) -> bool:
         return self._progress is not None or self._trace is not None
 
+    @property
+    def is_traced(self) -> bool:
+        """Whether a trace observer listens (lets hosts skip building trace payloads)."""
+        return self._trace is not None
+
     def emit(self, progress: Progress) -> None:
         """Deliver ``progress`` to the observer. Invalid UTF-8 is rejected;
         observer exceptions are logged and swallowed."""

@@ -8,6 +8,7 @@ output; see :mod:`tooldeck.core.invocation`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -71,6 +72,50 @@ class Output:
             else:
                 chunks.append(f"[image {part.mime_type}]")
         return "\n".join(chunks)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_surrogate(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    # U+DC80..U+DCFF is how Python decodes an undecodable byte of a file name
+    # (surrogateescape): show that byte; any other lone surrogate as \uXXXX.
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def valid_text(text: str) -> str:
+    """``text`` as valid UTF-8: lone surrogates (an invalid UTF-8 file name
+    listed by a tool, say) become visible escapes. Transports cannot encode a
+    lone surrogate; one reaching the wire would fail the whole response."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(_escape_surrogate, text)
+    return text
+
+
+def _valid_data(value: Any) -> Any:
+    if isinstance(value, str):
+        return valid_text(value)
+    if isinstance(value, dict):
+        return {valid_text(str(k)): _valid_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_valid_data(v) for v in value]
+    return value
+
+
+def valid_output(output: Output) -> Output:
+    """``output`` with every text (and structured string) valid UTF-8."""
+    parts = output.parts
+    fixed = tuple(TextPart(valid_text(p.text)) if isinstance(p, TextPart) else p for p in parts)
+    structured = output.structured
+    clean_structured = _valid_data(structured) if structured is not None else None
+    if all(a is b or a == b for a, b in zip(fixed, parts, strict=True)) and clean_structured == structured:
+        return output
+    return Output(fixed, clean_structured)
 
 
 def coerce_output(value: Any) -> Output:

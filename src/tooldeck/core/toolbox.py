@@ -30,7 +30,7 @@ from tooldeck.core.budget import (
 from tooldeck.core.budget import paginate as _paginate
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.invocation import Invocation, ToolFinished, ToolStarted
-from tooldeck.core.output import Output
+from tooldeck.core.output import Output, valid_output, valid_text
 from tooldeck.core.schema import parse_arguments
 from tooldeck.core.tool import RawArguments, Tool
 
@@ -71,6 +71,12 @@ def _map_exception(tool: str, exc: BaseException) -> ToolError:
         return ToolError(ErrorCode.DENIED, f"permission denied: {exc.filename or exc}")
     if isinstance(exc, FileNotFoundError):
         return ToolError(ErrorCode.NOT_FOUND, f"no such file or directory: {exc.filename or exc}")
+    if isinstance(exc, UnicodeEncodeError):  # model text with a lone surrogate reached a file or a path
+        return ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"the arguments contain text that is not valid Unicode ({exc.object[exc.start : exc.end]!r} "
+            "is a lone surrogate); send valid UTF-8 text",
+        )
     if isinstance(exc, OSError):
         return ToolError(ErrorCode.IO_ERROR, f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "))
     log.exception("tool %s raised", tool, exc_info=exc)
@@ -147,11 +153,12 @@ class Toolbox:
         if page is not None:
             return ToolResult(cid, name, **page)
 
-        inv.emit_trace(ToolStarted(cid, name, tool.kind, _payload_text(arguments)))
+        if inv.is_traced:  # the payload costs a JSON dump: only build it for an observer
+            inv.emit_trace(ToolStarted(cid, name, tool.kind, _payload_text(arguments)))
         try:
             coro = tool.run(arguments, inv)
             output = await (asyncio.wait_for(coro, limit) if limit else coro)
-            output = enforce_budget(name, output, budget, self.count_tokens, self.pager)
+            output = enforce_budget(name, valid_output(output), budget, self.count_tokens, self.pager)
         except asyncio.CancelledError:
             inv.cancel()
             inv.emit_trace(ToolFinished(cid, "cancelled"))
@@ -163,6 +170,7 @@ class Toolbox:
             return ToolResult(cid, name, error=err)
         except Exception as exc:  # a tool never kills its host
             err = _map_exception(name, exc)
+            err.message = valid_text(err.message)
             inv.emit_trace(ToolFinished(cid, "raised", err.to_dict()))
             return ToolResult(cid, name, error=err)
         inv.emit_trace(ToolFinished(cid, "returned", output))

@@ -66,20 +66,26 @@ def to_mcp_tool(t: Tool) -> types.Tool:
     )
 
 
-def to_call_result(result: ToolResult) -> types.CallToolResult:
+def to_call_result(result: ToolResult) -> dict[str, Any]:
+    """The ``tools/call`` result in wire form (camelCase keys).
+
+    A plain dict, not a ``types.CallToolResult``: the SDK validates a handler's
+    result against the protocol surface anyway, so building a model first
+    would only validate and dump the same data twice on every call."""
     if result.error is not None:
-        return types.CallToolResult(
-            content=[types.TextContent(text=f"error [{result.error.code}]: {result.error.message}")],
-            is_error=True,
-        )
+        text = f"error [{result.error.code}]: {result.error.message}"
+        return {"content": [{"type": "text", "text": text}], "isError": True}
     assert result.output is not None
-    content: list[Any] = []
+    content: list[dict[str, Any]] = []
     for part in result.output.parts:
         if isinstance(part, TextPart):
-            content.append(types.TextContent(text=part.text))
+            content.append({"type": "text", "text": part.text})
         elif isinstance(part, ImagePart):
-            content.append(types.ImageContent(data=part.base64_data, mime_type=part.mime_type))
-    return types.CallToolResult(content=content, structured_content=result.output.structured)
+            content.append({"type": "image", "data": part.base64_data, "mimeType": part.mime_type})
+    wire: dict[str, Any] = {"content": content}
+    if result.output.structured is not None:
+        wire["structuredContent"] = result.output.structured
+    return wire
 
 
 class ProgressRelay:
@@ -144,7 +150,7 @@ def create_server(
             pending_warmup.pop()()
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         relay: ProgressRelay | None = None
         try:
             invocation = None
@@ -156,10 +162,8 @@ def create_server(
             return to_call_result(result)
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)
-            return types.CallToolResult(
-                content=[types.TextContent(text=f"error [internal_error]: {type(exc).__name__}: {exc}")],
-                is_error=True,
-            )
+            text = f"error [internal_error]: {type(exc).__name__}: {exc}"
+            return {"content": [{"type": "text", "text": text}], "isError": True}
         finally:
             if relay is not None:
                 await relay.close()

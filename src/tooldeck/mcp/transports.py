@@ -36,10 +36,13 @@ async def run_stdio(toolbox: Toolbox) -> None:
     from mcp.server.stdio import stdio_server
 
     from tooldeck.mcp.server import create_server
+    from tooldeck.mcp.stdio import open_pipes
 
     server = create_server(toolbox, on_first_list=warm_up)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with open_pipes() as pipes:
+        streams: dict[str, Any] = {"stdin": pipes[0], "stdout": pipes[1]} if pipes else {}
+        async with stdio_server(**streams) as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 class BearerAuth:

@@ -37,7 +37,7 @@ def set_root_enum(parameters: dict[str, Any], workspace: Workspace, field: str =
 def read_resolved(workspace: Workspace, path: str, root: str | None = None) -> tuple[ResolvedPath, str, bytes]:
     """Resolve and read a text file: (resolved, text, raw bytes)."""
     rp = workspace.resolve(path, root=root)
-    text, fb = read_text(rp.abs, workspace.display(rp.abs))
+    text, fb = read_text(rp.abs, workspace.display(rp.abs), root=rp.root.path)
     return rp, text, fb.data
 
 

@@ -45,13 +45,53 @@ class FileBytes:
     truncated: bool
 
 
-def read_bytes(abs_path: str, shown: str, limit: int | None = None) -> FileBytes:
-    """Read a regular file's bytes (at most ``limit``), refusing anything else."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_nofollow(abs_path: str, shown: str, root: str | None = None, *, directory: bool = False) -> int:
+    """Open ``abs_path`` without following any symlink below ``root``.
+
+    Path checks happen before the open; if a directory component is swapped
+    for a symlink in between, a plain ``open(abs_path)`` would follow it out of
+    the root. Walking from ``root`` one component at a time with
+    ``O_NOFOLLOW`` (``openat``) makes such a swap fail instead. Without
+    ``root`` only the final component is protected.
+    """
+    flags = _DIR_FLAGS if directory else _FILE_FLAGS
+    if root is None or not (abs_path == root or abs_path.startswith(root.rstrip(os.sep) + os.sep)):
+        try:
+            return os.open(abs_path, flags)
+        except OSError as exc:
+            raise _open_error(exc, shown) from exc
+    parts = [p for p in abs_path[len(root) :].split(os.sep) if p]
     try:
-        fd = os.open(abs_path, flags)
+        fd = os.open(root, _DIR_FLAGS)
     except OSError as exc:
         raise _open_error(exc, shown) from exc
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            try:
+                nxt = os.open(part, flags if last else _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if not last and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise ToolError(
+                        ErrorCode.DENIED, f"{shown!r}: a folder on its path changed into a symbolic link; read it again"
+                    ) from exc
+                raise _open_error(exc, shown) from exc
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(abs_path: str, shown: str, limit: int | None = None, *, root: str | None = None) -> FileBytes:
+    """Read a regular file's bytes (at most ``limit``), refusing anything else.
+    Pass the containing root's path so no component below it is followed."""
+    fd = open_nofollow(abs_path, shown, root)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -86,8 +126,8 @@ def decode_text(data: bytes, shown: str, *, allow_cut_tail: bool = False) -> str
         ) from exc
 
 
-def read_text(abs_path: str, shown: str) -> tuple[str, FileBytes]:
-    fb = read_bytes(abs_path, shown)
+def read_text(abs_path: str, shown: str, *, root: str | None = None) -> tuple[str, FileBytes]:
+    fb = read_bytes(abs_path, shown, root=root)
     return decode_text(fb.data, shown), fb
 
 

@@ -42,8 +42,12 @@ class Root:
         return real == self.path or real.startswith(self.path + os.sep)
 
     def relative(self, real: str) -> str:
+        """``real`` (canonical, inside this root) relative to the root, "/"-separated."""
         if real == self.path:
             return "."
+        if self.contains(real):  # plain slicing: relpath costs ~20 µs per call
+            rel = real[len(self.path) :].lstrip(os.sep)
+            return rel.replace(os.sep, "/") if os.sep != "/" else rel
         return os.path.relpath(real, self.path).replace(os.sep, "/")
 
 
@@ -155,6 +159,12 @@ class Workspace:
             raise invalid_arguments(f"field `{field_name}`: a non-empty path is required", field=field_name)
         if "\x00" in path:
             raise invalid_arguments(f"field `{field_name}`: path contains a NUL byte", field=field_name)
+        try:
+            os.fsencode(path)  # U+DC80..U+DCFF stand for raw bytes; other lone surrogates cannot be a name
+        except UnicodeEncodeError as exc:
+            raise invalid_arguments(
+                f"field `{field_name}`: path contains a lone surrogate and cannot name a file", field=field_name
+            ) from exc
         candidates: list[str]
         if root is not None:
             base = self.root(root)
@@ -165,6 +175,8 @@ class Workspace:
             candidates = [os.path.join(base.path, path)]
         elif os.path.isabs(path):
             candidates = [path]
+        elif len(self.roots) == 1:
+            candidates = [os.path.join(self.roots[0].path, path)]
         else:
             candidates = [os.path.join(r.path, path) for r in self.roots]
             existing = [c for c in candidates if os.path.lexists(c)]

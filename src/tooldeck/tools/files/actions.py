@@ -62,7 +62,7 @@ def build(rt: Runtime) -> list[Tool]:
         ws = rt.workspace  # read per call: manage_workspaces can switch it
         rp = ws.resolve(path, write=True)
         shown = ws.display(rp.abs)
-        fb = read_bytes(rp.abs, shown)
+        fb = read_bytes(rp.abs, shown, root=rp.root.path)
         text = decode_text(fb.data, shown)
         check_expected_hash(expected, fb.data, shown)
         return rp, text, fb.data, fb.mode
@@ -81,7 +81,7 @@ def build(rt: Runtime) -> list[Tool]:
                         f'{shown} already exists; pass if_exists="overwrite" to replace it, or edit it',
                     )
                 if args.expected_hash:
-                    check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown).data, shown)
+                    check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown, root=rp.root.path).data, shown)
             data = write_text(rp, args.content or "")
             verb = "Overwrote" if rp.exists else "Created"
             return f"{verb} {shown} ({len(data)} bytes) [hash={content_hash(data)}]"
@@ -91,7 +91,7 @@ def build(rt: Runtime) -> list[Tool]:
             if os.path.isdir(rp.abs):
                 raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; file_actions deletes files only")
             if args.expected_hash:
-                check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown).data, shown)
+                check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown, root=rp.root.path).data, shown)
             remove_file(rp.root.path, rp.rel)
             return f"Deleted {shown}"
         # move
@@ -109,7 +109,7 @@ def build(rt: Runtime) -> list[Tool]:
                 raise ToolError(
                     ErrorCode.ALREADY_EXISTS, f'{d_shown} already exists; pass if_exists="overwrite" to replace it'
                 )
-        fb = read_bytes(src.abs, s_shown)
+        fb = read_bytes(src.abs, s_shown, root=src.root.path)
         check_expected_hash(args.expected_hash, fb.data, s_shown)
         batch = AtomicBatch()
         batch.write(dst.root.path, dst.rel, fb.data, mode=fb.mode)
@@ -122,7 +122,7 @@ def build(rt: Runtime) -> list[Tool]:
         rp = ws.resolve(args.path, must_exist=False, write=True)
         shown = ws.display(rp.abs)
         if rp.exists:
-            fb = read_bytes(rp.abs, shown)
+            fb = read_bytes(rp.abs, shown, root=rp.root.path)
             old = decode_text(fb.data, shown)
             check_expected_hash(args.expected_hash, fb.data, shown)
             data = write_text(rp, old + "\n" + args.content)

@@ -11,17 +11,21 @@ The description lists every root and the ``root`` enum holds exactly their ids.
 
 from __future__ import annotations
 
+import os
+
 from pydantic import Field, model_validator
 
 from tooldeck.core import ToolError, ToolInput, invalid_arguments, tool
 from tooldeck.core.errors import ErrorCode
-from tooldeck.core.tool import Tool
+from tooldeck.core.tool import Tool, run_blocking
 from tooldeck.runtime import Runtime
 from tooldeck.tools.common import set_root_enum
 from tooldeck.workspace.content import content_hash, decode_text, read_bytes
+from tooldeck.workspace.roots import ResolvedPath, Workspace
 
 MAX_BYTES = 380_928
 MAX_FILE_BYTES = 256 * 1024 * 1024
+INLINE_BYTES = 64 * 1024  # files up to this size are read without a worker thread
 
 
 class ReadFileInput(ToolInput):
@@ -86,6 +90,11 @@ def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
     used = 0
     shown_end = start
     cut_line = False
+    joined = "\n".join(lines[start:end])
+    # fast path: the whole range fits (one encode instead of one per line)
+    if len(joined) * 4 < MAX_BYTES or len(joined.encode("utf-8")) + 1 <= MAX_BYTES:
+        header = f"{shown}:{start + 1 if end > start else start}-{end} [total_lines={total}] [hash={digest}]"
+        return header + "\n" + joined
     for i in range(start, end):
         line = lines[i]
         cost = len(line.encode("utf-8")) + 1
@@ -122,11 +131,9 @@ def describe(rt: Runtime) -> str:
 
 
 def build(rt: Runtime) -> Tool:
-    def read_file(args: ReadFileInput) -> str:
-        ws = rt.workspace  # read per call: manage_workspaces can switch it
-        rp = ws.resolve(args.target, root=args.root)
+    def read_resolved(ws: Workspace, rp: ResolvedPath, args: ReadFileInput) -> str:
         shown = ws.display(rp.abs)
-        fb = read_bytes(rp.abs, shown, limit=MAX_FILE_BYTES)
+        fb = read_bytes(rp.abs, shown, limit=MAX_FILE_BYTES, root=rp.root.path)
         if fb.truncated:
             raise ToolError(
                 ErrorCode.TOO_LARGE,
@@ -134,6 +141,20 @@ def build(rt: Runtime) -> Tool:
             )
         text = decode_text(fb.data, shown)
         return render(shown, text, content_hash(fb.data), args)
+
+    async def read_file(args: ReadFileInput) -> str:
+        # Path checks are a few syscalls: done on the event loop. A small file
+        # is read there too (a worker-thread hop costs more than the read, and
+        # read_file is the hottest tool); a big one goes to a worker thread.
+        ws = rt.workspace  # read per call: manage_workspaces can switch it
+        rp = ws.resolve(args.target, root=args.root)
+        try:
+            small = os.stat(rp.abs).st_size <= INLINE_BYTES
+        except OSError:
+            small = True  # read_bytes reports the error
+        if small:
+            return read_resolved(ws, rp, args)
+        return await run_blocking(read_resolved, ws, rp, args)
 
     built: Tool = tool(read_file, description=describe(rt), read_only=True, idempotent=True)
     set_root_enum(built.parameters, rt.workspace)

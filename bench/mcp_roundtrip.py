@@ -1,0 +1,214 @@
+"""MCP round trip: `read_file` of a 4 KB file over stdio, tooldeck beside two baselines.
+
+* reference: the official filesystem server (`@modelcontextprotocol/server-filesystem`,
+  tool `read_text_file`), run with node directly when npx has cached it (else via npx);
+* bare SDK: a low-level Python SDK server with one trivial tool (returns the file text);
+* tooldeck: `python -m tooldeck serve DIR`.
+
+All three are driven by the same Python SDK client in the same run. Calls are
+interleaved in blocks (server A 50 calls, B 50, C 50, repeat) so machine noise
+hits each server alike. Also timed: spawn → initialized (median of several
+spawns). Usage: ``python bench/mcp_roundtrip.py [--calls 500] [--spawns 5]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import glob
+import os
+import platform
+import shutil
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+DEVNULL = open(os.devnull, "w")  # noqa: SIM115 - servers' stderr chatter stays out of the table
+BARE_SERVER = textwrap.dedent(
+    """
+    import sys
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    TOOL = types.Tool(
+        name="read_text_file",
+        description="Read a text file.",
+        input_schema={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    )
+
+    async def list_tools(ctx, params):
+        return types.ListToolsResult(tools=[TOOL])
+
+    async def call_tool(ctx, params):
+        with open(params.arguments["path"], encoding="utf-8") as fh:
+            return types.CallToolResult(content=[types.TextContent(text=fh.read())])
+
+    async def main():
+        server = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
+        async with stdio_server() as (r, w):
+            await server.run(r, w, server.create_initialization_options())
+
+    anyio.run(main)
+    """
+)
+
+
+@dataclass
+class Subject:
+    name: str
+    params: StdioServerParameters
+    tool: str
+    arguments: dict[str, object]
+    command: str
+    spawn_ms: list[float] = field(default_factory=list)
+    call_ms: list[float] = field(default_factory=list)
+
+
+def make_tree(base: Path) -> Path:
+    root = base / "root"
+    root.mkdir()
+    line = "the quick brown fox jumps over the lazy dog 0123456789\n"  # 55 bytes
+    text = (line * 80)[:4096]
+    (root / "file4k.txt").write_text(text)
+    return root
+
+
+def reference_command(root: Path) -> tuple[str, list[str]]:
+    pattern = os.path.expanduser("~/.npm/_npx/*/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
+    found = sorted(glob.glob(pattern))
+    if found and shutil.which("node"):
+        return "node", [found[-1], str(root)]
+    return "npx", ["-y", "@modelcontextprotocol/server-filesystem", str(root)]
+
+
+def subjects(root: Path, work: Path) -> list[Subject]:
+    target = str(root / "file4k.txt")
+    bare = work / "bare_server.py"
+    bare.write_text(BARE_SERVER)
+    env = {**os.environ, "TOOLDECK_STATE_DIR": str(work / "state")}
+    ref_cmd, ref_args = reference_command(root)
+    out = [
+        Subject(
+            "reference (node)",
+            StdioServerParameters(command=ref_cmd, args=ref_args, env=env),
+            "read_text_file",
+            {"path": target},
+            " ".join([ref_cmd, *ref_args[:-1], "DIR"]).replace(str(Path.home()), "~"),
+        ),
+        Subject(
+            "bare Python SDK",
+            StdioServerParameters(command=sys.executable, args=[str(bare)], env=env),
+            "read_text_file",
+            {"path": target},
+            "python bare_server.py (lowlevel Server, one tool)",
+        ),
+        Subject(
+            "tooldeck",
+            StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "tooldeck", "serve", str(root), "--state-dir", str(work / "state")],
+                env=env,
+            ),
+            "read_file",
+            {"path": "file4k.txt"},
+            "python -m tooldeck serve DIR",
+        ),
+    ]
+    return out
+
+
+async def time_spawn(s: Subject) -> float:
+    t0 = time.perf_counter()
+    async with stdio_client(s.params, errlog=DEVNULL) as (r, w), ClientSession(r, w) as session:
+        await session.initialize()
+        elapsed = (time.perf_counter() - t0) * 1000
+    return elapsed
+
+
+async def run(calls: int, spawns: int, block: int) -> list[Subject]:
+    with tempfile.TemporaryDirectory(prefix="tdk-bench-") as tmp:
+        work = Path(tmp)
+        root = make_tree(work)
+        subs = subjects(root, work)
+        for s in subs:  # first spawn warms caches (npx download, .pyc files)
+            await time_spawn(s)
+        for _ in range(spawns):
+            for s in subs:
+                s.spawn_ms.append(await time_spawn(s))
+        async with contextlib.AsyncExitStack() as stack:
+            sessions = []
+            for s in subs:
+                r, w = await stack.enter_async_context(stdio_client(s.params, errlog=DEVNULL))
+                session = await stack.enter_async_context(ClientSession(r, w))
+                await session.initialize()
+                await session.list_tools()
+                for _ in range(20):  # warm-up
+                    res = await session.call_tool(s.tool, s.arguments)
+                    if res.is_error:
+                        raise SystemExit(f"{s.name}: {res.content}")
+                sessions.append(session)
+            done = 0
+            while done < calls:
+                n = min(block, calls - done)
+                for s, session in zip(subs, sessions, strict=True):
+                    for _ in range(n):
+                        t0 = time.perf_counter()
+                        await session.call_tool(s.tool, s.arguments)
+                        s.call_ms.append((time.perf_counter() - t0) * 1000)
+                done += n
+        return subs
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def report(subs: list[Subject], calls: int) -> None:
+    ref = subs[0]
+    bare = subs[1]
+    print(f"MCP stdio round trip, read of a 4,096-byte text file, {calls} calls per server (interleaved blocks)")
+    machine = f"{platform.machine()} {os.cpu_count()} cores, {platform.platform()}"
+    print(f"machine: {machine}, Python {platform.python_version()}")
+    print()
+    head = (
+        f"{'server':<18} {'p50 ms':>8} {'p95 ms':>8} {'p50/ref':>8} {'p50/bare':>9} {'spawn ms':>9} {'spawn/ref':>10}"
+    )
+    print(head)
+    print("-" * len(head))
+    ref_p50, bare_p50 = pct(ref.call_ms, 0.5), pct(bare.call_ms, 0.5)
+    ref_spawn = statistics.median(ref.spawn_ms)
+    for s in subs:
+        p50, p95 = pct(s.call_ms, 0.5), pct(s.call_ms, 0.95)
+        spawn = statistics.median(s.spawn_ms)
+        print(
+            f"{s.name:<18} {p50:>8.2f} {p95:>8.2f} {p50 / ref_p50:>8.2f} {p50 / bare_p50:>9.2f} "
+            f"{spawn:>9.0f} {spawn / ref_spawn:>10.2f}"
+        )
+    print()
+    for s in subs:
+        print(f"  {s.name}: {s.command}")
+    print("spawn = process start until the initialize result arrived (median of the timed spawns)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=500)
+    ap.add_argument("--spawns", type=int, default=5)
+    ap.add_argument("--block", type=int, default=50)
+    args = ap.parse_args()
+    subs = anyio.run(run, args.calls, args.spawns, args.block)
+    report(subs, args.calls)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""stdin/stdout for the MCP stdio transport, read and written by the event loop.
+
+The SDK's ``stdio_server()`` wraps stdin/stdout with ``anyio.wrap_file``: every
+line read and every write + flush is a hop to a worker thread, three per tool
+call, which measured as a sizeable share of a small call's round trip. The
+SDK accepts explicit streams (``stdio_server(stdin=..., stdout=...)``), so this
+module hands it two tiny adapters over asyncio pipe transports instead (no
+threads); the SDK still does all the protocol work.
+
+Like the SDK's own claim, fd 0 is pointed at /dev/null and fd 1 at stderr
+while serving, so a child process (a shell tool) can neither steal requests
+nor write into the protocol stream; both are restored afterwards. When stdin
+or stdout is not a pipe, socket or terminal (e.g. a regular file),
+:func:`open_pipes` returns None and the caller falls back to the SDK's default.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+
+LINE_LIMIT = 1 << 30  # a request line may be huge (a whole file in `content`)
+
+
+class LineReader:
+    """``async for line in reader`` over a pipe (what the SDK iterates)."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> LineReader:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", "replace")  # as the SDK: bad bytes never stop the server
+
+
+class LineWriter:
+    """``await write(text)`` / ``await flush()`` over a pipe."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> int:
+        data = text.encode("utf-8", "backslashreplace")
+        self._writer.write(data)
+        return len(text)
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+@contextlib.asynccontextmanager
+async def open_pipes() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
+    loop = asyncio.get_running_loop()
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    rfile = os.fdopen(wire_in, "rb", buffering=0)
+    wfile = os.fdopen(wire_out, "wb", buffering=0)
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+        r_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile)
+        transports.append(r_transport)
+        w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wfile)
+        transports.append(w_transport)
+    except (ValueError, OSError):  # not a pipe/socket/tty: let the SDK use its own streams
+        for t in transports:
+            t.close()
+        rfile.close()
+        wfile.close()
+        yield None
+        return
+    writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    try:
+        yield LineReader(reader), LineWriter(writer)
+    finally:
+        with contextlib.suppress(Exception):
+            await writer.drain()
+        for t in transports:
+            t.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
