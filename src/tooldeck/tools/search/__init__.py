@@ -1,0 +1,12 @@
+"""Search: file_search (paths and content; ripgrep with a pure-Python fallback)."""
+
+from __future__ import annotations
+
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+
+
+def tools(rt: Runtime) -> list[Tool]:
+    from tooldeck.tools.search import file_search
+
+    return [file_search.build(rt)]

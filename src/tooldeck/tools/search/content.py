@@ -1,0 +1,105 @@
+"""Content search, engine-neutral: count everything (pass 1), then fetch the
+lines of one page (pass 2), falling back to a literal search when the regex
+is invalid.
+
+Order is fixed (roots in workspace order, then walker order of paths, then
+line numbers), so "matching lines ``offset`` to ``offset + n``" always names
+the same lines and a cursor only has to carry the offset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from tooldeck.core import invalid_arguments
+from tooldeck.tools.search.model import ContentQuery, Counts, FileCount, InvalidPattern, Line
+from tooldeck.tools.search.scope import Target, path_key
+from tooldeck.workspace.roots import Root
+
+
+class Engine(Protocol):
+    name: str
+
+    def count(self, target: Target, q: ContentQuery) -> tuple[list[tuple[str, int]], list[str]]: ...
+
+    def lines(self, root: Root, q: ContentQuery, rels: list[str], max_count: int) -> dict[str, list[Line]]: ...
+
+
+@dataclass(slots=True)
+class ContentSearch:
+    query: ContentQuery  # as actually run (literal after a fallback)
+    counts: Counts
+    invalid_regex: str | None = None  # why the pattern was searched literally
+
+
+@dataclass(slots=True)
+class Block:
+    """One file of a page: its lines in order; ``is_match`` marks the page's matches."""
+
+    root_index: int
+    rel: str
+    lines: list[Line]
+
+
+def _collect(engine: Engine, targets: list[Target], q: ContentQuery) -> Counts:
+    counts = Counts()
+    for target in targets:
+        found, warnings = engine.count(target, q)
+        seen: set[str] = set()
+        for rel, n in sorted(found, key=lambda item: path_key(item[0])):
+            if n > 0 and rel not in seen:
+                seen.add(rel)
+                counts.files.append(FileCount(target.index, rel, n))
+        counts.warnings.extend(warnings)
+    return counts
+
+
+def count_matches(engine: Engine, targets: list[Target], q: ContentQuery) -> ContentSearch:
+    """Pass 1 over every target; an invalid regex is retried as literal text."""
+    try:
+        return ContentSearch(q, _collect(engine, targets, q))
+    except InvalidPattern as exc:
+        if q.literal:
+            raise invalid_arguments(f"field `pattern`: cannot be searched ({exc})", field="pattern") from exc
+        literal = replace(q, literal=True)
+        return ContentSearch(literal, _collect(engine, targets, literal), str(exc))
+
+
+def page_blocks(engine: Engine, targets: list[Target], search: ContentSearch, offset: int, take: int) -> list[Block]:
+    """Pass 2: the files holding matching lines ``offset .. offset+take`` and those lines."""
+    chosen: list[tuple[FileCount, int, int]] = []  # (file, matches to skip, matches to show)
+    pos = gathered = 0
+    for fc in search.counts.files:
+        if gathered >= take:
+            break
+        if pos + fc.count <= offset:
+            pos += fc.count
+            continue
+        skip = max(0, offset - pos)
+        n = min(fc.count - skip, take - gathered)
+        chosen.append((fc, skip, n))
+        gathered += n
+        pos += fc.count
+    if not chosen:
+        return []
+    roots = {t.index: t.root for t in targets}
+    max_count = max(skip + n for _, skip, n in chosen)
+    fetched: dict[tuple[int, str], list[Line]] = {}
+    for index in dict.fromkeys(fc.root_index for fc, _, _ in chosen):
+        rels = [fc.rel for fc, _, _ in chosen if fc.root_index == index]
+        for rel, lines in engine.lines(roots[index], search.query, rels, max_count).items():
+            fetched[(index, rel)] = lines
+    ctx = search.query.context
+    blocks: list[Block] = []
+    for fc, skip, n in chosen:
+        lines = fetched.get((fc.root_index, fc.rel), [])
+        # pass 1 is the authority on how many lines match: keep its first `count`
+        matches = [ln for ln in lines if ln.is_match][: fc.count]
+        shown = {ln.number for ln in matches[skip : skip + n]}
+        if not shown:
+            continue
+        keep = {k for m in shown for k in range(m - ctx, m + ctx + 1)} if ctx else shown
+        out = [replace(ln, is_match=ln.number in shown) for ln in lines if ln.number in keep]
+        blocks.append(Block(fc.root_index, fc.rel, out))
+    return blocks
