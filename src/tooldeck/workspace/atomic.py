@@ -18,6 +18,7 @@ against concurrent readers, not against power loss).
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import secrets
 import stat
@@ -25,6 +26,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError
+
+log = logging.getLogger("tooldeck.atomic")
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
@@ -114,6 +117,17 @@ def _write_temp(dfd: int, name: str, data: bytes, mode: int) -> str:
     return tmp
 
 
+def _read_at(dfd: int, name: str) -> bytes:
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
+    try:
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def _unlink_quiet(dfd: int, name: str) -> None:
     try:
         os.unlink(name, dir_fd=dfd)
@@ -163,6 +177,8 @@ class _Op:
     rel: str
     data: bytes | None  # None = delete
     mode: int | None = None
+    expect: bytes | None = None  # the target must still hold these bytes when staged
+    expect_absent: bool = False  # the target must still not exist when staged
     dfd: int = -1
     name: str = ""
     tmp: str | None = None
@@ -177,31 +193,56 @@ class AtomicBatch:
 
     ``write(root, rel, data)`` creates or replaces; ``delete(root, rel)``
     removes. A move is a write of the destination plus a delete of the source.
+
+    ``expect`` (the bytes the caller read) or ``expect_absent`` make staging
+    refuse with ``conflict`` when another writer changed the file between the
+    caller's read and this commit, so a concurrent update is never lost.
     """
 
     def __init__(self) -> None:
         self._ops: list[_Op] = []
+        self._keys: set[tuple[str, ...]] = set()
+        self._dirs: dict[tuple[str, ...], int] = {}
+        self.failed_rel: str | None = None
 
-    def write(self, root_path: str, rel: str, data: bytes, mode: int | None = None) -> None:
-        self._add(_Op(root_path, rel, data, mode))
+    def write(
+        self,
+        root_path: str,
+        rel: str,
+        data: bytes,
+        mode: int | None = None,
+        *,
+        expect: bytes | None = None,
+        expect_absent: bool = False,
+    ) -> None:
+        self._add(_Op(root_path, rel, data, mode, expect, expect_absent))
 
-    def delete(self, root_path: str, rel: str) -> None:
-        self._add(_Op(root_path, rel, None))
+    def delete(self, root_path: str, rel: str, *, expect: bytes | None = None) -> None:
+        self._add(_Op(root_path, rel, None, expect=expect))
 
     def _add(self, op: _Op) -> None:
-        if any(o.root == op.root and o.rel == op.rel for o in self._ops):
+        dirs, name = _split(op.rel)  # "./a" and "a" are one file
+        key = (op.root, *dirs, name)
+        if key in self._keys:
             raise ValueError(f"{op.rel!r} appears twice in one batch; merge its changes first")
+        self._keys.add(key)
         self._ops.append(op)
 
     def __len__(self) -> int:
         return len(self._ops)
 
     def commit(self) -> None:
+        """Write everything or nothing. On failure ``failed_rel`` names the
+        file whose step failed and the exception is re-raised after rollback."""
+        self.failed_rel = None
         try:
             for op in self._ops:
+                self.failed_rel = op.rel
                 self._stage(op)
             for op in self._ops:
+                self.failed_rel = op.rel
                 self._apply(op)
+            self.failed_rel = None
             for op in self._ops:
                 if op.backup:
                     _unlink_quiet(op.dfd, op.backup)
@@ -217,10 +258,21 @@ class AtomicBatch:
         if fault_hook:
             fault_hook("stage", op.rel)
         dirs, op.name = _split(op.rel)
-        op.dfd = open_dir(op.root, dirs, create=op.data is not None, created=op.created_dirs)
+        where = (op.root, *dirs)
+        if where not in self._dirs:  # one descriptor per directory, not per file
+            self._dirs[where] = open_dir(op.root, dirs, create=op.data is not None, created=op.created_dirs)
+        op.dfd = self._dirs[where]
         st = _lstat_at(op.dfd, op.name)
         _check_target(st, op.rel)
         op.existed = st is not None
+        if op.expect_absent and st is not None:
+            raise ToolError(ErrorCode.CONFLICT, f"{op.rel!r} was created meanwhile by another writer; nothing changed")
+        if op.expect is not None and (st is None or _read_at(op.dfd, op.name) != op.expect):
+            raise ToolError(
+                ErrorCode.CONFLICT,
+                f"{op.rel!r} changed while the edit was being prepared; read it again and redo the edit. "
+                "Nothing was changed",
+            )
         if op.data is None:
             if st is None:
                 raise ToolError(ErrorCode.NOT_FOUND, f"{op.rel!r} does not exist; nothing was changed")
@@ -240,6 +292,7 @@ class AtomicBatch:
             op.tmp = None
 
     def _rollback(self) -> None:
+        # best effort for every op: one failed restore must not stop the others
         for op in reversed(self._ops):
             if op.dfd < 0:
                 continue
@@ -248,8 +301,11 @@ class AtomicBatch:
                 op.tmp = None
             if op.applied:
                 if op.backup:
-                    os.rename(op.backup, op.name, src_dir_fd=op.dfd, dst_dir_fd=op.dfd)
-                    op.backup = None
+                    try:
+                        os.rename(op.backup, op.name, src_dir_fd=op.dfd, dst_dir_fd=op.dfd)
+                        op.backup = None
+                    except OSError:
+                        log.error("could not restore %s from its backup %s", op.rel, op.backup)
                 elif op.data is not None:
                     _unlink_quiet(op.dfd, op.name)
             for d in reversed(op.created_dirs):
@@ -259,7 +315,8 @@ class AtomicBatch:
                     pass
 
     def _close(self) -> None:
+        for fd in self._dirs.values():
+            os.close(fd)
+        self._dirs.clear()
         for op in self._ops:
-            if op.dfd >= 0:
-                os.close(op.dfd)
-                op.dfd = -1
+            op.dfd = -1

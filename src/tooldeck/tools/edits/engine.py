@@ -1,0 +1,243 @@
+"""Apply a V4A patch to a workspace: resolve, read, check, plan, write once.
+
+The only module of the patch pipeline that touches the disk. Order matters and
+is the point of the design: every path is resolved and every file read and
+checked before :func:`plan.plan_patch` computes all new contents; only then
+does one :class:`AtomicBatch` write them (temp files renamed in place; any
+failure restores every file already changed and removes every file added).
+An error at any step leaves the tree exactly as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.tools.edits.plan import Event, Plan, plan_patch
+from tooldeck.tools.edits.v4a_parser import AddFile, DeleteFile, Patch, UpdateFile, parse_patch
+from tooldeck.workspace.atomic import AtomicBatch
+from tooldeck.workspace.content import content_hash, decode_text, hash_matches, read_bytes
+from tooldeck.workspace.roots import ResolvedPath, Workspace
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What one file became: for the summary and the annotated diff."""
+
+    event: Event
+    shown: str
+    before: str | None
+    after: str | None
+    digest: str | None  # content hash of the new bytes (None when deleted)
+    moved_from: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    files: list[Written]
+
+    def summary(self) -> list[str]:
+        """``A``/``M``/``D`` lines, grouped in that order like Codex prints them."""
+        seen: set[tuple[str, str]] = set()
+        out: list[str] = []
+        for kind in "AMD":
+            for w in self.files:
+                if w.event.kind == kind and (kind, w.shown) not in seen:
+                    seen.add((kind, w.shown))
+                    out.append(f"{kind} {w.shown}")
+        return out
+
+
+def apply_patch_text(
+    ws: Workspace,
+    text: str,
+    expected_hashes: Mapping[str, str] | None = None,
+    *,
+    show: str = "workspace",
+) -> Outcome:
+    """Parse and apply ``text``; raise ToolError (nothing changed) on any failure.
+
+    ``expected_hashes`` maps paths to the content hash the caller read; a file
+    whose content differs is refused with ``conflict``. ``show="cwd"`` names
+    files relative to the current directory (the console script)."""
+    patch = parse_patch(text)
+    resolved = _resolve_all(ws, patch)
+    by_key = {rp.abs: rp for rp in resolved.values()}
+
+    def shown_of(rp: ResolvedPath) -> str:
+        if show == "cwd":
+            rel = os.path.relpath(rp.abs)
+            return rel if not rel.startswith("..") else rp.abs
+        return ws.display(rp.abs)
+
+    names = {key: shown_of(rp) for key, rp in by_key.items()}
+    raw, modes, texts = _read_all(patch, resolved, names)
+    _check_hashes(ws, patch, resolved, raw, names, expected_hashes or {})
+    keys = {path: rp.abs for path, rp in resolved.items()}
+    plan = plan_patch(patch, keys, texts, names)
+    _commit(plan, by_key, raw, modes, names)
+    return _outcome(plan, names)
+
+
+# ---------------------------------------------------------------------------
+# steps
+
+
+def _paths(patch: Patch) -> list[tuple[str, int]]:
+    out: list[tuple[str, int]] = []
+    for op in patch.ops:
+        out.append((op.path, op.line))
+        if isinstance(op, UpdateFile) and op.move_to is not None:
+            out.append((op.move_to, op.line))
+    return out
+
+
+def _resolve_all(ws: Workspace, patch: Patch) -> dict[str, ResolvedPath]:
+    resolved: dict[str, ResolvedPath] = {}
+    for path, line in _paths(patch):
+        if path in resolved:
+            continue
+        try:
+            resolved[path] = ws.resolve(path, must_exist=False, write=True, field_name="path")
+        except ToolError as exc:
+            raise ToolError(
+                exc.code, f"patch line {line} ({path}): {exc.message}. Nothing was changed.", exc.details
+            ) from exc
+    return resolved
+
+
+def _read_all(
+    patch: Patch, resolved: Mapping[str, ResolvedPath], names: Mapping[str, str]
+) -> tuple[dict[str, bytes | None], dict[str, int], dict[str, str | None]]:
+    """Bytes, modes and (for files an Update reads) text of every file the patch names."""
+    raw: dict[str, bytes | None] = {}
+    modes: dict[str, int] = {}
+    texts: dict[str, str | None] = {}
+    needs_text = {resolved[op.path].abs for op in patch.ops if isinstance(op, UpdateFile)}
+    for op in patch.ops:
+        targets = [(op.path, op)]
+        if isinstance(op, UpdateFile) and op.move_to is not None:
+            targets.append((op.move_to, op))
+        for path, owner in targets:
+            rp = resolved[path]
+            key = rp.abs
+            if key in raw:
+                continue
+            name = names[key]
+            try:
+                st = os.lstat(rp.abs)
+            except FileNotFoundError:
+                raw[key] = None
+                texts[key] = None
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                verb = {AddFile: "add", DeleteFile: "delete", UpdateFile: "update"}[type(owner)]
+                raise ToolError(
+                    ErrorCode.NOT_A_FILE,
+                    f"patch line {owner.line}: cannot {verb} {name}: it is a directory; apply_patch changes files "
+                    "only. Nothing was changed.",
+                    {"path": name, "line": owner.line},
+                )
+            fb = read_bytes(rp.abs, name)
+            raw[key] = fb.data
+            modes[key] = fb.mode
+            texts[key] = decode_text(fb.data, name) if key in needs_text else _maybe_text(fb.data)
+    return raw, modes, texts
+
+
+def _maybe_text(data: bytes) -> str:
+    """Text of a file the patch does not read (it may be binary): only its
+    line ending matters, for an Add that replaces it."""
+    return data.decode("utf-8", "replace")
+
+
+def _check_hashes(
+    ws: Workspace,
+    patch: Patch,
+    resolved: Mapping[str, ResolvedPath],
+    raw: Mapping[str, bytes | None],
+    names: Mapping[str, str],
+    expected: Mapping[str, str],
+) -> None:
+    wanted: dict[str, str] = {}
+    for path, digest in expected.items():
+        rp = resolved.get(path) or ws.resolve(path, must_exist=False, field_name="expected_hashes")
+        wanted[rp.abs] = digest
+    for op in patch.ops:
+        if op.expected_hash:
+            wanted[resolved[op.path].abs] = op.expected_hash
+    for key, digest in wanted.items():
+        name = names.get(key, ws.display(key))
+        data = raw.get(key)
+        if key not in raw:
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENTS,
+                f"expected_hashes names {name}, which the patch does not touch",
+                {"path": name},
+            )
+        if data is None:
+            raise ToolError(
+                ErrorCode.CONFLICT,
+                f"{name} no longer exists (expected hash {digest}); read the directory again. Nothing was changed.",
+                {"path": name},
+            )
+        if not hash_matches(digest, data):
+            raise ToolError(
+                ErrorCode.CONFLICT,
+                f"{name} changed since it was read (expected hash {digest}, now {content_hash(data)}); read it "
+                "again and redo the patch. Nothing was changed.",
+                {"path": name, "expected": digest, "actual": content_hash(data)},
+            )
+
+
+def _commit(
+    plan: Plan,
+    by_key: Mapping[str, ResolvedPath],
+    raw: Mapping[str, bytes | None],
+    modes: Mapping[str, int],
+    names: Mapping[str, str],
+) -> None:
+    batch = AtomicBatch()
+    for ch in plan.changes:
+        rp = by_key[ch.key]
+        before = raw.get(ch.key)
+        if ch.after is None:
+            batch.delete(rp.root.path, rp.rel, expect=before)
+        else:
+            mode = modes.get(ch.mode_from) if ch.mode_from else None
+            batch.write(
+                rp.root.path,
+                rp.rel,
+                ch.after.encode("utf-8"),
+                mode,
+                expect=before,
+                expect_absent=before is None,
+            )
+    try:
+        batch.commit()
+    except ToolError as exc:
+        raise ToolError(exc.code, f"{exc.message}. No file was changed.", exc.details) from exc
+    except OSError as exc:
+        who = next((names[k] for k, rp in by_key.items() if rp.rel == batch.failed_rel), "a file")
+        raise ToolError(
+            ErrorCode.IO_ERROR,
+            f"writing {who} failed ({exc.strerror or exc}); every file already written was restored, so nothing "
+            "was changed",
+            {"path": who},
+        ) from exc
+
+
+def _outcome(plan: Plan, names: Mapping[str, str]) -> Outcome:
+    finals = {c.key: c for c in plan.changes}
+    files: list[Written] = []
+    for ev in plan.events:
+        ch = finals.get(ev.key)
+        before = ch.before if ch else None
+        after = ch.after if ch else None
+        digest = content_hash(after.encode("utf-8")) if after is not None else None
+        moved = names[ev.moved_from] if ev.moved_from else None
+        files.append(Written(ev, names[ev.key], before, after, digest, moved))
+    return Outcome(files)

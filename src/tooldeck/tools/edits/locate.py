@@ -1,0 +1,156 @@
+"""Where do a chunk's lines sit in the file? The fuzz ladder. No I/O.
+
+Codex's ``seek_sequence`` order, which models are trained against: compare
+lines exactly, then ignoring trailing whitespace, then ignoring surrounding
+whitespace, then after mapping typographic punctuation (dashes, curly quotes,
+odd spaces) to ASCII. The first level that finds the lines wins; within a
+level the first position at or after the cursor wins (chunks come in file
+order).
+
+Each level's line keys are computed once per file and indexed by first line,
+so a 300-chunk patch on a 20,000-line file costs a dictionary look-up per
+chunk rather than a scan.
+
+When nothing matches, :func:`nearest` finds the window that shares the most
+lines with the pattern so the error can show the model what the file really
+says.
+"""
+
+from __future__ import annotations
+
+import bisect
+import difflib
+from collections import Counter
+from dataclasses import dataclass
+
+LEVELS = ("exact", "trailing whitespace ignored", "surrounding whitespace ignored", "unicode punctuation normalised")
+FUZZIEST = len(LEVELS) - 1
+
+_PUNCT = str.maketrans(
+    {
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f", '"'),
+        **dict.fromkeys("\u00a0\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u202f\u205f\u3000", " "),
+    }
+)
+
+
+def normalise(line: str, level: int) -> str:
+    if level == 0:
+        return line
+    if level == 1:
+        return line.rstrip()
+    if level == 2:
+        return line.strip()
+    return line.strip().translate(_PUNCT)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    start: int  # 0-based index of the first matched line
+    level: int  # index into LEVELS
+
+
+class LineIndex:
+    """A file's lines with lazily built, per-level keys and first-line indexes."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self._keys: dict[int, list[str]] = {0: lines}
+        self._where: dict[int, dict[str, list[int]]] = {}
+
+    def keys(self, level: int) -> list[str]:
+        keys = self._keys.get(level)
+        if keys is None:
+            keys = self._keys[level] = [normalise(line, level) for line in self.lines]
+        return keys
+
+    def positions(self, level: int, key: str) -> list[int]:
+        where = self._where.get(level)
+        if where is None:
+            where = {}
+            for i, k in enumerate(self.keys(level)):
+                where.setdefault(k, []).append(i)
+            self._where[level] = where
+        return where.get(key, [])
+
+    def _at(self, level: int, pattern: list[str], start: int) -> bool:
+        keys = self.keys(level)
+        return all(keys[start + j] == p for j, p in enumerate(pattern))
+
+    def seek(self, pattern: list[str], start: int, *, end_of_file: bool = False) -> Found | None:
+        """First position ≥ ``start`` where ``pattern`` matches, trying each level
+        in turn. With ``end_of_file`` the pattern is first tried as the file's
+        last lines (at every level) before an ordinary search."""
+        m, n = len(pattern), len(self.lines)
+        if m == 0:
+            return Found(min(start, n), 0)
+        if m > n:
+            return None
+        if end_of_file:
+            for level in range(len(LEVELS)):
+                if self._at(level, [normalise(p, level) for p in pattern], n - m):
+                    return Found(n - m, level)
+        for level in range(len(LEVELS)):
+            pat = [normalise(p, level) for p in pattern]
+            # probe with the pattern's rarest line: "}" or "" would hit everywhere
+            probe = min(range(m), key=lambda j: len(self.positions(level, pat[j])))
+            cands = self.positions(level, pat[probe])
+            for pos in cands[bisect.bisect_left(cands, start + probe) :]:
+                first = pos - probe
+                if first + m > n:
+                    break
+                if self._at(level, pat, first):
+                    return Found(first, level)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    start: int
+    equal: int  # pattern lines equal (ignoring whitespace and punctuation) at this position
+
+
+def nearest(index: LineIndex, pattern: list[str], near: int = 0) -> Candidate | None:
+    """The window of the file most like ``pattern``: most lines equal at the
+    fuzziest level, ties broken by closeness to ``near``. Falls back to the
+    most similar single line when no line is equal anywhere."""
+    if not index.lines or not pattern:
+        return None
+    votes: Counter[int] = Counter()
+    n = len(index.lines)
+    for j, line in enumerate(pattern):
+        key = normalise(line, FUZZIEST)
+        if not key:
+            continue  # blank lines are everywhere; they say nothing about the place
+        for pos in index.positions(FUZZIEST, key):
+            start = pos - j
+            if 0 <= start < n:
+                votes[start] += 1
+    if votes:
+        best = max(votes.items(), key=lambda kv: (kv[1], -abs(kv[0] - near)))
+        return Candidate(best[0], best[1])
+    probe = next((normalise(p, FUZZIEST) for p in pattern if p.strip()), "")
+    if not probe:
+        return None
+    keys = index.keys(FUZZIEST)
+    close = difflib.get_close_matches(probe, keys, n=1, cutoff=0.5)
+    if not close:
+        return None
+    offset = next(j for j, p in enumerate(pattern) if p.strip())
+    return Candidate(max(0, keys.index(close[0]) - offset), 0)
+
+
+def close_lines(index: LineIndex, line: str, limit: int = 3) -> list[int]:
+    """0-based indexes of the lines most like ``line`` (for a missing anchor)."""
+    keys = index.keys(FUZZIEST)
+    probe = normalise(line, FUZZIEST)
+    matches = difflib.get_close_matches(probe, keys, n=limit, cutoff=0.6)
+    out: list[int] = []
+    for m in matches:
+        for i, k in enumerate(keys):
+            if k == m and i not in out:
+                out.append(i)
+                break
+    return out
