@@ -88,30 +88,45 @@ def _take_page(lines: list[str], budget: int, count: TokenCounter) -> int:
     return n
 
 
+def _fit_prefix(line: str, room: int, count: TokenCounter) -> int:
+    """How many leading characters of ``line`` fit in ``room`` tokens (>= 1)."""
+    size = min(len(line), room * 3)
+    while size > 1 and count(line[:size]) > room:
+        size = max(1, size * 2 // 3)
+    return size
+
+
 def paginate(tool: str, pending: _Pending, budget: int, count: TokenCounter, pager: Pager) -> Output:
     lines = pending.lines
     usable = max(200, budget - _NOTE_RESERVE)
     n = _take_page(lines, usable, count)
     page = lines[:n]
+    split = False  # whether the page ends inside a line (the next page continues it)
     if len(page) == 1 and count(page[0]) > usable:
         # one enormous line: split it by characters
-        approx = usable * 3
-        while approx > 200 and count(page[0][:approx]) > usable:
-            approx //= 2
-        head = page[0][:approx]
-        rest_of_line = page[0][approx:]
-        page = [head]
-        lines = [head, rest_of_line, *lines[1:]]
+        cut = _fit_prefix(page[0], usable, count)
+        page, lines, split = [page[0][:cut]], [page[0][:cut], page[0][cut:], *lines[1:]], True
+    elif n < len(lines):
+        # the next line does not fit whole: if a good part of the page is still
+        # free, fill it with the head of that line instead of wasting it
+        room = usable - count("\n".join(page)) - 1
+        if room > usable // 4:
+            cut = _fit_prefix(lines[n], room, count)
+            head, tail = lines[n][:cut], lines[n][cut:]
+            if tail:
+                page, lines, split = [*page, head], [*page, head, tail, *lines[n + 1 :]], True
     rest = lines[len(page) :]
     if not rest:
         return Output.text("\n".join(page))
     first = pending.start_line
     last = first + len(page) - 1
     remaining_tokens = count("\n".join(rest))
-    cursor = pager.put(_Pending(tool, rest, last + 1, pending.total_lines))
+    cursor = pager.put(_Pending(tool, rest, last if split else last + 1, pending.total_lines))
+    shown = f"lines {first}-{last} of {pending.total_lines} shown" + (f" (line {last} continues)" if split else "")
+    more = len(rest) - 1 if split else len(rest)
     note = (
-        f"[output truncated to fit the {budget}-token budget: lines {first}-{last} of "
-        f"{pending.total_lines} shown; {len(rest)} more lines (~{remaining_tokens} tokens) not shown. "
+        f"[output truncated to fit the {budget}-token budget: {shown}; {more} more lines "
+        f"(~{remaining_tokens} tokens) not shown. "
         f'Continue with {{"cursor": "{cursor}"}} on {tool}, or narrow the request.]'
     )
     return Output.text("\n".join(page) + "\n" + note)

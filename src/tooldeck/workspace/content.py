@@ -75,7 +75,7 @@ def open_nofollow(abs_path: str, shown: str, root: str | None = None, *, directo
             try:
                 nxt = os.open(part, flags if last else _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
-                if not last and exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                if (not last or directory) and exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link_at(fd, part):
                     raise ToolError(
                         ErrorCode.DENIED, f"{shown!r}: a folder on its path changed into a symbolic link; read it again"
                     ) from exc
@@ -86,6 +86,13 @@ def open_nofollow(abs_path: str, shown: str, root: str | None = None, *, directo
         os.close(fd)
         raise
     return fd
+
+
+def _is_link_at(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
 
 
 def read_bytes(abs_path: str, shown: str, limit: int | None = None, *, root: str | None = None) -> FileBytes:
@@ -150,6 +157,8 @@ def _open_error(exc: OSError, shown: str) -> ToolError:
         return ToolError(ErrorCode.NOT_FOUND, f"{shown!r} does not exist")
     if exc.errno == errno.ELOOP:
         return ToolError(ErrorCode.DENIED, f"{shown!r} changed into a symbolic link; read it again")
+    if exc.errno == errno.ENOTDIR:
+        return ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown!r}: not a directory (or a folder on its path is not)")
     if exc.errno == errno.EISDIR:
         return ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is a directory; use read_directory")
     if exc.errno in (errno.EACCES, errno.EPERM):

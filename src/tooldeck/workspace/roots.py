@@ -26,6 +26,17 @@ from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.workspace.ignore import IgnoreRules
 
 ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+PATH_MAX = 4096  # Linux's limit for a whole path; longer input is a mistake, not a file
+
+
+def short(path: str, limit: int = 160) -> str:
+    """``repr(path)``, shortened in the middle: error messages quote the
+    model's input, and a 4 KB path quoted twice helps nobody."""
+    text = repr(path)
+    if len(text) <= limit:
+        return text
+    keep = limit // 2 - 2
+    return f"{text[:keep]}…{text[-keep:]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,17 +171,23 @@ class Workspace:
         if "\x00" in path:
             raise invalid_arguments(f"field `{field_name}`: path contains a NUL byte", field=field_name)
         try:
-            os.fsencode(path)  # U+DC80..U+DCFF stand for raw bytes; other lone surrogates cannot be a name
+            encoded = os.fsencode(path)  # U+DC80..U+DCFF stand for raw bytes; other lone surrogates cannot be a name
         except UnicodeEncodeError as exc:
             raise invalid_arguments(
                 f"field `{field_name}`: path contains a lone surrogate and cannot name a file", field=field_name
             ) from exc
+        if len(encoded) >= PATH_MAX:
+            raise invalid_arguments(
+                f"field `{field_name}`: path is {len(encoded)} bytes long, over the {PATH_MAX - 1}-byte limit",
+                field=field_name,
+            )
+        shown = short(path)
         candidates: list[str]
         if root is not None:
             base = self.root(root)
             if os.path.isabs(path):
                 raise invalid_arguments(
-                    f"field `{field_name}` must be relative when `root` is given (got {path!r})", field=field_name
+                    f"field `{field_name}` must be relative when `root` is given (got {shown})", field=field_name
                 )
             candidates = [os.path.join(base.path, path)]
         elif os.path.isabs(path):
@@ -182,26 +199,26 @@ class Workspace:
             existing = [c for c in candidates if os.path.lexists(c)]
             candidates = existing[:1] or candidates[:1]
         lexical = candidates[0]
-        real, exists = _canonical(lexical, path)
+        real, exists = _canonical(lexical, shown)
         owner = self.containing_root(real)
         if owner is None:
             raise ToolError(
                 ErrorCode.OUTSIDE_ROOTS,
-                f"{path!r} resolves outside the workspace roots; use a path inside one of:\n{self.describe_roots()}",
+                f"{shown} resolves outside the workspace roots; use a path inside one of:\n{self.describe_roots()}",
             )
         if must_exist and not exists:
             raise ToolError(
                 ErrorCode.NOT_FOUND,
-                f"{path!r} does not exist (looked at {self.display(real)}); list the directory with "
+                f"{shown} does not exist (looked at {short(self.display(real))}); list the directory with "
                 "read_directory or search with file_search",
             )
         if write:
             if owner.read_only:
-                raise ToolError(ErrorCode.READ_ONLY, f"root {owner.id!r} is read-only; {path!r} cannot be changed")
+                raise ToolError(ErrorCode.READ_ONLY, f"root {owner.id!r} is read-only; {shown} cannot be changed")
             if os.path.islink(lexical):
                 raise ToolError(
                     ErrorCode.DENIED,
-                    f"{path!r} is a symbolic link; tooldeck never writes through a link. "
+                    f"{shown} is a symbolic link; tooldeck never writes through a link. "
                     f"Edit its target {self.display(real)} instead",
                 )
         return ResolvedPath(owner, real, owner.relative(real), exists, path)
@@ -215,16 +232,16 @@ def _canonical(lexical: str, shown: str) -> tuple[str, bool]:
         pass
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{shown!r} is (or passes through) a symlink loop") from exc
+            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{shown} is (or passes through) a symlink loop") from exc
         if exc.errno == errno.ENOTDIR:
-            raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown!r}: a parent component is not a directory") from exc
+            raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown}: a parent component is not a directory") from exc
         if exc.errno == errno.ENAMETOOLONG:
-            raise invalid_arguments(f"{shown[:80]!r}…: path is too long") from exc
+            raise invalid_arguments(f"{shown}: a name in the path is too long") from exc
         raise
     try:
         return os.path.realpath(lexical, strict=False), False
     except OSError as exc:  # pragma: no cover - realpath(strict=False) rarely raises
-        raise invalid_arguments(f"{shown!r} cannot be resolved: {exc}") from exc
+        raise invalid_arguments(f"{shown} cannot be resolved: {exc}") from exc
 
 
 def as_path(p: ResolvedPath) -> Path:

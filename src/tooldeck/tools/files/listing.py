@@ -11,6 +11,7 @@ from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.tools.common import set_root_enum
+from tooldeck.workspace.content import open_nofollow
 
 
 class ReadDirectoryInput(ToolInput):
@@ -27,13 +28,19 @@ def build(rt: Runtime) -> Tool:
         if not os.path.isdir(rp.abs):
             raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{args.path!r} is a file; read it with read_file")
         names: list[str] = []
-        with os.scandir(rp.abs) as it:
-            for e in it:
-                try:
-                    is_dir = e.is_dir(follow_symlinks=False)
-                except OSError:
-                    is_dir = False
-                names.append(e.name + "/" if is_dir else e.name)
+        # list through a descriptor opened without following any link below
+        # the root: a folder swapped for a symlink after the check is refused
+        fd = open_nofollow(rp.abs, ws.display(rp.abs), rp.root.path, directory=True)
+        try:
+            with os.scandir(fd) as it:
+                for e in it:
+                    try:
+                        is_dir = e.is_dir(follow_symlinks=False)
+                    except OSError:
+                        is_dir = False
+                    names.append(e.name + "/" if is_dir else e.name)
+        finally:
+            os.close(fd)
         names.sort()
         return "\n".join(names) if names else "(empty directory)"
 
