@@ -15,7 +15,12 @@ from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
 
 # One module per domain, each exposing tools(runtime) -> list[Tool].
-DOMAINS: tuple[str, ...] = ("tooldeck.tools.files", "tooldeck.tools.edits", "tooldeck.tools.search")
+DOMAINS: tuple[str, ...] = (
+    "tooldeck.tools.files",
+    "tooldeck.tools.git",
+    "tooldeck.tools.edits",
+    "tooldeck.tools.search",
+)
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
 ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}

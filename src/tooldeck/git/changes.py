@@ -1,0 +1,239 @@
+"""What changed between the two sides of a :class:`DiffSpec`, file by file,
+and the unified patch of each file.
+
+One ``git diff --raw --numstat -z`` call gives status, modes, rename pairs and
+line counts (NUL-separated, so any file name parses); patches come from a
+second call only when a detail level needs them, optionally limited to the
+files that will be shown. Untracked files (working-tree specs) are listed by
+``git ls-files --others --exclude-standard`` and their "new file" patches are
+built here, reading each file without following a symlink.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tooldeck.git.compare import DiffSpec
+from tooldeck.git.repo import Repo
+from tooldeck.git.runner import DIFF_SAFETY
+
+MAX_UNTRACKED = 500  # untracked files listed per call
+MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
+_DIFF_FLAGS = (*DIFF_SAFETY, "--no-relative", "--src-prefix=a/", "--dst-prefix=b/", "-M", "--ignore-submodules=dirty")
+
+
+@dataclass(slots=True)
+class FileChange:
+    status: str  # A M D R C T U X, or "?" for an untracked file
+    path: str  # repository-relative, the new side
+    old_path: str | None = None  # for renames and copies
+    added: int | None = None  # None for binary files
+    deleted: int | None = None
+    similarity: int | None = None
+    old_mode: str = ""
+    new_mode: str = ""
+    patch: str | None = None
+
+    @property
+    def binary(self) -> bool:
+        return self.added is None
+
+    @property
+    def untracked(self) -> bool:
+        return self.status == "?"
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        return (self.old_path, self.path) if self.old_path else (self.path,)
+
+
+@dataclass(slots=True)
+class ChangeSet:
+    spec: DiffSpec
+    files: list[FileChange]
+    untracked_skipped: int = 0  # untracked files beyond MAX_UNTRACKED
+
+    @property
+    def added(self) -> int:
+        return sum(f.added or 0 for f in self.files)
+
+    @property
+    def deleted(self) -> int:
+        return sum(f.deleted or 0 for f in self.files)
+
+
+def _pathspec(paths: Sequence[str] | None) -> list[str]:
+    return ["--", *paths] if paths else []
+
+
+def parse_raw_numstat(data: str) -> list[FileChange]:
+    """Parse ``git diff --raw --numstat -z`` (raw records, then numstat)."""
+    tokens = data.split("\0")
+    raw: list[FileChange] = []
+    stats: list[tuple[int | None, int | None]] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        if not tok:
+            i += 1
+            continue
+        if tok.startswith(":"):
+            meta = tok[1:].split()
+            old_mode, new_mode, code = meta[0], meta[1], meta[4]
+            letter = code[0]
+            score = int(code[1:]) if code[1:].isdigit() else None
+            if letter in "RC":
+                fc = FileChange(letter, tokens[i + 2], tokens[i + 1], similarity=score)
+                i += 3
+            else:
+                fc = FileChange(letter, tokens[i + 1])
+                i += 2
+            fc.old_mode, fc.new_mode = old_mode, new_mode
+            raw.append(fc)
+            continue
+        added, deleted, path = tok.split("\t", 2)
+        count = (None, None) if added == "-" else (int(added), int(deleted))
+        stats.append(count)
+        i += 3 if path == "" else 1  # a rename's two names follow as their own tokens
+    for fc, (a, d) in zip(raw, stats, strict=False):
+        fc.added, fc.deleted = a, d
+    return raw
+
+
+def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None) -> ChangeSet:
+    """Every changed file of ``spec`` (limited to ``paths``, repository-relative)."""
+    res = repo.git.run(["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", *spec.args, *_pathspec(paths)])
+    files = parse_raw_numstat(res.text)
+    skipped = 0
+    if spec.worktree:
+        untracked, skipped = list_untracked(repo, paths)
+        files.extend(untracked)
+    return ChangeSet(spec, files, skipped)
+
+
+def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
+    res = repo.git.run(["ls-files", "--others", "--exclude-standard", "-z", *_pathspec(paths)])
+    names = sorted(n for n in res.text.split("\0") if n)
+    out: list[FileChange] = []
+    for name in names[:MAX_UNTRACKED]:
+        fc = FileChange("?", name, new_mode="100644")
+        data = _read_untracked(repo, name, fc)
+        if data is not None and b"\0" not in data[:8000]:
+            text = data.decode("utf-8", "replace")
+            fc.added, fc.deleted = len(text.splitlines()), 0
+        out.append(fc)
+    return out, max(0, len(names) - MAX_UNTRACKED)
+
+
+def _read_untracked(repo: Repo, rel: str, fc: FileChange) -> bytes | None:
+    """The bytes git would record for an untracked file (a symlink's target
+    text, never what it points to), or None when too large or unreadable."""
+    full = repo.path_of(rel)
+    try:
+        st = os.lstat(full)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        fc.new_mode = "120000"
+        return os.readlink(full).encode("utf-8", "surrogateescape")
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_UNTRACKED_BYTES:
+        return None
+    if st.st_mode & 0o111:
+        fc.new_mode = "100755"
+    try:
+        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(MAX_UNTRACKED_BYTES + 1)
+
+
+def untracked_patch(repo: Repo, fc: FileChange) -> str:
+    """A ``new file`` patch for an untracked file, as ``git diff`` would show it
+    after ``git add -N``."""
+    head = f"diff --git a/{fc.path} b/{fc.path}\nnew file mode {fc.new_mode}\n"
+    data = _read_untracked(repo, fc.path, fc)
+    if data is None:
+        return head + f"(untracked file not shown: larger than {MAX_UNTRACKED_BYTES} bytes or unreadable)\n"
+    if b"\0" in data[:8000]:
+        return head + f"Binary files /dev/null and b/{fc.path} differ\n"
+    if not data:
+        return head
+    text = data.decode("utf-8", "replace")
+    lines = text.splitlines()
+    body = "".join(f"+{line}\n" for line in lines)
+    tail = "" if text.endswith("\n") else "\\ No newline at end of file\n"
+    return head + f"--- /dev/null\n+++ b/{fc.path}\n@@ -0,0 +1,{len(lines)} @@\n" + body + tail
+
+
+def split_patches(text: str) -> list[str]:
+    """Split a multi-file patch at its ``diff --git`` headers."""
+    chunks: list[str] = []
+    current: list[str] = []
+    for line in text.splitlines(keepends=True):
+        if line.startswith("diff --git ") and current:
+            chunks.append("".join(current))
+            current = []
+        current.append(line)
+    if current:
+        chunks.append("".join(current))
+    return chunks
+
+
+def _quote(path: str) -> str:
+    """git's C-style quoting of a name in a patch header (quotepath=false)."""
+    special = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\a": "\\a", "\b": "\\b"}
+    if not any(c in special or ord(c) < 0x20 or c == "\x7f" for c in path):
+        return path
+    out = "".join(special.get(c, f"\\{ord(c):03o}" if ord(c) < 0x20 or c == "\x7f" else c) for c in path)
+    return f'"{out}"'
+
+
+def _header(fc: FileChange) -> str:
+    old = fc.old_path or fc.path
+    a, b = _quote("a/" + old), _quote("b/" + fc.path)
+    return f"diff --git {a} {b}\n"
+
+
+def load_patches(
+    repo: Repo,
+    changes: ChangeSet,
+    files: Iterable[FileChange] | None = None,
+    *,
+    context: int | None = 3,
+) -> None:
+    """Fill ``patch`` on ``files`` (default: all). ``context`` lines around
+    each hunk; ``None`` shows whole functions (``--function-context``)."""
+    wanted = list(changes.files if files is None else files)
+    tracked = [f for f in wanted if not f.untracked]
+    for fc in wanted:
+        if fc.untracked:
+            fc.patch = untracked_patch(repo, fc)
+    if not tracked:
+        return
+    ctx_flag = "--function-context" if context is None else f"-U{context}"
+    limit: list[str] = []
+    if len(tracked) < len([f for f in changes.files if not f.untracked]):
+        limit = sorted({p for f in tracked for p in f.paths})
+    res = repo.git.run(["diff", *_DIFF_FLAGS, "-p", ctx_flag, *changes.spec.args, *_pathspec(limit)])
+    chunks = split_patches(res.text)
+    by_header = {chunk.split("\n", 1)[0] + "\n": chunk for chunk in chunks}
+    unmatched: list[FileChange] = []
+    for fc in tracked:
+        chunk = by_header.pop(_header(fc), None)
+        if chunk is None:
+            unmatched.append(fc)
+        else:
+            fc.patch = chunk
+    # Names git writes differently than we expect: pair the rest in order.
+    rest = [c for c in chunks if c.split("\n", 1)[0] + "\n" in by_header]
+    for fc, chunk in zip(unmatched, rest, strict=False):
+        fc.patch = chunk
+
+
+def hunk_headers(patch: str) -> list[str]:
+    """The ``@@ ... @@`` lines of a patch (what changed where)."""
+    return [line for line in patch.splitlines() if line.startswith("@@")]

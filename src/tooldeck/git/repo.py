@@ -1,0 +1,227 @@
+"""Finding a repository and naming its commits safely.
+
+:func:`open_repo` turns a directory into a :class:`Repo` (toplevel, git
+directories, a runner with the repository's filter drivers blanked).
+:func:`resolve_commit` is the only way a model-supplied revision reaches git:
+it is checked for a leading ``-`` and resolved with ``rev-parse --verify
+--end-of-options`` to an object id, and later commands only ever see that id.
+Worktrees and Jujutsu (``jj``) checkouts are detected here too.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from dataclasses import dataclass, field
+
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.git.runner import DEFAULT_TIMEOUT, Git, git_message, refuse_option
+
+DEFAULT_BRANCH_CANDIDATES = ("main", "master", "trunk", "develop")
+
+
+@dataclass(frozen=True, slots=True)
+class Worktree:
+    path: str
+    head: str | None = None
+    branch: str | None = None  # short name, None when detached
+    bare: bool = False
+    locked: bool = False
+    prunable: bool = False
+
+    def describe(self) -> str:
+        what = f"branch {self.branch}" if self.branch else ("bare" if self.bare else "detached HEAD")
+        flags = "".join([", locked" if self.locked else "", ", prunable" if self.prunable else ""])
+        return f"{self.path} ({what}{flags})"
+
+
+@dataclass(frozen=True)
+class Repo:
+    toplevel: str  # canonical absolute path of this checkout
+    git_dir: str  # this checkout's git directory (.git or .git/worktrees/NAME)
+    common_dir: str  # the repository's shared git directory
+    git: Git
+    jj_root: str | None = None  # a colocated Jujutsu checkout, if any
+    _cache: dict[str, object] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def is_linked_worktree(self) -> bool:
+        return os.path.realpath(self.git_dir) != os.path.realpath(self.common_dir)
+
+    def path_of(self, rel: str) -> str:
+        return os.path.join(self.toplevel, rel)
+
+
+def find_jj(start: str) -> str | None:
+    """The nearest directory at or above ``start`` holding a ``.jj`` folder."""
+    d = os.path.realpath(start)
+    while True:
+        if os.path.isdir(os.path.join(d, ".jj")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def jj_installed() -> bool:
+    return shutil.which("jj") is not None
+
+
+def _not_a_repo(directory: str, shown: str, message: str) -> ToolError:
+    jj = find_jj(directory)
+    if jj is not None:
+        if jj_installed():
+            hint = "tooldeck reads jj repositories through their git backend; colocate it (`jj git init --colocate`)"
+        else:
+            hint = "`jj` is not installed here; install it or colocate the repository with git"
+        return ToolError(ErrorCode.UNSUPPORTED, f"{shown} is a Jujutsu (jj) repository without a git checkout: {hint}")
+    return ToolError(
+        ErrorCode.NOT_FOUND,
+        f"{shown} is not inside a git repository ({message}); pass repo_root= a directory of a git checkout "
+        "(a root id or a path), or initialise one with `git init`",
+    )
+
+
+def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Repo:
+    """The repository whose working tree contains ``directory``."""
+    shown = shown or directory
+    if not os.path.isdir(directory):
+        raise ToolError(ErrorCode.NOT_FOUND, f"{shown} is not a directory; pass repo_root= a checkout directory")
+    probe = Git(directory, timeout)
+    res = probe.run(
+        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
+        ok=(0, 128),
+    )
+    if res.code != 0:
+        msg = git_message(res.stderr)
+        if "must be run in a work tree" in msg:
+            raise ToolError(ErrorCode.UNSUPPORTED, f"{shown} is a bare repository (no working tree); use a checkout")
+        if "dubious ownership" in msg:
+            raise ToolError(ErrorCode.GIT_ERROR, f"git refuses {shown}: {msg}")
+        raise _not_a_repo(directory, shown, msg)
+    lines = res.text.splitlines()
+    if len(lines) < 3:
+        raise ToolError(ErrorCode.GIT_ERROR, f"git rev-parse gave unexpected output for {shown}: {res.text[:200]!r}")
+    toplevel, git_dir, common_dir = (os.path.realpath(x) for x in lines[:3])
+    extra = _blank_filters(Git(toplevel, timeout))
+    jj = find_jj(toplevel)
+    jj_root = jj if jj is not None and os.path.realpath(jj) == toplevel else None
+    return Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
+
+
+def _blank_filters(git: Git) -> tuple[str, ...]:
+    """``-c`` overrides that disable every clean/smudge/process filter driver
+    the repository's configuration declares (they are programs)."""
+    res = git.run(
+        ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], ok=(0, 1, 128)
+    )
+    drivers: list[str] = []
+    for key in res.text.split("\0"):
+        key = key.strip()
+        if key.lower().startswith("filter.") and key.count(".") >= 2:
+            name = key[len("filter.") : key.rfind(".")]
+            if name not in drivers:
+                drivers.append(name)
+    out: list[str] = []
+    for name in drivers:
+        out += [f"filter.{name}.clean=", f"filter.{name}.smudge=", f"filter.{name}.process="]
+        out.append(f"filter.{name}.required=false")
+    return tuple(out)
+
+
+def worktrees(repo: Repo) -> list[Worktree]:
+    """Every checkout of the repository; the first is the main one."""
+    cached = repo._cache.get("worktrees")
+    if cached is not None:
+        return cached  # type: ignore[return-value]
+    res = repo.git.run(["worktree", "list", "--porcelain", "-z"])
+    out: list[Worktree] = []
+    cur: dict[str, object] = {}
+
+    def flush() -> None:
+        if "path" in cur:
+            out.append(Worktree(**cur))  # type: ignore[arg-type]
+        cur.clear()
+
+    for token in res.text.split("\0"):
+        if not token:
+            flush()
+            continue
+        key, _, value = token.partition(" ")
+        if key == "worktree":
+            flush()
+            cur["path"] = os.path.realpath(value) if os.path.exists(value) else value
+        elif key == "HEAD":
+            cur["head"] = value
+        elif key == "branch":
+            cur["branch"] = value.removeprefix("refs/heads/")
+        elif key in ("bare", "locked", "prunable"):
+            cur[key] = True
+    flush()
+    repo._cache["worktrees"] = out
+    return out
+
+
+def head_commit(repo: Repo) -> str | None:
+    """The object id of HEAD, or None on an unborn branch."""
+    res = repo.git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok=(0, 1, 128))
+    return res.text.strip() or None if res.code == 0 else None
+
+
+def current_branch(repo: Repo) -> str | None:
+    res = repo.git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], ok=(0, 1))
+    return res.text.strip() or None if res.code == 0 else None
+
+
+def resolve_commit(repo: Repo, rev: str, field_name: str) -> str:
+    """Resolve a model-supplied revision to a commit id, refusing options."""
+    rev = refuse_option(rev, field_name)
+    res = repo.git.run(["rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"], ok=(0, 1, 128))
+    sha = res.text.strip()
+    if res.code != 0 or not sha:
+        raise ToolError(
+            ErrorCode.GIT_ERROR,
+            f"`{field_name}`: {rev!r} is not a commit in {repo.toplevel} (unknown revision or path); "
+            "use a branch, tag, commit id or HEAD~N (see op=log)",
+        )
+    return sha
+
+
+def short(repo: Repo, sha: str) -> str:
+    return sha[:7] if len(sha) >= 7 else sha
+
+
+def merge_base(repo: Repo, a: str, b: str) -> str:
+    res = repo.git.run(["merge-base", a, b], ok=(0, 1))
+    if res.code != 0 or not res.text.strip():
+        raise ToolError(ErrorCode.GIT_ERROR, f"{short(repo, a)} and {short(repo, b)} have no common ancestor")
+    return res.text.strip()
+
+
+def empty_tree(repo: Repo) -> str:
+    """The id of the empty tree (the base for a root commit or unborn HEAD)."""
+    cached = repo._cache.get("empty_tree")
+    if cached is None:
+        res = repo.git.run(["hash-object", "-t", "tree", "--stdin"], input=b"")
+        cached = repo._cache["empty_tree"] = res.text.strip()
+    return str(cached)
+
+
+def default_branch(repo: Repo) -> str:
+    """The repository's default branch: origin/HEAD's target, else the first
+    of main, master, trunk, develop that exists locally (or on origin)."""
+    res = repo.git.run(["symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD"], ok=(0, 1, 128))
+    if res.code == 0 and res.text.strip():
+        return res.text.strip()
+    refs = [f"refs/heads/{n}" for n in DEFAULT_BRANCH_CANDIDATES]
+    refs += [f"refs/remotes/origin/{n}" for n in DEFAULT_BRANCH_CANDIDATES]
+    found = set(repo.git.text(["for-each-ref", "--format=%(refname)", *refs]).split())
+    for ref in refs:
+        if ref in found:
+            return ref.removeprefix("refs/heads/").removeprefix("refs/remotes/")
+    raise ToolError(
+        ErrorCode.GIT_ERROR,
+        f"no default branch found in {repo.toplevel} (no origin/HEAD, and none of "
+        f"{', '.join(DEFAULT_BRANCH_CANDIDATES)}); use compare='mergebase:<branch>'",
+    )

@@ -1,0 +1,115 @@
+"""Repository state from ``git status --porcelain=v2 --branch -z``: branch,
+upstream, ahead/behind, staged / modified / untracked / conflicted files, the
+stash, and an operation in progress (merge, rebase, ...).
+
+Porcelain v2 is git's stable machine format; ``-z`` makes every file name
+parse, whatever bytes it holds.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from tooldeck.git.repo import Repo
+
+_STATE_MARKERS = (
+    ("rebase-merge", "rebase in progress"),
+    ("rebase-apply", "rebase or am in progress"),
+    ("MERGE_HEAD", "merge in progress"),
+    ("CHERRY_PICK_HEAD", "cherry-pick in progress"),
+    ("REVERT_HEAD", "revert in progress"),
+    ("BISECT_LOG", "bisect in progress"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class StatusEntry:
+    code: str  # one letter: M A D R C T U, or "?" untracked
+    path: str
+    old_path: str | None = None
+
+
+@dataclass(slots=True)
+class RepoStatus:
+    head_oid: str | None = None  # None on an unborn branch
+    branch: str | None = None  # None when detached
+    upstream: str | None = None
+    ahead: int | None = None
+    behind: int | None = None
+    stash: int = 0
+    staged: list[StatusEntry] = field(default_factory=list)
+    modified: list[StatusEntry] = field(default_factory=list)  # unstaged changes to tracked files
+    untracked: list[StatusEntry] = field(default_factory=list)
+    conflicts: list[StatusEntry] = field(default_factory=list)
+    operation: str | None = None
+
+    @property
+    def clean(self) -> bool:
+        return not (self.staged or self.modified or self.untracked or self.conflicts)
+
+
+def parse_status(data: str) -> RepoStatus:
+    st = RepoStatus()
+    tokens = data.split("\0")
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        i += 1
+        if not tok:
+            continue
+        if tok.startswith("# "):
+            key, _, value = tok[2:].partition(" ")
+            if key == "branch.oid":
+                st.head_oid = None if value == "(initial)" else value
+            elif key == "branch.head":
+                st.branch = None if value == "(detached)" else value
+            elif key == "branch.upstream":
+                st.upstream = value
+            elif key == "branch.ab":
+                ahead, _, behind = value.partition(" ")
+                st.ahead, st.behind = int(ahead.lstrip("+")), int(behind.lstrip("-"))
+            elif key == "stash":
+                st.stash = int(value)
+            continue
+        kind = tok[0]
+        if kind == "?":
+            st.untracked.append(StatusEntry("?", tok[2:]))
+        elif kind == "1":
+            parts = tok.split(" ", 8)
+            _add(st, parts[1], parts[8], None)
+        elif kind == "2":
+            parts = tok.split(" ", 9)
+            old = tokens[i]
+            i += 1
+            _add(st, parts[1], parts[9], old)
+        elif kind == "u":
+            parts = tok.split(" ", 10)
+            st.conflicts.append(StatusEntry("U", parts[10]))
+    return st
+
+
+def _add(st: RepoStatus, xy: str, path: str, old: str | None) -> None:
+    x, y = xy[0], xy[1]
+    if x != ".":
+        st.staged.append(StatusEntry(x, path, old if x in "RC" else None))
+    if y != ".":
+        st.modified.append(StatusEntry(y, path, old if y in "RC" else None))
+
+
+def operation_in_progress(repo: Repo) -> str | None:
+    for marker, what in _STATE_MARKERS:
+        if os.path.exists(os.path.join(repo.git_dir, marker)):
+            return what
+    return None
+
+
+def repo_status(repo: Repo, paths: Sequence[str] | None = None) -> RepoStatus:
+    args = ["status", "--porcelain=v2", "--branch", "--show-stash", "-z", "--untracked-files=normal"]
+    args += ["--ignore-submodules=dirty"]
+    if paths:
+        args += ["--", *paths]
+    st = parse_status(repo.git.text(args))
+    st.operation = operation_in_progress(repo)
+    return st
