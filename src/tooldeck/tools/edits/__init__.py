@@ -10,8 +10,11 @@ stages: ``recover`` (argument repair), ``match`` (the ladder), ``reindent``.
 
 from __future__ import annotations
 
-from tooldeck.core.tool import Tool
-from tooldeck.runtime import Runtime
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the apply_patch console script imports this package: keep it light
+    from tooldeck.core.tool import Tool
+    from tooldeck.runtime import Runtime
 
 
 def tools(rt: Runtime) -> list[Tool]:

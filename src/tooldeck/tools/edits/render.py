@@ -52,15 +52,19 @@ def hunk_lines(reps: Sequence[Replacement]) -> tuple[list[str], int, int]:
     return out, ins, dels
 
 
+def _lines(n: int) -> str:
+    return f"{n} line{'s' if n != 1 else ''}"
+
+
 def describe(w: Written, budget: int) -> tuple[list[str], int]:
     """Lines describing one file and how many diff lines they used."""
     ev = w.event
     digest = f" [hash={w.digest}]" if w.digest else ""
     if ev.kind == "D":
-        return [f"D {w.shown}: deleted ({_count_lines(w.before)} lines)"], 0
+        return [f"D {w.shown}: deleted ({_lines(_count_lines(w.before))})"], 0
     if ev.kind == "A":
         how = "replaced an existing file" if ev.replaced else "new file"
-        return [f"A {w.shown}: {how}, {_count_lines(w.after)} lines{digest}"], 0
+        return [f"A {w.shown}: {how}, {_lines(_count_lines(w.after))}{digest}"], 0
     diff, ins, dels = hunk_lines(ev.replacements)
     hunks = sum(1 for line in diff if line.startswith("@@ "))
     moved = f" (moved from {w.moved_from})" if w.moved_from else ""
