@@ -1,0 +1,23 @@
+"""Selection and prompt: manage_selection, workspace_context, prompt.
+
+Also publishes the ``selected_paths`` capability (root-relative paths of the
+current tab's selected files), consumed by get_file_tree's ``*`` marker and
+by the ``scope=selected`` options of get_code_structure and git.
+"""
+
+from __future__ import annotations
+
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+
+
+def tools(rt: Runtime) -> list[Tool]:
+    from tooldeck.tools.selection import context, manage, prompt
+
+    def selected_paths() -> list[str]:
+        from tooldeck.context.selection import selection_service
+
+        return selection_service(rt).selected_paths()
+
+    rt.provide("selected_paths", selected_paths)
+    return [manage.build(rt), context.build(rt), prompt.build(rt)]

@@ -1,0 +1,140 @@
+"""app_settings (seed 004): read and change tooldeck's own settings.
+
+Only keys in :data:`tooldeck.settings.REGISTRY` exist here; values are checked
+against their declared type and bounds; secrets (``models.api_key``) can be
+set but never read back: list/get show only whether they are set.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from tooldeck.core import Output, ToolInput, invalid_arguments, tool
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+from tooldeck.settings import GROUPS, REGISTRY, lookup, settings_service
+
+Group = Literal["output", "tree", "code_maps", "context_builder", "tokens", "editing", "prompt_packaging", "models"]
+
+
+class AppSettingsInput(ToolInput):
+    op: Literal["list", "get", "set", "options"] = "list"
+    group: Group | None = Field(None, description="Filter for list; selector for get.")
+    key: str | None = Field(None, description="Fully-qualified key, e.g. output.budget_tokens (set, options, get).")
+    keys: list[str] | None = Field(None, max_length=50, description="Batch get (not with key or group).")
+    value: bool | int | float | str | None = Field(
+        None, description="set: the new value (checked against the key's type); null restores the default."
+    )
+    limit: int = Field(60, ge=1, le=200, description="options: at most this many candidates.")
+    detailed: bool = Field(False, description="options: include the setting's description.")
+
+    @field_validator("value", mode="plain")
+    @classmethod
+    def _keep(cls, value: Any) -> Any:
+        # no coercion: "true" stays a string, 1 stays an int; the registry validates
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            raise ValueError("value must be a boolean, number, string or null")
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> AppSettingsInput:
+        given = self.model_fields_set
+        if self.keys is not None and (self.key is not None or self.group is not None):
+            raise ValueError("`keys` is exclusive with `key` and `group`")
+        if self.op == "set":
+            if self.key is None:
+                raise ValueError("op=set needs `key`")
+            if "value" not in given:
+                raise ValueError("op=set needs `value` (null restores the default)")
+        elif "value" in given:
+            raise ValueError("`value` is only for op=set")
+        if self.op == "options" and self.key is None:
+            raise ValueError("op=options needs `key`")
+        if self.op == "list" and (self.key is not None or self.keys is not None):
+            raise ValueError("op=list filters by `group` only; use op=get for keys")
+        return self
+
+
+def _line(d: dict[str, Any]) -> str:
+    shown = ("<secret: set>" if d["is_set"] else "<secret: not set>") if "is_set" in d else json.dumps(d["value"])
+    bits = [d["type"]]
+    if "choices" in d:
+        bits.append("|".join(d["choices"]))
+    if "range" in d:
+        lo, hi = d["range"]
+        bits.append(f"{lo:g}..{hi:g}")
+    if d["source"] != "default":
+        bits.append(f"from {d['source']}")
+    if "applies" in d:
+        bits.append(f"applies at {d['applies']}")
+    desc = f" — {d['description']}" if "description" in d else ""
+    return f"  {d['key']} = {shown}  ({', '.join(bits)}){desc}"
+
+
+def build(rt: Runtime) -> Tool:
+    def listing(keys: list[str]) -> Output:
+        svc = settings_service(rt)
+        rows = [svc.describe(k) for k in keys]
+        lines: list[str] = []
+        group = None
+        for d in rows:
+            g = d["key"].split(".", 1)[0]
+            if g != group:
+                group = g
+                lines.append(f"[{g}] {GROUPS.get(g, '')}".rstrip())
+            lines.append(_line(d))
+        return Output.text("\n".join(lines) or "(no settings)", {"settings": rows})
+
+    def app_settings(args: AppSettingsInput) -> Output:
+        svc = settings_service(rt)
+        if args.op == "list" or (args.op == "get" and args.key is None and args.keys is None):
+            keys = [k for k, s in REGISTRY.items() if args.group is None or s.group == args.group]
+            return listing(sorted(keys, key=lambda k: (list(GROUPS).index(REGISTRY[k].group), k)))
+        if args.op == "get":
+            keys = args.keys if args.keys is not None else [args.key or ""]
+            for k in keys:
+                lookup(k)  # not_found naming the close keys
+            if args.group is not None and args.key is not None and REGISTRY[args.key].group != args.group:
+                raise invalid_arguments(f"{args.key} is not in group {args.group}", field="group")
+            return listing(keys)
+        key = args.key or ""
+        spec = lookup(key)
+        if args.op == "set":
+            svc.set(key, args.value)
+            d = svc.describe(key, detailed=False)
+            note = ""
+            if d["source"] == "env":
+                note = f" (note: environment variable {spec.env} is set and takes precedence)"
+            elif spec.applies != "now":
+                note = f" (takes effect at the {spec.applies})"
+            shown = "(hidden)" if spec.secret else json.dumps(d["value"])
+            what = "restored to its default" if args.value is None else "set"
+            return Output.text(f"{key} {what}: {shown}{note}")
+        # options
+        if spec.type == "enum":
+            candidates: list[Any] = list(spec.choices)
+        elif spec.type == "bool":
+            candidates = [True, False]
+        else:
+            candidates = []
+        lines = [f"{key}: {spec.type}" + (f" — {spec.description}" if args.detailed else "")]
+        if candidates:
+            lines.extend(f"  {json.dumps(c)}" for c in candidates[: args.limit])
+        elif spec.type in ("int", "float"):
+            lines.append(f"  any number from {spec.minimum:g} to {spec.maximum:g}")
+        else:
+            lines.append(
+                "  free text" + (" (write-only secret)" if spec.secret else "") + (", or null" if spec.nullable else "")
+            )
+        return Output.text("\n".join(lines), {"key": key, "candidates": candidates[: args.limit]})
+
+    return tool(
+        app_settings,
+        description="tooldeck's own settings (an allowlist; secrets are write-only). op: list (group?) | get (key "
+        "| keys | group) | set (key, value; null restores the default) | options (key). Groups: "
+        + ", ".join(GROUPS)
+        + ".",
+    )
