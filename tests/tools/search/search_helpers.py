@@ -149,3 +149,8 @@ class Search:
         assert res.is_error, res.text[:500]
         assert res.error is not None and res.error.code == code, res.text
         return res
+
+
+def snapshot(path: Path) -> dict[str, bytes]:
+    """Every regular file under ``path`` with its bytes (to prove nothing changed)."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in path.rglob("*") if p.is_file() and not p.is_symlink()}

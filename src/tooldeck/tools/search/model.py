@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pathspec import GitIgnoreSpec
 from pydantic import Field, field_validator, model_validator
 
 from tooldeck.core import ToolInput
@@ -20,6 +21,7 @@ from tooldeck.core import ToolInput
 Mode = Literal["auto", "path", "content", "both"]
 MAX_PATTERN_CHARS = 2000
 _EXT_RE = re.compile(r"^[A-Za-z0-9_+~-]+(?:\.[A-Za-z0-9_+~-]+)*$")
+_UNCLOSED_CLASS = re.compile(r"\[[^\]]*$")  # a "[" with no "]" after it
 
 
 def _as_list(value: Any, *, split: bool) -> Any:
@@ -76,6 +78,12 @@ class SearchFilter(ToolInput):
                 raise ValueError("each exclude glob must be a non-empty single line")
             if glob.startswith("!"):
                 raise ValueError(f"{glob!r}: exclude lists globs to leave out; '!' re-inclusion is not supported")
+            if _UNCLOSED_CLASS.search(glob):
+                raise ValueError(f"{glob!r}: unclosed character class; missing ']'")
+            try:
+                GitIgnoreSpec.from_lines([glob])
+            except (ValueError, re.error) as exc:
+                raise ValueError(f"{glob!r} is not a valid glob ({exc})") from exc
             out.append(glob)
         return out or None
 

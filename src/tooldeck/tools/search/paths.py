@@ -89,27 +89,40 @@ def _fuzzy(q: str, s: str, base_start: int) -> int | None:
     return None if best is None else max(1, min(STRONG - 1, best))
 
 
-def text_score(q: str, rel: str) -> int | None:
-    base_start = rel.rfind("/") + 1
-    base = rel[base_start:]
-    stem = base.rsplit(".", 1)[0] if "." in base[1:] else base
-    if base == q:
-        return 100
-    if stem == q:
-        return 95
-    if base.startswith(q):
-        return 85
-    if q in base:
-        return 75
-    if rel.endswith(q):
-        return 70
-    if q in rel:
-        return 60
-    pieces = [p for p in re.split(r"[/\s_.-]+", q) if p]
-    if len(pieces) > 1 and all(p in rel for p in pieces):
-        return STRONG
-    compact = "".join(q.split())
-    return _fuzzy(compact, rel, base_start) if compact else None
+class TextScorer:
+    """Scores paths against a text pattern (tiers documented in the module)."""
+
+    def __init__(self, q: str) -> None:
+        self.q = q
+        pieces = [p for p in re.split(r"[/\s_.-]+", q) if p]
+        self.pieces = pieces if len(pieces) > 1 else []
+        self.compact = "".join(q.split())
+
+    def __call__(self, rel: str) -> int | None:
+        q = self.q
+        base_start = rel.rfind("/") + 1
+        if q in rel:
+            base = rel[base_start:]
+            if base == q:
+                return 100
+            if (base.rsplit(".", 1)[0] if "." in base[1:] else base) == q:
+                return 95
+            if base.startswith(q):
+                return 85
+            if q in base:
+                return 75
+            return 70 if rel.endswith(q) else 60
+        if self.pieces and all(p in rel for p in self.pieces):
+            return STRONG
+        if not self.compact or not _is_subsequence(self.compact, rel):
+            return None
+        return _fuzzy(self.compact, rel, base_start)
+
+
+def _is_subsequence(q: str, s: str) -> bool:
+    """Cheap rejection before scoring (most paths do not contain the letters in order)."""
+    it = iter(s)
+    return all(ch in it for ch in q)
 
 
 def _matcher(pattern: str, kind: PathKind) -> tuple[Callable[[str], int | None], bool]:
@@ -124,7 +137,8 @@ def _matcher(pattern: str, kind: PathKind) -> tuple[Callable[[str], int | None],
             rx = re.compile(pattern, re.IGNORECASE if fold else 0)  # the caller checked it compiles
         return (lambda rel: 50 if rx.search(rel) else None), False
     q = pattern.lower() if fold else pattern
-    return (lambda rel: text_score(q, rel.lower() if fold else rel)), True
+    scorer = TextScorer(q)
+    return (lambda rel: scorer(rel.lower() if fold else rel)), True
 
 
 def _candidates(
