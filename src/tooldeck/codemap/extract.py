@@ -1,0 +1,197 @@
+"""Extraction: one file's bytes → its codemap payload (no I/O, no cache).
+
+One parse, one query traversal. The language's query (``queries/*.scm``)
+captures definitions, their names and bodies, imports, and the comment/string
+nodes (``@skip``). From those captures, plain Python:
+
+* orders definitions by position and nests them by byte-range containment
+  (a function inside a class is a method; anything inside a function body is
+  left out: a codemap never shows bodies);
+* builds each signature as the definition's text up to its body (``@body``),
+  or, for bodiless kinds (constants, properties, aliases), its first line cut
+  to a short length;
+* collects references: the identifiers of the code with comments and strings
+  blanked out, found by one regular expression over the remaining bytes.
+
+This runs in worker processes too, so it must stay importable on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from tooldeck.codemap import grammars
+from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, Payload, Symbol
+from tooldeck.codemap.specs import squash
+
+MAX_SIGNATURE = 240
+MAX_VALUE_SIGNATURE = 100
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_TRIM = "\"'`"
+_NAME_LEAD = ":$@"
+_TRAILERS = " \t:{=;,"
+
+
+@dataclass(slots=True)
+class _Def:
+    start: int
+    end: int
+    pattern: int
+    kind: str
+    node: Any
+    name: Any
+    body: Any
+
+
+def count_lines(data: bytes) -> int:
+    if not data:
+        return 0
+    return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+
+
+def extract(language: str, data: bytes) -> Payload:
+    """The codemap payload of ``data`` (source bytes in ``language``)."""
+    from tree_sitter import QueryCursor
+
+    tree = grammars.parse(language, data)
+    query = grammars.definitions_query(language)
+    spec = grammars.spec(language)
+    skip_pattern = query.pattern_count - 1  # grammars.query_source appends it last
+
+    defs: dict[tuple[int, int, int], _Def] = {}
+    import_nodes: list[Any] = []
+    skips: list[tuple[int, int]] = []
+    kinds: dict[int, str | None] = {}
+    for pattern, caps in QueryCursor(query).matches(tree.root_node):
+        if pattern == skip_pattern:
+            node = caps["skip"][0]
+            skips.append((node.start_byte, node.end_byte))
+            continue
+        kind = kinds.get(pattern, "")
+        if kind == "":
+            kind = kinds[pattern] = next((k[11:] for k in caps if k.startswith("definition.")), None)
+        if kind is None:
+            import_nodes.extend(caps.get("import", ()))
+            continue
+        names = caps.get("name")
+        if not names:
+            continue
+        node = caps["definition." + kind][0]
+        # one statement may define several names (`attr_reader :a, :b`): key on the name too
+        key = (node.start_byte, node.end_byte, names[0].start_byte)
+        seen = defs.get(key)
+        if seen is not None and seen.pattern <= pattern:
+            continue
+        body = caps.get("body")
+        defs[key] = _Def(key[0], key[1], pattern, kind, node, names[0], body[0] if body else None)
+
+    payload = Payload(lines=count_lines(data))
+    payload.symbols = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
+    payload.imports = _imports(import_nodes, data, spec)
+    payload.references = _references(data, skips)
+    return payload
+
+
+def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[Symbol]:
+    out: list[Symbol] = []
+    stack: list[tuple[int, int, Symbol]] = []  # (start, end byte, symbol) of open ancestors
+    bodies: set[int] = set()
+    for d in defs:
+        # pop what ended before d, and d's twin (another name of the same statement)
+        while stack and (stack[-1][1] <= d.start or (stack[-1][0] == d.start and stack[-1][1] == d.end)):
+            stack.pop()
+        parent = stack[-1][2] if stack else None
+        if parent is not None and parent.kind in BODY_KINDS:
+            continue  # inside a body: not part of the map
+        if d.body is not None:
+            if d.body.start_byte in bodies:
+                continue  # `typedef struct s {...} S`: the struct is the typedef, listed once
+            bodies.add(d.body.start_byte)
+        kind = d.kind
+        if kind == "function" and parent is not None and parent.kind in CLASS_LIKE:
+            kind = "method"
+        name = _clean_name(d.name.text.decode("utf-8", "replace"))
+        if not name:
+            continue
+        sym = Symbol(
+            name=name,
+            kind=kind,
+            signature=_signature(d, kind, src, spec),
+            line=d.name.start_point[0] + 1,
+            parent=parent.name if parent is not None else None,
+            end_line=d.node.end_point[0] + 1,
+            depth=len(stack),
+        )
+        out.append(sym)
+        stack.append((d.start, d.end, sym))
+    return out
+
+
+def _clean_name(name: str) -> str:
+    """``"x"`` → x, ``:sym`` → sym, ``$var`` → var, ``Foo<T>`` → Foo, ``ns::Cls::m`` → m."""
+    name = name.strip(_NAME_TRIM).lstrip(_NAME_LEAD).strip()
+    if "<" in name:
+        name = name.split("<", 1)[0].strip()
+    if "::" in name:
+        name = name.rsplit("::", 1)[1]
+    return name
+
+
+def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
+    if d.body is not None:
+        head = src[d.start : d.body.start_byte].decode("utf-8", "replace")
+        tail = src[d.body.end_byte : d.end].strip()
+        sig = squash(head).rstrip(_TRAILERS)
+        if tail and tail not in (b";", b",", b"end"):  # C `typedef struct {...} Name;`
+            sig = f"{sig} {{…}} {squash(tail.decode('utf-8', 'replace')).rstrip(';')}"
+        limit = MAX_SIGNATURE
+    else:
+        raw = src[d.start : d.end].decode("utf-8", "replace")
+        first, newline, _rest = raw.partition("\n")
+        sig = squash(first).rstrip(";")
+        if newline and _rest.strip():
+            sig = sig[:-1].rstrip() + " " + sig[-1] + "…" if sig.endswith(("{", "(", "[")) else sig + " …"
+        limit = MAX_VALUE_SIGNATURE
+    parent = d.node.parent
+    if parent is not None:
+        wrap = spec.wrappers.get(parent.type)
+        if wrap is not None:
+            prefix = wrap if isinstance(wrap, str) else wrap(parent, d.node, src)
+            if prefix:
+                sig = f"{prefix} {sig}"
+    keyword = spec.kind_prefix.get(kind)
+    if keyword:
+        sig = f"{keyword} {sig}"
+    if len(sig) > limit:
+        sig = sig[: limit - 1].rstrip() + "…"
+    return sig
+
+
+def _imports(nodes: list[Any], src: bytes, spec: Any) -> list[str]:
+    seen: dict[str, None] = {}
+    for node in nodes:
+        for name in spec.import_format(node, src):
+            if name and len(name) <= 200:
+                seen.setdefault(name, None)
+    return list(seen)
+
+
+def _references(src: bytes, skips: list[tuple[int, int]]) -> set[str]:
+    """Identifiers of the code outside comments and strings."""
+    if skips:
+        skips.sort()
+        parts: list[bytes] = []
+        pos = 0
+        for start, end in skips:
+            if start > pos:
+                parts.append(src[pos:start])
+            if end > pos:
+                pos = end
+        parts.append(src[pos:])
+        src = b" ".join(parts)
+    words = set(_WORD.findall(src))
+    if not words:
+        return set()
+    return set(b" ".join(words).decode("utf-8", "replace").split(" "))

@@ -1,0 +1,82 @@
+"""Loading grammars and compiled queries, once per process.
+
+tree-sitter is imported here, lazily: nothing imports this module until a
+file is actually parsed. A ``Parser`` is not thread-safe, so each thread gets
+its own; ``Language`` and ``Query`` objects are shared.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import threading
+from pathlib import Path
+from typing import Any
+
+from tooldeck.codemap.specs import SPECS, LangSpec
+
+QUERY_DIR = Path(__file__).parent / "queries"
+_local = threading.local()
+
+
+def spec(language: str) -> LangSpec:
+    return SPECS[language]
+
+
+@functools.cache
+def language(name: str) -> Any:
+    from tree_sitter import Language
+
+    sp = SPECS[name]
+    module = importlib.import_module(sp.module)
+    return Language(getattr(module, sp.function)())
+
+
+def _read_query(file_stem: str) -> str:
+    """A query file; a first line ``; inherits: other`` prepends ``other``'s query."""
+    source = (QUERY_DIR / f"{file_stem}.scm").read_text(encoding="utf-8")
+    first = source.split("\n", 1)[0]
+    if first.startswith("; inherits:"):
+        base = first.split(":", 1)[1].strip()
+        source = _read_query(base) + "\n" + source
+    return source
+
+
+def query_source(name: str) -> str:
+    """The tooldeck query of ``name`` plus the comment/string ``@skip`` pattern
+    (always last: extraction recognises it by its index)."""
+    sp = SPECS[name]
+    skip = " ".join(f"({t})" for t in sp.skip_types)
+    return f"{_read_query(sp.query_name or name)}\n[{skip}] @skip\n"
+
+
+@functools.cache
+def definitions_query(name: str) -> Any:
+    from tree_sitter import Query
+
+    return Query(language(name), query_source(name))
+
+
+@functools.cache
+def identifiers_query(name: str) -> Any:
+    from tree_sitter import Query
+
+    kinds = " ".join(f"({t})" for t in SPECS[name].identifier_types)
+    return Query(language(name), f"[{kinds}] @ref")
+
+
+def parser(name: str) -> Any:
+    """This thread's parser for ``name``."""
+    parsers: dict[str, Any] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    p = parsers.get(name)
+    if p is None:
+        from tree_sitter import Parser
+
+        p = parsers[name] = Parser(language(name))
+    return p
+
+
+def parse(name: str, data: bytes) -> Any:
+    return parser(name).parse(data)

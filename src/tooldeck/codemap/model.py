@@ -1,0 +1,123 @@
+"""The codemap data model: what one file defines, imports and mentions.
+
+Plain dataclasses, no tree-sitter: consumers (selection, context ranking,
+rendering) import this without paying for the parsers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# Kinds a Symbol may have. "method" is a function whose parent is class-like;
+# "impl" is a Rust impl block (it groups methods under the implemented type).
+KINDS: tuple[str, ...] = (
+    "class",
+    "struct",
+    "interface",
+    "trait",
+    "enum",
+    "type",
+    "impl",
+    "module",
+    "function",
+    "method",
+    "property",
+    "constant",
+    "variable",
+    "export",
+    "macro",
+)
+
+# Kinds whose members are methods/properties (a function inside one is a method).
+CLASS_LIKE: frozenset[str] = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
+# Kinds whose inside is a body: definitions nested there are not part of the map.
+BODY_KINDS: frozenset[str] = frozenset({"function", "method"})
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """One definition: ``signature`` is its header as written (never its body);
+    ``line`` is the 1-based line of its name, ``end_line`` the last line of the
+    whole definition (so a line can be attributed to its enclosing definition)."""
+
+    name: str
+    kind: str
+    signature: str
+    line: int
+    parent: str | None = None
+    end_line: int = 0
+    depth: int = 0  # nesting level under other symbols (0 = top level)
+
+
+@dataclass(slots=True)
+class Codemap:
+    """The map of one file. ``references`` holds the identifiers the file's
+    code uses (comments and strings excluded), for reference graphs."""
+
+    path: str  # root-relative, "/"-separated
+    language: str
+    imports: list[str]
+    symbols: list[Symbol]
+    references: set[str]
+    content_hash: str
+    lines: int = 0
+    root: str = ""  # id of the root holding ``path``
+
+    def top_level(self) -> list[Symbol]:
+        return [s for s in self.symbols if s.depth == 0]
+
+    def defines(self, name: str) -> bool:
+        return any(s.name == name for s in self.symbols)
+
+    def enclosing(self, line: int) -> Symbol | None:
+        """The innermost symbol whose span contains ``line``."""
+        return enclosing(self.symbols, line)
+
+
+def enclosing(symbols: list[Symbol], line: int) -> Symbol | None:
+    """The innermost of ``symbols`` whose span (name line to end line) holds ``line``."""
+    best: Symbol | None = None
+    for s in symbols:
+        if s.line <= line <= max(s.end_line, s.line) and (best is None or s.depth >= best.depth):
+            best = s
+    return best
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    path: str
+    line: int
+    signature: str
+    kind: str
+    name: str = ""
+    parent: str | None = None
+    root: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    path: str
+    line: int
+    text: str  # the referencing line, stripped
+    enclosing: str | None  # "Class.method" of the definition containing the line, if any
+    root: str = ""
+
+
+@dataclass(slots=True)
+class Skipped:
+    """A file that has no codemap, and why (no grammar, binary, minified...)."""
+
+    path: str
+    reason: str
+    root: str = ""
+
+
+@dataclass(slots=True)
+class Payload:
+    """What extraction produces from one file's bytes: everything of a
+    Codemap that depends only on the content (so it is cached by hash)."""
+
+    imports: list[str] = field(default_factory=list)
+    symbols: list[Symbol] = field(default_factory=list)
+    references: set[str] = field(default_factory=set)
+    lines: int = 0

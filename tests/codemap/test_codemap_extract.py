@@ -1,0 +1,411 @@
+"""Extraction per language: every known definition of each fixture is found
+with its kind, line and parent; bodies never appear in a codemap."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tooldeck.codemap.extract import extract
+from tooldeck.codemap.languages import language_for
+from tooldeck.codemap.model import Codemap
+from tooldeck.codemap.render import render
+
+FIXTURES = Path(__file__).parent.parent / "fixtures" / "codemap"
+
+# fixture -> ["kind name line [parent]", ...]; each line number is also checked
+# against the fixture text below (the named line must contain the name).
+EXPECTED: dict[str, list[str]] = {
+    "sample.py": [
+        "export __all__ 8",
+        "constant DEFAULT_PORT 10",
+        "type Handler 11",
+        "type Pair 12",
+        "class Color 15",
+        "property RED 16 Color",
+        "class Server 20",
+        "property timeout 23 Server",
+        "method __init__ 26 Server",
+        "method address 31 Server",
+        "method start 34 Server",
+        "class Config 40 Server",
+        "function main 44",
+        "function fetch 49",
+        "class Greeter 53",
+        "method greet 54 Greeter",
+    ],
+    "sample.js": [
+        "variable lodash 3",
+        "constant MAX_ITEMS 5",
+        "class Shape 9",
+        "property count 10 Shape",
+        "method constructor 13 Shape",
+        "method area 18 Shape",
+        "method label 22 Shape",
+        "method create 26 Shape",
+        "function makeShape 31",
+        "function loadAll 36",
+        "function square 40",
+        "function ids 42",
+        "export ids 46",
+    ],
+    "sample.ts": [
+        "constant DEFAULT_TIMEOUT 5",
+        "interface Repository 7",
+        "property id 8 Repository",
+        "method find 9 Repository",
+        "type Id 13",
+        "enum Status 15",
+        "module Utils 26",
+        "function slug 27 Utils",
+        "class Service 32",
+        "property items 33 Service",
+        "method constructor 36 Service",
+        "method validate 46 Service",
+        "function createService 49",
+        "function handler 53",
+        "function helper 57",
+    ],
+    "sample.tsx": [
+        "interface ButtonProps 3",
+        "property onClick 5 ButtonProps",
+        "type Theme 8",
+        "function Button 10",
+        "function App 15",
+        "class Counter 20",
+        "method render 23 Counter",
+    ],
+    "sample.go": [
+        "module server 1",
+        "constant DefaultPort 10",
+        "constant ModeProd 14",
+        "variable ErrClosed 17",
+        "type Handler 19",
+        "struct Server 21",
+        "property Port 23 Server",
+        "interface Store 26",
+        "method Get 27 Store",
+        "function NewServer 31",
+        "method Start 37",
+        "method Address 42",
+    ],
+    "sample.rs": [
+        "constant MAX_SIZE 4",
+        "constant GREETING 5",
+        "type Result 7",
+        "struct Config 10",
+        "property retries 12 Config",
+        "enum Shape 15",
+        "trait Drawable 20",
+        "method draw 21 Drawable",
+        "impl Config 27",
+        "method new 28 Config",
+        "impl Shape 38",
+        "module util 44",
+        "function helper 45 util",
+        "macro square 50",
+        "function run 54",
+    ],
+    "Sample.java": [
+        "module com.example.app 1",
+        "class Sample 8",
+        "constant MAX_USERS 9 Sample",
+        "property name 10 Sample",
+        "method Sample 12 Sample",
+        "method run 18 Sample",
+        "method findAll 21 Sample",
+        "class Inner 25 Sample",
+        "interface Repository 30",
+        "method findById 31 Repository",
+        "enum Level 35",
+        "method isHigh 38 Level",
+        "class Point 41",
+        "interface Marker 43",
+    ],
+    "sample.c": [
+        "constant MAX_LEN 4",
+        "macro SQUARE 5",
+        "type size_type 7",
+        "struct Point 12",
+        "property x 10 Point",
+        "struct node 14",
+        "property next 15 node",
+        "enum color 19",
+        "constant default_port 21",
+        "variable global_counter 22",
+        "function add 24",
+        "function copy_string 26",
+        "function main 32",
+    ],
+    "sample.cpp": [
+        "module geometry 7",
+        "enum Kind 11 geometry",
+        "type Points 13 geometry",
+        "class Shape 16 geometry",
+        "method Shape 18 Shape",
+        "method ~Shape 19 Shape",
+        "method area 20 Shape",
+        "method name 21 Shape",
+        "property sides_ 25 Shape",
+        "struct Vec2 28 geometry",
+        "method length 31 Vec2",
+        "function Vec2Length 34 geometry",
+        "function length 41",
+        "function main 45",
+    ],
+    "Sample.cs": [
+        "module Example.App 5",
+        "type Notify 7 Example.App",
+        "interface IRepository 9 Example.App",
+        "property Count 12 IRepository",
+        "enum Status 15 Example.App",
+        "struct Point 17 Example.App",
+        "class Person 23 Example.App",
+        "class UserService 26 Example.App",
+        "constant MaxUsers 28 UserService",
+        "property Name 31 UserService",
+        "method UserService 33 UserService",
+        "method SaveAsync 43 UserService",
+        "property Changed 45 UserService",
+    ],
+    "sample.rb": [
+        "constant MAX_RETRIES 4",
+        "module Billing 6",
+        "constant TAX_RATE 7 Billing",
+        "class Invoice 9 Billing",
+        "property total 11 Invoice",
+        "property items 11 Invoice",
+        "method initialize 13 Invoice",
+        "method build 18 Invoice",
+        "method paid? 22 Invoice",
+        "method compute! 28 Invoice",
+        "function helper 34",
+    ],
+    "sample.php": [
+        "module App\\Models 3",
+        "constant VERSION 8",
+        "interface Shape 10",
+        "method area 12 Shape",
+        "trait Loggable 15",
+        "enum Suit 23",
+        "class User 29",
+        "constant ROLE 33 User",
+        "property name 34 User",
+        "method __construct 37 User",
+        "method validate 47 User",
+        "function helper 50",
+    ],
+    "sample.swift": [
+        "variable maxRetries 4",
+        "type Completion 6",
+        "interface Drawable 8",
+        "method draw 10 Drawable",
+        "enum Direction 13",
+        "struct Point 18",
+        "property y 20 Point",
+        "class Shape 23",
+        "property sides 25 Shape",
+        "method init 27 Shape",
+        "method area 35 Shape",
+        "impl Shape 40",
+        "method describe 41 Shape",
+        "function makeShape 44",
+    ],
+    "sample.kt": [
+        "module com.example.shapes 1",
+        "constant MAX_SIDES 6",
+        "type Callback 8",
+        "interface Shape 10",
+        "method area 12 Shape",
+        "enum Color 15",
+        "class Point 17",
+        "class Registry 19",
+        "method register 20 Registry",
+        "class Circle 23",
+        "property scale 25 Circle",
+        "method area 27 Circle",
+        "method unit 33 companion",
+        "function second 37",
+        "function load 39",
+    ],
+    "sample.sh": [
+        "variable MAX_RETRIES 7",
+        "variable LOG_LEVEL 8",
+        "variable DEFAULT_DIR 9",
+        "function log 11",
+        "function retry 15",
+        "function main 23",
+    ],
+    "sample.scala": [
+        "module com.example.shapes 1",
+        "trait Shape 6",
+        "method area 7 Shape",
+        "class Point 11",
+        "class Animal 13",
+        "class Geometry 15",
+        "property Pi 16 Geometry",
+        "type Matrix 17 Geometry",
+        "method distance 19 Geometry",
+        "class Circle 25",
+        "method name 31 Circle",
+        "enum Color 34",
+        "function topLevel 37",
+    ],
+    "sample.ml": [
+        "constant max_size 4",
+        "type color 6",
+        "type point 8",
+        "type Not_ready 10",
+        "interface SHAPE 12",
+        "module Circle 16",
+        "constant pi 17 Circle",
+        "function area 19 Circle",
+        "function fib 24",
+        "function distance 26",
+        "class counter 29",
+        "method incr 31 counter",
+    ],
+    "sample.mli": [
+        "type t 3",
+        "type shape 5",
+        "function create 9",
+        "module Config 13",
+        "function default 14 Config",
+        "interface PRINTABLE 17",
+    ],
+}
+
+IMPORTS: dict[str, list[str]] = {
+    "sample.py": ["os", "collections.abc.Iterator", ".models.User", ".models.Group"],
+    "sample.js": ["fs", "node:path", "lodash"],
+    "sample.ts": ["fs/promises", "./config", "path"],
+    "sample.tsx": ["react"],
+    "sample.go": ["fmt", "net/http", "os"],
+    "sample.rs": ["std::collections::HashMap"],
+    "Sample.java": ["java.util.List", "java.util.concurrent.*"],
+    "sample.c": ["stdio.h", "config.h"],
+    "sample.cpp": ["string", "widget.hpp"],
+    "Sample.cs": ["System", "System.Collections.Generic"],
+    "sample.rb": ["json", "models/user"],
+    "sample.php": ["App\\Contracts\\Repository"],
+    "sample.swift": ["Foundation", "UIKit"],
+    "sample.kt": ["kotlin.math.PI", "java.util.*"],
+    "sample.sh": ["./lib/common.sh"],
+    "sample.scala": ["scala.collection.mutable"],
+    "sample.ml": ["Printf", "Core.Std"],
+    "sample.mli": ["Types"],
+}
+
+BODY_MARKERS = ("BODY-ONLY", "hidden_body_marker", "hiddenBodyMarker", "inner_helper", "innerHelper")
+
+
+def _codemap(name: str) -> tuple[Codemap, str]:
+    path = FIXTURES / name
+    language = language_for(name)
+    assert language is not None, name
+    payload = extract(language, path.read_bytes())
+    cm = Codemap(name, language, payload.imports, payload.symbols, payload.references, "", payload.lines)
+    return cm, path.read_text(encoding="utf-8")
+
+
+def test_every_language_has_a_fixture():
+    languages = {language_for(name) for name in EXPECTED}
+    assert languages >= {
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "c",
+        "cpp",
+        "csharp",
+        "ruby",
+        "php",
+        "swift",
+        "kotlin",
+        "bash",
+        "scala",
+        "ocaml",
+    }
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_known_definitions_with_kind_line_and_parent(name: str):
+    cm, source = _codemap(name)
+    lines = source.splitlines()
+    found = {(s.kind, s.name, s.line, s.parent) for s in cm.symbols}
+    for spec in EXPECTED[name]:
+        kind, sym, line, *parent = spec.split(" ")
+        # the expectation itself is checked against the fixture text
+        assert sym.split(".")[-1].split("\\")[-1].lstrip("~") in lines[int(line) - 1], (name, spec)
+        assert (kind, sym, int(line), parent[0] if parent else None) in found, (
+            f"{name}: {spec} not in {sorted(found, key=lambda f: f[2])}"
+        )
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_imports(name: str):
+    cm, _ = _codemap(name)
+    for imp in IMPORTS[name]:
+        assert imp in cm.imports, (name, cm.imports)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in EXPECTED if not n.endswith(".mli")))  # .mli: no bodies
+def test_no_body_text_in_a_codemap(name: str):
+    cm, source = _codemap(name)
+    assert any(marker in source for marker in BODY_MARKERS), "fixture must contain a body marker"
+    text = render(cm)
+    for marker in BODY_MARKERS:
+        assert marker not in text, f"{name}: body text {marker!r} leaked into\n{text}"
+    assert all(s.name not in ("inner_helper", "innerHelper", "hidden_body_marker") for s in cm.symbols)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_line_of_the_render_points_at_its_definition(name: str):
+    cm, source = _codemap(name)
+    lines = source.splitlines()
+    for sym in cm.symbols:
+        assert 1 <= sym.line <= len(lines)
+        assert sym.line <= max(sym.end_line, sym.line)
+        assert "\n" not in sym.signature and len(sym.signature) <= 240
+
+
+def test_references_exclude_comments_and_strings():
+    cm, _ = _codemap("sample.py")
+    assert {"Base", "DEFAULT_PORT", "Server", "Iterator"} <= cm.references
+    assert "BODY" not in cm.references  # only inside a string
+    assert "small" not in cm.references  # only inside the module docstring
+
+
+def test_signatures_read_like_the_source():
+    cm, _ = _codemap("sample.py")
+    by_name = {s.name: s for s in cm.symbols}
+    assert by_name["__init__"].signature == "def __init__(self, host: str, port: int = DEFAULT_PORT) -> None"
+    assert by_name["address"].signature == "@property def address(self) -> str"
+    assert by_name["DEFAULT_PORT"].signature == "const DEFAULT_PORT = 8080"
+    assert by_name["timeout"].signature == "prop timeout: float = 3.0"
+    go, _ = _codemap("sample.go")
+    assert {s.name: s.signature for s in go.symbols}["Start"] == "func (s *Server) Start() error"
+    c, _ = _codemap("sample.c")
+    assert {s.name: s.signature for s in c.symbols}["Point"] == "typedef struct point {…} Point"
+
+
+def test_long_values_are_cut_on_the_first_line():
+    payload = extract("python", b"TABLE = {\n    'a': 1,\n    'b': 2,\n}\nNAME = '" + b"x" * 300 + b"'\n")
+    sigs = {s.name: s.signature for s in payload.symbols}
+    assert sigs["TABLE"] == "const TABLE = {…"
+    assert len(sigs["NAME"]) <= 100 and sigs["NAME"].endswith("…")
+
+
+def test_broken_source_still_yields_what_parses():
+    payload = extract("python", b"def ok(a):\n    return a\n\ndef broken(:\n    pass\n\nclass After:\n    pass\n")
+    names = {s.name for s in payload.symbols}
+    assert "ok" in names and "After" in names
+
+
+def test_empty_file():
+    payload = extract("python", b"")
+    assert payload.symbols == [] and payload.imports == [] and payload.lines == 0
