@@ -7,9 +7,10 @@ odd spaces) to ASCII. The first level that finds the lines wins; within a
 level the first position at or after the cursor wins (chunks come in file
 order).
 
-Each level's line keys are computed once per file and indexed by first line,
-so a 300-chunk patch on a 20,000-line file costs a dictionary look-up per
-chunk rather than a scan.
+Each fuzzier level's line keys are computed once per file, when first needed,
+so a 300-chunk patch on a 20,000-line file costs a short C-speed walk
+from the cursor per chunk (or an index look-up when the pattern starts with
+a line that is everywhere) rather than a Python scan.
 
 When nothing matches, :func:`nearest` finds the window that shares the most
 lines with the pattern so the error can show the model what the file really
@@ -75,6 +76,37 @@ class LineIndex:
             self._where[level] = where
         return where.get(key, [])
 
+    def _scan(self, level: int, pat: list[str], start: int) -> int | None:
+        """First index >= ``start`` where ``pat`` matches the level's keys.
+
+        A C-speed ``list.index`` walk from the cursor finds the usual case (the
+        next chunk a little further down) without building anything; if the
+        first line keeps matching in the wrong places ("}" or ""), switch to
+        the index of the pattern's rarest line."""
+        keys = self.keys(level)
+        m = len(pat)
+        last = len(keys) - m  # last possible start
+        i, misses = start, 0
+        while i <= last and misses < 32:
+            try:
+                i = keys.index(pat[0], i, last + 1)
+            except ValueError:
+                return None
+            if keys[i : i + m] == pat:
+                return i
+            i, misses = i + 1, misses + 1
+        if i > last:
+            return None
+        probe = min(range(m), key=lambda j: len(self.positions(level, pat[j])))
+        cands = self.positions(level, pat[probe])
+        for pos in cands[bisect.bisect_left(cands, i + probe) :]:
+            first = pos - probe
+            if first > last:
+                break
+            if keys[first : first + m] == pat:
+                return first
+        return None
+
     def _at(self, level: int, pattern: list[str], start: int) -> bool:
         keys = self.keys(level)
         return all(keys[start + j] == p for j, p in enumerate(pattern))
@@ -93,16 +125,10 @@ class LineIndex:
                 if self._at(level, [normalise(p, level) for p in pattern], n - m):
                     return Found(n - m, level)
         for level in range(len(LEVELS)):
-            pat = [normalise(p, level) for p in pattern]
-            # probe with the pattern's rarest line: "}" or "" would hit everywhere
-            probe = min(range(m), key=lambda j: len(self.positions(level, pat[j])))
-            cands = self.positions(level, pat[probe])
-            for pos in cands[bisect.bisect_left(cands, start + probe) :]:
-                first = pos - probe
-                if first + m > n:
-                    break
-                if self._at(level, pat, first):
-                    return Found(first, level)
+            pat = pattern if level == 0 else [normalise(p, level) for p in pattern]
+            found = self._scan(level, pat, start)
+            if found is not None:
+                return Found(found, level)
         return None
 
 

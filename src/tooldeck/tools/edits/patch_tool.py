@@ -17,7 +17,7 @@ from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output
 from tooldeck.core.tool import RawArguments, Tool, ToolAnnotations, custom_tool
 from tooldeck.runtime import Runtime
-from tooldeck.tools.edits.engine import apply_patch_text
+from tooldeck.tools.edits.engine import apply_patch_text, gc_paused
 from tooldeck.tools.edits.render import render_outcome
 from tooldeck.tools.edits.v4a_parser import unwrap_input
 
@@ -54,13 +54,15 @@ def build(rt: Runtime) -> Tool:
     def run(args: tuple[str, dict[str, str]], inv: Invocation) -> Output:
         text, expected = args
         outcome = apply_patch_text(rt.workspace, text, expected)  # per call: the workspace can be switched
+        with gc_paused():
+            rendered = render_outcome(outcome)
         structured = {
             "added": [w.shown for w in outcome.files if w.event.kind == "A"],
             "modified": [w.shown for w in outcome.files if w.event.kind == "M"],
             "deleted": [w.shown for w in outcome.files if w.event.kind == "D"],
             "hashes": {w.shown: w.digest for w in outcome.files if w.digest},
         }
-        return Output.text(render_outcome(outcome), structured)
+        return Output.text(rendered, structured)
 
     return custom_tool(
         name="apply_patch",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from tooldeck.tools.edits.engine import Outcome, Written
 from tooldeck.tools.edits.plan import Replacement
@@ -27,29 +28,109 @@ def _count_lines(text: str | None) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def hunk_lines(reps: Sequence[Replacement]) -> tuple[list[str], int, int]:
-    """Unified-diff style lines for ``reps`` plus (insertions, deletions)."""
-    out: list[str] = []
-    ins = dels = 0
+def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+    """Lengths of the common prefix and (non-overlapping) common suffix."""
+    limit = min(len(old), len(new))
+    p = 0
+    while p < limit and old[p] == new[p]:
+        p += 1
+    q = 0
+    while q < limit - p and old[-1 - q] == new[-1 - q]:
+        q += 1
+    return p, q
+
+
+def _one_hunk(r: Replacement, shift: int) -> tuple[list[str], int, int] | None:
+    """The usual chunk, one changed run between unchanged ends, without difflib."""
+    p, q = _common_ends(r.old, r.new)
+    old_mid, new_mid = r.old[p : len(r.old) - q], r.new[p : len(r.new) - q]
+    if not old_mid and not new_mid:
+        return [], 0, 0
+    if set(old_mid) & set(new_mid):
+        return None  # several changed runs: let difflib split them
+    before = r.old[max(0, p - CONTEXT) : p]
+    after = r.old[len(r.old) - q : len(r.old) - q + CONTEXT]
+    i1 = p - len(before)
+    old_len = len(before) + len(old_mid) + len(after)
+    new_len = len(before) + len(new_mid) + len(after)
+    out = [f"@@ -{r.start + i1 + 1},{old_len} +{r.start + shift + i1 + 1},{new_len} @@"]
+    out.extend(" " + x for x in before)
+    out.extend("-" + x for x in old_mid)
+    out.extend("+" + x for x in new_mid)
+    out.extend(" " + x for x in after)
+    return out, len(new_mid), len(old_mid)
+
+
+@dataclass
+class Diff:
+    lines: list[str] = field(default_factory=list)  # shown, at most the limit
+    hunks: int = 0
+    ins: int = 0
+    dels: int = 0
+    hidden: int = 0  # hunks counted but not shown
+
+    def add(self, hunk: list[str], ins: int, dels: int, limit: int | None) -> None:
+        if not hunk:
+            return
+        self.hunks += 1
+        self.ins, self.dels = self.ins + ins, self.dels + dels
+        if limit is None or len(self.lines) + len(hunk) <= limit:
+            self.lines.extend(hunk)
+        else:
+            self.hidden += 1
+
+
+def _count_only(diff: Diff, r: Replacement) -> None:
+    p, q = _common_ends(r.old, r.new)
+    old_mid, new_mid = r.old[p : len(r.old) - q], r.new[p : len(r.new) - q]
+    if not old_mid and not new_mid:
+        return
+    common = set(old_mid) & set(new_mid)
+    if common:  # several runs: difflib decides what is unchanged
+        matcher = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False)
+        same = sum(size for _, _, size in matcher.get_matching_blocks())
+        diff.hidden += 1
+        diff.hunks += 1
+        diff.ins, diff.dels = diff.ins + len(new_mid) - same, diff.dels + len(old_mid) - same
+        return
+    diff.hunks += 1
+    diff.hidden += 1
+    diff.ins, diff.dels = diff.ins + len(new_mid), diff.dels + len(old_mid)
+
+
+def diff_of(reps: Sequence[Replacement], limit: int | None = None) -> Diff:
+    """Unified-diff hunks for ``reps`` (each chunk's old vs new lines) and
+    their counts; hunks past ``limit`` lines are counted, not kept."""
+    diff = Diff()
     shift = 0  # new-file line offset caused by earlier replacements
     for r in reps:
+        if limit is not None and len(diff.lines) >= limit:
+            _count_only(diff, r)  # nothing more will be shown: skip building lines
+            continue
+        quick = _one_hunk(r, shift)
+        if quick is not None:
+            diff.add(*quick, limit)
+            shift += len(r.new) - len(r.old)
+            continue
         matcher = difflib.SequenceMatcher(None, r.old, r.new, autojunk=False)
         for group in matcher.get_grouped_opcodes(CONTEXT):
             if all(tag == "equal" for tag, *_ in group):
                 continue
             i1, j1 = group[0][1], group[0][3]
             i2, j2 = group[-1][2], group[-1][4]
-            out.append(f"@@ -{r.start + i1 + 1},{i2 - i1} +{r.start + shift + j1 + 1},{j2 - j1} @@")
+            hunk = [f"@@ -{r.start + i1 + 1},{i2 - i1} +{r.start + shift + j1 + 1},{j2 - j1} @@"]
+            ins = dels = 0
             for tag, a1, a2, b1, b2 in group:
                 if tag == "equal":
-                    out.extend(" " + line for line in r.old[a1:a2])
+                    hunk.extend(" " + line for line in r.old[a1:a2])
                     continue
-                out.extend("-" + line for line in r.old[a1:a2])
-                out.extend("+" + line for line in r.new[b1:b2])
+                hunk.extend("-" + line for line in r.old[a1:a2])
+                hunk.extend("+" + line for line in r.new[b1:b2])
                 dels += a2 - a1
                 ins += b2 - b1
+            diff.add(hunk, ins, dels, limit)
         shift += len(r.new) - len(r.old)
-    return out, ins, dels
+    return diff
 
 
 def _lines(n: int) -> str:
@@ -65,19 +146,19 @@ def describe(w: Written, budget: int) -> tuple[list[str], int]:
     if ev.kind == "A":
         how = "replaced an existing file" if ev.replaced else "new file"
         return [f"A {w.shown}: {how}, {_lines(_count_lines(w.after))}{digest}"], 0
-    diff, ins, dels = hunk_lines(ev.replacements)
-    hunks = sum(1 for line in diff if line.startswith("@@ "))
-    moved = f" (moved from {w.moved_from})" if w.moved_from else ""
-    head = f"M {w.shown}{moved}: +{ins} -{dels} in {hunks} hunk{'s' if hunks != 1 else ''}{digest}"
-    lines = [head]
-    lines.extend(f"  note: {n}" for n in ev.notes)
     room = min(MAX_DIFF_LINES_PER_FILE, budget)
-    if len(diff) > room:
-        lines.extend(diff[:room])
-        lines.append(f"... {len(diff) - room} more diff lines not shown (read the file to check them)")
-        return lines, room
-    lines.extend(diff)
-    return lines, len(diff)
+    diff = diff_of(ev.replacements, room)
+    moved = f" (moved from {w.moved_from})" if w.moved_from else ""
+    plural = "s" if diff.hunks != 1 else ""
+    lines = [f"M {w.shown}{moved}: +{diff.ins} -{diff.dels} in {diff.hunks} hunk{plural}{digest}"]
+    lines.extend(f"  note: {n}" for n in ev.notes[:20])
+    if len(ev.notes) > 20:
+        lines.append(f"  note: ... {len(ev.notes) - 20} more")
+    lines.extend(diff.lines)
+    if diff.hidden:
+        more = f"{diff.hidden} more hunk{'s' if diff.hidden != 1 else ''}"
+        lines.append(f"... {more} not shown (read the file to check them)")
+    return lines, len(diff.lines)
 
 
 def render_outcome(outcome: Outcome) -> str:

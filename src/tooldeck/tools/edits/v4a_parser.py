@@ -191,6 +191,8 @@ def _marker(line: str, marker: str) -> str | None:
 
 
 def _is_marker_line(line: str) -> bool:
+    if "***" not in line[:8]:  # fast path: markers start with "***" after at most a little padding
+        return False
     s = line.strip().lower()
     return s.startswith("*** ") and (
         any(s.startswith(m.lower()) for m in (*_FILE_MARKERS, MOVE)) or s in (END.lower(), END_OF_FILE.lower())
@@ -349,6 +351,12 @@ class _Parser:
         end_of_file = False
         while self.i < len(self.lines):
             line = self.lines[self.i]
+            head = line[:1]
+            if head in ("+", "-") or (head == " " and (line[1:2] not in (" ", "\t") or _plain(line))):
+                ops.append((head, line[1:]))  # the common case: nothing else can look like this
+                trailing_empty = 0
+                self.i += 1
+                continue
             if line == "":
                 ops.append((" ", ""))
                 trailing_empty += 1
@@ -380,6 +388,12 @@ class _Parser:
         if not ops:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
         return Chunk(tuple(anchors), tuple(ops), end_of_file, start)
+
+
+def _plain(line: str) -> bool:
+    """An indented line that is neither a padded marker nor a padded ``@@``."""
+    rest = line.lstrip()
+    return not (rest.startswith("***") or rest.startswith("@@"))
 
 
 def _is_header(line: str) -> bool:

@@ -1,0 +1,31 @@
+"""Annotated diffs built from the planner's replacements."""
+
+from __future__ import annotations
+
+from tooldeck.tools.edits.plan import Replacement
+from tooldeck.tools.edits.render import diff_of
+
+
+def test_hunk_headers_follow_earlier_insertions() -> None:
+    reps = [
+        Replacement(0, ["a"], ["a", "a2", "a3"]),  # +2 lines
+        Replacement(9, ["x", "y", "z"], ["x", "Y", "z"]),
+    ]
+    diff = diff_of(reps)
+    assert diff.lines == ["@@ -1,1 +1,3 @@", " a", "+a2", "+a3", "@@ -10,3 +12,3 @@", " x", "-y", "+Y", " z"]
+    assert (diff.hunks, diff.ins, diff.dels) == (2, 3, 1)
+
+
+def test_separate_runs_in_one_chunk_are_split_by_difflib() -> None:
+    old = ["h", "one", "k1", "k2", "k3", "two", "t"]
+    new = ["h", "ONE", "k1", "k2", "k3", "TWO", "t"]
+    diff = diff_of([Replacement(0, old, new)])
+    assert (diff.hunks, diff.ins, diff.dels) == (2, 2, 2)
+    assert " k2" not in diff.lines  # unchanged middle collapsed to one line of context each side
+
+
+def test_hunks_past_the_limit_are_counted_not_shown() -> None:
+    reps = [Replacement(i * 10, [f"l{i}"], [f"L{i}"]) for i in range(50)]
+    diff = diff_of(reps, limit=6)
+    assert len(diff.lines) == 6 and diff.hidden == 48
+    assert (diff.hunks, diff.ins, diff.dels) == (50, 50, 50)
