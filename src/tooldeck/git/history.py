@@ -113,7 +113,8 @@ def commit_patches(repo: Repo, commits: Sequence[Commit], *, context: int | None
 
 
 def commit_info(repo: Repo, sha: str) -> Commit:
-    args = ["log", *_LOG_FLAGS, "--no-walk", f"--format={_LOG_FORMAT}", "--numstat", "-z", sha]
+    """One commit's metadata (no file stats: ``show`` lists its changes itself)."""
+    args = ["log", "--no-walk", f"--format={_LOG_FORMAT}", "-z", sha]
     commits = parse_log(repo.git.text(args))
     if not commits:
         raise ToolError(ErrorCode.GIT_ERROR, f"commit {sha[:12]} could not be read")

@@ -18,6 +18,10 @@ from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.git.runner import DEFAULT_TIMEOUT, Git, git_message, refuse_option
 
 DEFAULT_BRANCH_CANDIDATES = ("main", "master", "trunk", "develop")
+EMPTY_TREES = {  # object format -> id of the empty tree
+    "sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
+    "sha256": "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +94,14 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
         raise ToolError(ErrorCode.NOT_FOUND, f"{shown} is not a directory; pass repo_root= a checkout directory")
     probe = Git(directory, timeout)
     res = probe.run(
-        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"],
+        [
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--absolute-git-dir",
+            "--git-common-dir",
+            "--show-object-format",
+        ],
         ok=(0, 128),
     )
     if res.code != 0:
@@ -101,13 +112,15 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
             raise ToolError(ErrorCode.GIT_ERROR, f"git refuses {shown}: {msg}")
         raise _not_a_repo(directory, shown, msg)
     lines = res.text.splitlines()
-    if len(lines) < 3:
+    if len(lines) < 4:
         raise ToolError(ErrorCode.GIT_ERROR, f"git rev-parse gave unexpected output for {shown}: {res.text[:200]!r}")
     toplevel, git_dir, common_dir = (os.path.realpath(x) for x in lines[:3])
     extra = _blank_filters(Git(toplevel, timeout))
-    jj = find_jj(toplevel)
-    jj_root = jj if jj is not None and os.path.realpath(jj) == toplevel else None
-    return Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
+    jj_root = toplevel if os.path.isdir(os.path.join(toplevel, ".jj")) else None
+    repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
+    if lines[3].strip() in EMPTY_TREES:
+        repo._cache["empty_tree"] = EMPTY_TREES[lines[3].strip()]
+    return repo
 
 
 def _blank_filters(git: Git) -> tuple[str, ...]:
@@ -135,6 +148,13 @@ def worktrees(repo: Repo) -> list[Worktree]:
     cached = repo._cache.get("worktrees")
     if cached is not None:
         return cached  # type: ignore[return-value]
+    linked_dir = os.path.join(repo.common_dir, "worktrees")
+    if not repo.is_linked_worktree and not (os.path.isdir(linked_dir) and os.listdir(linked_dir)):
+        # no linked worktree (the common case): spare a git process; callers
+        # only need the path here, so head and branch are left unknown
+        only = [Worktree(repo.toplevel)]
+        repo._cache["worktrees"] = only
+        return only
     res = repo.git.run(["worktree", "list", "--porcelain", "-z"])
     out: list[Worktree] = []
     cur: dict[str, object] = {}

@@ -171,3 +171,23 @@ def test_files_detail_keeps_every_file_line_within_budget(repo: GitCLI, root: Pa
     assert "    @@ -1 +1 @@" in out and "… 2 more hunks" in out
     assert "hunk lists of" in out and "path=<file>" in out
     assert box.count_tokens(out) <= 2000
+
+
+def test_too_many_files_are_grouped_by_folder(repo: GitCLI, root: Path, state_dir: Path) -> None:
+    files = {f"{d}/sub/file_{i:03d}.py": "x\n" for d in ("alpha", "beta", "gamma") for i in range(100)}
+    repo.commit("bulk", files)
+    box = build_toolbox(Runtime.for_dirs([root], state_dir=state_dir, budget_tokens=1000))
+    out = run(box, {"op": "show"})
+    assert "300 files changed, +300 -0" in out and "grouped by folder" in out
+    assert "alpha/sub/  100 files +100 -0" in out and "file_001.py" not in out
+    narrowed = run(box, {"op": "show", "path": "alpha/sub/file_001.py"})
+    assert "A  alpha/sub/file_001.py  +1 -0" in narrowed
+
+
+def test_log_file_lists_degrade_per_commit(repo: GitCLI, root: Path, state_dir: Path) -> None:
+    repo.commit("big", {f"big/f{i:03d}.py": "x\n" for i in range(400)})
+    repo.commit("small", {"small.py": "s\n"})
+    box = build_toolbox(Runtime.for_dirs([root], state_dir=state_dir, budget_tokens=1000))
+    out = run(box, {"op": "log", "detail": "files"})
+    assert "    small.py  +1 -0" in out and "big/f001.py" not in out
+    assert f"[file lists of 1 commit(s) left out to fit the ~900-token budget: {repo.sha('HEAD~1')[:7]}" in out

@@ -35,6 +35,9 @@ class Budget:
         return self.count(text) <= limit
 
     def split(self, parts: int) -> Budget:
+        """A share of the budget for one of ``parts`` sections."""
+        if parts <= 1:
+            return self
         return Budget(max(1000, self.tokens // max(1, parts)), self.count)
 
 
@@ -89,6 +92,29 @@ def _listing(t: Target, cs: ChangeSet) -> list[str]:
     return lines
 
 
+def rollup(t: Target, cs: ChangeSet, budget: Budget, tokens: int) -> list[str]:
+    """Changes grouped by folder, as deep as fits ``tokens``: for a file list
+    too long to show."""
+    lines: list[str] = []
+    for depth in (4, 3, 2, 1):
+        groups: dict[str, list[int]] = {}
+        for fc in cs.files:
+            parts = t.show(fc.path).split("/")[:-1]
+            key = "/".join(parts[:depth]) + "/" if parts else "./"
+            g = groups.setdefault(key, [0, 0, 0])
+            g[0] += 1
+            g[1] += fc.added or 0
+            g[2] += fc.deleted or 0
+        lines = [f"{key}  {n} file{'s' if n != 1 else ''} +{a} -{d}" for key, (n, a, d) in sorted(groups.items())]
+        if depth == 1 or budget.fits("\n".join(lines), tokens):
+            break
+    note = (
+        f"[{len(cs.files)} files are too many to list within the output budget: grouped by folder. "
+        "Ask again with path=<folder> (or scope=selected) to see its files, or artifacts=true for everything]"
+    )
+    return [totals_line(cs), *lines, note]
+
+
 def _names(t: Target, files: Sequence[FileChange], limit: int = 10) -> str:
     shown = ", ".join(t.show(f.path) for f in files[:limit])
     return shown + (f" (+{len(files) - limit} more)" if len(files) > limit else "")
@@ -108,6 +134,8 @@ def render_changes(
     if not cs.files:
         return "\n".join([*head, "no changes"])
     listing = _listing(t, cs)
+    if not budget.fits("\n".join(head + listing)):
+        return "\n".join(head + rollup(t, cs, budget, budget.tokens - budget.count("\n".join(head)) - 100))
     if detail == "summary":
         return "\n".join(head + listing)
     if detail == "files":

@@ -87,44 +87,50 @@ def file_stat_lines(t: Target, files: Sequence[FileStat], indent: str = "    ") 
 
 
 def render_log(t: Target, commits: Sequence[Commit], detail: str, budget: Budget, title: str) -> str:
+    """One line per commit always; then, while the budget lasts, each
+    commit's file list (and body, for ``full``), then each commit's patch."""
     head = [title]
     if not commits:
         return "\n".join([*head, "no commits"])
     if detail == "summary":
         return "\n".join(head + [commit_line(c) for c in commits])
-    blocks: list[str] = []
+    used = budget.count("\n".join(head + [commit_line(c) for c in commits]))
+    extras: dict[str, list[str]] = {}
+    lists_left_out: list[Commit] = []
     for c in commits:
-        block = [commit_line(c)]
-        if detail == "full" and c.body:
-            block += ["    " + ln for ln in c.body.splitlines()]
-        block += file_stat_lines(t, c.files)
-        blocks.append("\n".join(block))
-    text = "\n".join(head + blocks)
-    if detail == "files":
-        if budget.fits(text):
-            return text
-        note = f"[detail=files did not fit the ~{budget.tokens}-token budget: one line per commit shown; lower count]"
-        return "\n".join(head + [commit_line(c) for c in commits] + [note])
-    # patches / full: per-commit patches while they fit
-    used = budget.count(text)
-    out = list(head)
-    left_out: list[Commit] = []
-    for c, block in zip(commits, blocks, strict=True):
-        patch = (c.patch or "").rstrip("\n")
-        cost = budget.count(patch) if patch else 0
-        if patch and used + cost <= budget.tokens:
-            out += [block, patch, ""]
+        extra = ["    " + ln for ln in c.body.splitlines()] if detail == "full" and c.body else []
+        extra += file_stat_lines(t, c.files)
+        cost = budget.count("\n".join(extra)) if extra else 0
+        if used + cost <= budget.tokens:
+            extras[c.sha] = extra
             used += cost
         else:
-            out.append(block)
-            if patch:
-                left_out.append(c)
-    if left_out:
-        shas = ", ".join(c.sha[:7] for c in left_out[:10])
-        out.append(
-            f"[patches of {len(left_out)} commit(s) left out to fit the ~{budget.tokens}-token budget: {shas}; "
-            "see one with op=show ref=<sha> detail=patches]"
-        )
+            lists_left_out.append(c)
+    patches: dict[str, str] = {}
+    for c in commits:
+        patch = (c.patch or "").rstrip("\n")
+        if detail not in ("patches", "full") or not patch or c.sha not in extras:
+            continue
+        cost = budget.count(patch)
+        if used + cost <= budget.tokens:
+            patches[c.sha] = patch
+            used += cost
+    patches_left_out: list[Commit] = []
+    if detail in ("patches", "full"):
+        patches_left_out = [c for c in commits if c.sha not in patches and c.files]
+    out = list(head)
+    for c in commits:
+        out.append(commit_line(c))
+        out += extras.get(c.sha, [])
+        if c.sha in patches:
+            out += [patches[c.sha], ""]
+    for what, left in (("file lists", lists_left_out), ("patches", patches_left_out)):
+        if left:
+            shas = ", ".join(c.sha[:7] for c in left[:10])
+            out.append(
+                f"[{what} of {len(left)} commit(s) left out to fit the ~{budget.tokens}-token budget: {shas}; "
+                "see one with op=show ref=<sha>]"
+            )
     return "\n".join(out).rstrip("\n")
 
 
