@@ -22,6 +22,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.git",
     "tooldeck.tools.edits",
     "tooldeck.tools.search",
+    "tooldeck.tools.structure",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).

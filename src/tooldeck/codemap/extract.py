@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooldeck.codemap import grammars
-from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, Payload, Symbol
+from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, VALUE_KINDS, Payload, Symbol
 from tooldeck.codemap.specs import squash
 
 MAX_SIGNATURE = 240
@@ -75,10 +75,16 @@ def extract(language: str, data: bytes) -> Payload:
         if kind is None:
             import_nodes.extend(caps.get("import", ()))
             continue
-        names = caps.get("name")
-        if not names:
-            continue
         node = caps["definition." + kind][0]
+        names = caps.get("name")
+        if not names:  # a bare `(node) @definition.x` pattern (cheaper to compile): use the fields
+            name = node.child_by_field_name("name")
+            if name is None:
+                continue
+            names = [name]
+            if kind not in VALUE_KINDS:
+                body = node.child_by_field_name("body")
+                caps = {**caps, "body": [body]} if body is not None else caps
         # one statement may define several names (`attr_reader :a, :b`): key on the name too
         key = (node.start_byte, node.end_byte, names[0].start_byte)
         seen = defs.get(key)

@@ -57,14 +57,6 @@ def definitions_query(name: str) -> Any:
     return Query(language(name), query_source(name))
 
 
-@functools.cache
-def identifiers_query(name: str) -> Any:
-    from tree_sitter import Query
-
-    kinds = " ".join(f"({t})" for t in SPECS[name].identifier_types)
-    return Query(language(name), f"[{kinds}] @ref")
-
-
 def parser(name: str) -> Any:
     """This thread's parser for ``name``."""
     parsers: dict[str, Any] | None = getattr(_local, "parsers", None)

@@ -11,6 +11,7 @@ import os
 EXTENSIONS: dict[str, str] = {
     ".py": "python",
     ".pyi": "python",
+    ".pyw": "python",
     ".js": "javascript",
     ".mjs": "javascript",
     ".cjs": "javascript",
@@ -30,24 +31,51 @@ EXTENSIONS: dict[str, str] = {
     ".hpp": "cpp",
     ".hh": "cpp",
     ".hxx": "cpp",
+    ".c++": "cpp",
+    ".h++": "cpp",
+    ".ipp": "cpp",
+    ".tpp": "cpp",
+    ".inl": "cpp",
     ".cs": "csharp",
     ".rb": "ruby",
+    ".rake": "ruby",
+    ".gemspec": "ruby",
     ".php": "php",
     ".swift": "swift",
     ".kt": "kotlin",
     ".kts": "kotlin",
     ".sh": "bash",
     ".bash": "bash",
+    ".bats": "bash",
     ".scala": "scala",
     ".sc": "scala",
+    ".sbt": "scala",
     ".ml": "ocaml",
     ".mli": "ocaml_interface",
 }
 
 
+# Files known by their whole name (no extension).
+FILENAMES: dict[str, str] = {
+    "Rakefile": "ruby",
+    "Gemfile": "ruby",
+    "Podfile": "ruby",
+    "Vagrantfile": "ruby",
+    ".bashrc": "bash",
+    ".bash_profile": "bash",
+}
+
+LANGUAGES: frozenset[str] = frozenset(EXTENSIONS.values())
+
+
 def language_for(path: str) -> str | None:
-    """The codemap language of ``path`` from its extension, or None."""
-    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+    """The codemap language of ``path`` from its extension (or well-known
+    file name), or None."""
+    base = os.path.basename(path)
+    ext = os.path.splitext(base)[1]
+    if not ext:
+        return FILENAMES.get(base)
+    return EXTENSIONS.get(ext.lower())
 
 
 def has_codemap(path: str) -> bool:

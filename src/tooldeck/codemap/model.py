@@ -32,6 +32,8 @@ KINDS: tuple[str, ...] = (
 CLASS_LIKE: frozenset[str] = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
 # Kinds whose inside is a body: definitions nested there are not part of the map.
 BODY_KINDS: frozenset[str] = frozenset({"function", "method"})
+# Kinds shown with their value (cut short) rather than cut at a body.
+VALUE_KINDS: frozenset[str] = frozenset({"property", "constant", "variable", "type", "export", "macro"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,137 @@
+"""The symbol index: definitions and references by name over the workspace.
+
+Built from the same cached codemaps (no extra parse): each file contributes
+its symbols (definitions) and its reference words. The index is kept in
+memory and refreshed incrementally by the service: a file whose content key
+did not change keeps its record untouched.
+
+Finding reference *lines* needs the file's text; the service supplies a
+scanner for that (``references`` only scans files whose reference words
+contain the name, so it reads few files).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from tooldeck.codemap.model import Definition, Reference, Symbol
+
+
+@dataclass(slots=True)
+class FileRecord:
+    root_path: str
+    root_id: str
+    rel: str
+    shown: str  # how the path is shown to models (workspace display form)
+    language: str
+    key: str  # cache key: changes iff the content (or extractor) changed
+    symbols: list[Symbol]
+    refs: str  # " word word ... " (padded, for substring membership tests)
+
+    def references_word(self, word: str) -> bool:
+        return f" {word} " in self.refs
+
+
+Scanner = Callable[[FileRecord, str], list[Reference]]
+
+
+class SymbolIndex:
+    def __init__(self, scanner: Scanner | None = None) -> None:
+        self._files: dict[tuple[str, str], FileRecord] = {}
+        self._defs: dict[str, list[Definition]] | None = None
+        self._lock = threading.RLock()
+        self._scanner = scanner
+        self.truncated = False  # the walk stopped at the file limit
+
+    # maintenance (the service calls these) ----------------------------------
+    def put(self, record: FileRecord) -> None:
+        with self._lock:
+            self._files[(record.root_path, record.rel)] = record
+            self._defs = None
+
+    def remove(self, root_path: str, rel: str) -> None:
+        with self._lock:
+            if self._files.pop((root_path, rel), None) is not None:
+                self._defs = None
+
+    def keys_of(self, root_path: str) -> dict[str, str]:
+        """rel → cache key of the files indexed under ``root_path``."""
+        with self._lock:
+            return {rel: rec.key for (rp, rel), rec in self._files.items() if rp == root_path}
+
+    def retain(self, live: set[tuple[str, str]]) -> None:
+        """Forget files that are no longer in the workspace."""
+        with self._lock:
+            dead = [k for k in self._files if k not in live]
+            for k in dead:
+                del self._files[k]
+            if dead:
+                self._defs = None
+
+    def records(self) -> Iterator[FileRecord]:
+        with self._lock:
+            return iter(list(self._files.values()))
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    # queries -----------------------------------------------------------------
+    def _definitions(self) -> dict[str, list[Definition]]:
+        with self._lock:
+            if self._defs is None:
+                defs: dict[str, list[Definition]] = {}
+                for rec in sorted(self._files.values(), key=lambda r: r.shown):
+                    for s in rec.symbols:
+                        defs.setdefault(s.name, []).append(
+                            Definition(rec.shown, s.line, s.signature, s.kind, s.name, s.parent, rec.root_id)
+                        )
+                self._defs = defs
+            return self._defs
+
+    def definitions(self, name: str, kind: str | None = None) -> list[Definition]:
+        """Definitions named ``name`` (``Parent.name`` narrows to members of Parent)."""
+        parent: str | None = None
+        found = self._definitions().get(name, [])
+        if not found and "." in name:
+            parent, name = name.rsplit(".", 1)
+            found = [d for d in self._definitions().get(name, []) if d.parent == parent]
+        if kind is not None:
+            found = [d for d in found if d.kind == kind]
+        return list(found)
+
+    def names(self) -> list[str]:
+        return list(self._definitions())
+
+    def similar(self, name: str, limit: int = 10) -> list[tuple[str, int]]:
+        """Defined names equal ignoring case, or containing ``name``: (name, count)."""
+        low = name.lower()
+        defs = self._definitions()
+        hits = [(n, len(ds)) for n, ds in defs.items() if low in n.lower() or (n.lower() in low and len(n) > 2)]
+        hits.sort(key=lambda h: (h[0].lower() != low, len(h[0]), h[0]))
+        return hits[:limit]
+
+    def files_defining(self, name: str) -> set[str]:
+        return {d.path for d in self.definitions(name)}
+
+    def files_referencing(self, name: str) -> set[str]:
+        word = name.rsplit(".", 1)[-1]
+        return {rec.shown for rec in self.records() if rec.references_word(word)}
+
+    def referencing_records(self, name: str) -> list[FileRecord]:
+        word = name.rsplit(".", 1)[-1]
+        return sorted((rec for rec in self.records() if rec.references_word(word)), key=lambda r: r.shown)
+
+    def references(self, name: str, limit: int | None = None) -> list[Reference]:
+        """Lines that use ``name`` as an identifier (definitions excluded), each
+        with the definition that encloses it."""
+        if self._scanner is None:
+            raise RuntimeError("this index has no scanner; get it from CodemapService.index()")
+        word = name.rsplit(".", 1)[-1]
+        out: list[Reference] = []
+        for rec in self.referencing_records(word):
+            out.extend(self._scanner(rec, word))
+            if limit is not None and len(out) >= limit:
+                break
+        return out

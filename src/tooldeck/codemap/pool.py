@@ -1,0 +1,109 @@
+"""Parsing in worker processes.
+
+tree-sitter holds the GIL while it parses, so threads do not help; processes
+do. Workers are spawned (not forked: the host process has threads and SQLite
+connections that must not be copied) once per process, on the first batch
+large enough to repay their start-up, and live until exit. Small batches are
+parsed in the calling thread.
+
+A task is a group of ``(language, bytes)`` items; a worker returns, per item,
+the encoded blob (JSON text) or an error string. Returning encoded text keeps
+the result pickle small and lets the parent store it as is.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+
+from tooldeck.codemap.cache import encode, encode_skip
+
+POOL_MIN_FILES = 48  # below this many files to parse, parse in-process
+GROUP = 8  # files per task
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+_broken = False
+
+
+def worker_count() -> int:
+    env = os.environ.get("TOOLDECK_CODEMAP_WORKERS")
+    if env is not None:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            return 0
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return min(cpus, 8) if cpus > 1 else 0
+
+
+def extract_one(language: str, data: bytes) -> str:
+    """The encoded blob of one file (an error becomes a skip entry: one bad
+    file must not fail a batch)."""
+    from tooldeck.codemap.extract import extract
+
+    try:
+        return encode(extract(language, data))
+    except Exception as exc:  # a grammar or query failure on odd input
+        return encode_skip(f"parse failed ({type(exc).__name__})")
+
+
+def extract_group(items: list[tuple[str, bytes]]) -> list[str]:
+    return [extract_one(language, data) for language, data in items]
+
+
+def get_pool() -> ProcessPoolExecutor | None:
+    """The shared pool, or None when workers are disabled or unavailable."""
+    global _pool, _broken
+    if _broken:
+        return None
+    with _lock:
+        if _pool is None:
+            n = worker_count()
+            if n < 2:
+                return None
+            try:
+                import multiprocessing
+
+                _pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
+            except (OSError, ValueError, ImportError):
+                _broken = True
+                return None
+        return _pool
+
+
+def submit(items: list[tuple[str, bytes]]) -> Future[list[str]] | None:
+    pool = get_pool()
+    if pool is None:
+        return None
+    try:
+        return pool.submit(extract_group, items)
+    except RuntimeError:  # pool shut down or broken
+        mark_broken()
+        return None
+
+
+def mark_broken() -> None:
+    """Stop using workers (a worker died): later batches parse in-process."""
+    global _pool, _broken
+    with _lock:
+        _broken = True
+        if _pool is not None:
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+
+
+def shutdown() -> None:
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+
+
+atexit.register(shutdown)

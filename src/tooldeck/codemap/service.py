@@ -1,0 +1,433 @@
+"""CodemapService: codemaps for workspace files, cached, and the symbol index.
+
+The pipeline for a batch of files, in chunks so memory stays flat on big trees:
+
+1. stat each file; the stat cache names the content hash of files unchanged
+   since they were last hashed (no read); other files are read and hashed;
+2. look the ``version:language:hash`` keys up in memory, then in SQLite;
+3. parse the misses (binary, non-UTF-8, minified and oversized files are
+   recorded as skipped instead) in worker processes when there are many,
+   in-process otherwise; ``parse_count`` counts real parses;
+4. write new blobs and stat rows in one transaction per chunk.
+
+Other domains use it through ``codemap_service(rt)``::
+
+    svc = codemap_service(rt)
+    cm = svc.codemap(root, "src/app.py")     # Codemap | None
+    text = svc.render(cm)
+    idx = svc.index()                        # SymbolIndex over the workspace
+    idx.definitions("Server"), idx.files_referencing("Server")
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from tooldeck.codemap import pool
+from tooldeck.codemap.cache import CodemapCache, Entry, StatRow, blob_key, decode, encode_skip
+from tooldeck.codemap.index import FileRecord, SymbolIndex
+from tooldeck.codemap.languages import language_for
+from tooldeck.codemap.model import Codemap, Reference, Skipped
+from tooldeck.codemap.render import render as render_codemap
+from tooldeck.runtime import Runtime
+from tooldeck.workspace.content import content_hash, looks_binary
+from tooldeck.workspace.roots import Root
+from tooldeck.workspace.walk import walk_files
+
+MAX_FILE_BYTES = 2 * 1024 * 1024
+CHUNK_FILES = 256
+MEMORY_ENTRIES = 4096
+MAX_INDEX_FILES = 100_000
+MINIFIED_AVG_LINE = 300  # bytes per line on average above which a file is treated as minified
+MINIFIED_MIN_BYTES = 2048
+
+Progress = Callable[[int, int], None]
+
+
+def codemap_service(rt: Runtime) -> CodemapService:
+    """The process-wide service of ``rt`` (built on first use)."""
+    return rt.service("codemap", CodemapService)
+
+
+@dataclass(slots=True)
+class _Item:
+    """One file moving through the pipeline."""
+
+    rel: str
+    language: str
+    abs: str
+    key: str = ""
+    data: bytes | None = None
+    stat_row: tuple[str, str, int, int, int, str] | None = None  # to write back
+    entry: Entry | None = None
+    blob: str | None = None  # newly produced, to store
+    unchanged: bool = False  # same key as the caller already knows: not decoded
+    twin: _Item | None = None  # an earlier item of this batch with the same key (parsed once, shared)
+
+
+# (rel, key, entry, skip reason); entry None and reason None = unchanged since the caller's last pass
+Result = tuple[str, str, Entry | None, str | None]
+
+
+class CodemapService:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.parse_count = 0  # files actually parsed by tree-sitter (cache misses)
+        self.scan_count = 0  # files parsed to locate references (find_references)
+        self.read_count = 0  # files read from disk (a warm pass over unchanged files reads none)
+        self._cache: CodemapCache | None = None
+        self._memory: OrderedDict[str, Entry] = OrderedDict()
+        self._lock = threading.RLock()
+        self._index_lock = threading.Lock()
+        self._index: SymbolIndex | None = None
+        rt.on_workspace_change(lambda _ws: self._drop_index())
+
+    # public API ------------------------------------------------------------------
+    def codemap(self, root: Root, rel: str) -> Codemap | None:
+        """The codemap of one file (cached by content hash); None when the file
+        has no grammar, is not readable text, or is minified/too large."""
+        result = self.codemaps(root, [rel])[0]
+        return result if isinstance(result, Codemap) else None
+
+    def codemaps(self, root: Root, rels: Sequence[str], progress: Progress | None = None) -> list[Codemap | Skipped]:
+        """Codemaps of ``rels`` (root-relative files), in order; files without
+        one come back as :class:`Skipped` with the reason."""
+        out: dict[str, Codemap | Skipped] = {}
+        for rel, key, entry, reason in self._entries(root, rels, progress=progress):
+            if entry is None or entry.skip is not None:
+                out[rel] = Skipped(rel, reason or (entry.skip if entry else None) or "unreadable", root.id)
+            else:
+                out[rel] = self._codemap(root, rel, key, entry)
+        return [out.get(rel) or Skipped(rel, "unreadable", root.id) for rel in rels]
+
+    def render(self, cm: Codemap) -> str:
+        """The text shown to models (see :mod:`tooldeck.codemap.render`)."""
+        return render_codemap(cm, shown_path=self._shown(cm))
+
+    def index(self, progress: Progress | None = None) -> SymbolIndex:
+        """The symbol index over every root, brought up to date (unchanged
+        files cost a stat; changed files are re-read, parsed only if their
+        content is new to the cache)."""
+        with self._index_lock:
+            idx = self._index
+            if idx is None:
+                idx = self._index = SymbolIndex(self._scan_references)
+            ws = self.rt.workspace
+            live: set[tuple[str, str]] = set()
+            total = 0
+            idx.truncated = False
+            for root in ws.roots:
+                rels: list[str] = []
+                for rel in walk_files(ws.rules(root)):
+                    if language_for(rel) is None:
+                        continue
+                    if total >= MAX_INDEX_FILES:
+                        idx.truncated = True
+                        break
+                    rels.append(rel)
+                    total += 1
+                known = idx.keys_of(root.path)
+                for rel, key, entry, _reason in self._entries(root, rels, known=known, progress=progress):
+                    if entry is None and _reason is None:  # unchanged since the last refresh
+                        live.add((root.path, rel))
+                        continue
+                    if entry is None or entry.skip is not None:
+                        idx.remove(root.path, rel)
+                        continue
+                    live.add((root.path, rel))
+                    idx.put(
+                        FileRecord(
+                            root.path,
+                            root.id,
+                            rel,
+                            ws.display(os.path.join(root.path, rel)),
+                            language_for(rel) or "",
+                            key,
+                            entry.symbols,
+                            f" {entry.refs} ",
+                        )
+                    )
+            idx.retain(live)
+            return idx
+
+    @property
+    def cache(self) -> CodemapCache:
+        if self._cache is None:
+            with self._lock:
+                if self._cache is None:
+                    cache = CodemapCache(self.rt.store)
+                    cache.prune_versions()
+                    self._cache = cache
+        return self._cache
+
+    # internals -----------------------------------------------------------------
+    def _drop_index(self) -> None:
+        with self._index_lock:
+            self._index = None
+
+    def _shown(self, cm: Codemap) -> str:
+        ws = self.rt.workspace
+        for root in ws.roots:
+            if root.id == cm.root:
+                return ws.display(os.path.join(root.path, cm.path))
+        return cm.path
+
+    def _codemap(self, root: Root, rel: str, key: str, entry: Entry) -> Codemap:
+        return Codemap(
+            path=rel,
+            language=key.split(":", 2)[1],
+            imports=list(entry.imports),
+            symbols=list(entry.symbols),
+            references=entry.references,
+            content_hash=key.rsplit(":", 1)[1],
+            lines=entry.lines,
+            root=root.id,
+        )
+
+    def _remember(self, key: str, entry: Entry) -> None:
+        with self._lock:
+            self._memory[key] = entry
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
+
+    def _recall(self, key: str) -> Entry | None:
+        with self._lock:
+            entry = self._memory.get(key)
+            if entry is not None:
+                self._memory.move_to_end(key)
+            return entry
+
+    def _entries(
+        self,
+        root: Root,
+        rels: Sequence[str],
+        *,
+        known: dict[str, str] | None = None,
+        progress: Progress | None = None,
+    ) -> Iterator[Result]:
+        """Resolve every file to its cache entry, parsing what is missing.
+        With ``known`` (rel → key from an earlier pass), files whose key is
+        unchanged yield ``entry=None, reason=None`` without being decoded."""
+        total = len(rels)
+        done = 0
+        in_flight: deque[tuple[list[_Item], list[tuple[list[_Item], Future[list[str]]]]]] = deque()
+        for start in range(0, total, CHUNK_FILES):
+            chunk = rels[start : start + CHUNK_FILES]
+            early, items, misses = self._prepare(root, chunk, known)
+            yield from early
+            jobs = self._dispatch(misses)
+            in_flight.append((items, jobs))
+            if len(in_flight) > 1:  # overlap: read the next chunk while workers parse this one
+                finished = in_flight.popleft()
+                yield from self._finish(root, *finished, known)
+                done += len(finished[0])
+            done += len(early)
+            if progress is not None:
+                progress(min(done, total), total)
+        while in_flight:
+            finished = in_flight.popleft()
+            yield from self._finish(root, *finished, known)
+            done += len(finished[0])
+            if progress is not None:
+                progress(min(done, total), total)
+
+    def _prepare(
+        self, root: Root, chunk: Sequence[str], known: dict[str, str] | None
+    ) -> tuple[list[Result], list[_Item], list[_Item]]:
+        """Stat, hash when needed, and look up the cache for one chunk."""
+        early: list[Result] = []
+        items: list[_Item] = []
+        stats = self.cache.stats(root.path, chunk)
+        for rel in chunk:
+            language = language_for(rel)
+            if language is None:
+                early.append((rel, "", None, "no grammar"))
+                continue
+            item = _Item(rel, language, os.path.join(root.path, rel))
+            reason = self._identify(root, item, stats.get(rel))
+            if reason is not None:
+                early.append((rel, "", None, reason))
+                continue
+            if known is not None and known.get(rel) == item.key:
+                item.unchanged = True
+                item.data = None
+            items.append(item)
+        for item in items:
+            if not item.unchanged:
+                item.entry = self._recall(item.key)
+        wanted = [it.key for it in items if it.entry is None and not it.unchanged]
+        stored = self.cache.blobs(wanted) if wanted else {}
+        misses: list[_Item] = []
+        first_of: dict[str, _Item] = {}
+        for item in items:
+            if item.entry is not None or item.unchanged:
+                continue
+            twin = first_of.setdefault(item.key, item)
+            if twin is not item:
+                item.twin = twin
+                continue
+            data = stored.get(item.key)
+            if data is not None:
+                item.entry = decode(data)
+                self._remember(item.key, item.entry)
+                continue
+            if item.data is None and not self._read(item):
+                item.blob = encode_skip("unreadable")
+                item.entry = decode(item.blob)
+                continue
+            reason = _unfit(item.rel, item.data or b"")
+            if reason is not None:
+                item.blob = encode_skip(reason)
+                item.entry = decode(item.blob)
+                continue
+            misses.append(item)
+        return early, items, misses
+
+    def _identify(self, root: Root, item: _Item, row: StatRow | None) -> str | None:
+        """Set ``item.key`` (from the stat cache or by hashing); a reason when
+        the file cannot have a codemap."""
+        try:
+            st = os.lstat(item.abs)
+            if stat.S_ISLNK(st.st_mode):
+                real = os.path.realpath(item.abs)
+                if self.rt.workspace.containing_root(real) is None:
+                    return "symbolic link leaving the workspace"
+                item.abs = real
+                st = os.stat(real)
+        except OSError:
+            return "missing or unreadable"
+        if not stat.S_ISREG(st.st_mode):
+            return "not a regular file"
+        if st.st_size > MAX_FILE_BYTES:
+            return f"too large ({st.st_size} bytes; limit {MAX_FILE_BYTES})"
+        if row is not None and row.trusted_for(st.st_size, st.st_mtime_ns, st.st_ino):
+            item.key = blob_key(item.language, row.hash)
+            return None
+        if not self._read(item):
+            return "missing or unreadable"
+        digest = content_hash(item.data or b"")
+        item.key = blob_key(item.language, digest)
+        item.stat_row = (root.path, item.rel, st.st_size, st.st_mtime_ns, st.st_ino, digest)
+        return None
+
+    def _read(self, item: _Item) -> bool:
+        with self._lock:
+            self.read_count += 1
+        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+        try:
+            fd = os.open(item.abs, flags)
+        except OSError:
+            return False
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return False
+            chunks: list[bytes] = []
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            item.data = b"".join(chunks)
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+
+    def _dispatch(self, misses: list[_Item]) -> list[tuple[list[_Item], Future[list[str]]]]:
+        """Send parse work to the workers (when there is enough of it)."""
+        if len(misses) < pool.POOL_MIN_FILES:
+            return []
+        jobs: list[tuple[list[_Item], Future[list[str]]]] = []
+        for i in range(0, len(misses), pool.GROUP):
+            group = misses[i : i + pool.GROUP]
+            fut = pool.submit([(it.language, it.data or b"") for it in group])
+            if fut is None:
+                break
+            jobs.append((group, fut))
+        return jobs
+
+    def _finish(
+        self,
+        root: Root,
+        items: list[_Item],
+        jobs: list[tuple[list[_Item], Future[list[str]]]],
+        known: dict[str, str] | None,
+    ) -> Iterator[Result]:
+        for group, fut in jobs:
+            try:
+                blobs = fut.result()
+            except Exception:  # a worker died: parse this group here, and stop using workers
+                pool.mark_broken()
+                continue
+            for item, blob in zip(group, blobs, strict=True):
+                item.blob = blob
+                item.entry = decode(blob)
+            with self._lock:
+                self.parse_count += len(group)
+        for item in items:
+            if item.unchanged:
+                continue
+            if item.entry is None and item.twin is not None:
+                item.entry = item.twin.entry
+            if item.entry is None:  # not sent to workers (small batch, or workers unavailable)
+                item.blob = pool.extract_one(item.language, item.data or b"")
+                item.entry = decode(item.blob)
+                with self._lock:
+                    self.parse_count += 1
+            if item.blob is not None:
+                self._remember(item.key, item.entry)
+            item.data = None
+        new_blobs = {it.key: it.blob for it in items if it.blob is not None}
+        new_stats = [it.stat_row for it in items if it.stat_row is not None]
+        self.cache.write(new_blobs, new_stats)
+        for item in items:
+            entry = item.entry
+            if item.unchanged or entry is None:
+                yield (item.rel, item.key, None, None)
+            else:
+                yield (item.rel, item.key, entry, entry.skip)
+
+    def _scan_references(self, rec: FileRecord, name: str) -> list[Reference]:
+        from tooldeck.codemap.references import scan
+
+        item = _Item(rec.rel, rec.language, os.path.join(rec.root_path, rec.rel))
+        if not self._read(item) or item.data is None or looks_binary(item.data):
+            return []
+        symbols = rec.symbols
+        digest = content_hash(item.data)
+        if blob_key(rec.language, digest) != rec.key:  # changed since indexed: use its current codemap
+            root = next((r for r in self.rt.workspace.roots if r.path == rec.root_path), None)
+            cm = self.codemap(root, rec.rel) if root is not None else None
+            symbols = cm.symbols if cm is not None else []
+        with self._lock:
+            self.scan_count += 1
+        return [
+            Reference(rec.shown, line, text, enclosing, rec.root_id)
+            for line, text, enclosing in scan(rec.language, item.data, name, symbols)
+        ]
+
+
+def _unfit(rel: str, data: bytes) -> str | None:
+    """Why ``data`` gets no codemap (binary, not UTF-8, minified), or None."""
+    if looks_binary(data):
+        return "binary"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    name = rel.rsplit("/", 1)[-1]
+    if ".min." in name:
+        return "minified"
+    if len(data) >= MINIFIED_MIN_BYTES:
+        lines = data.count(b"\n") + 1
+        if len(data) / lines > MINIFIED_AVG_LINE:
+            return "minified (very long lines)"
+    return None
