@@ -82,7 +82,7 @@ class Arena:
 
 @pytest.fixture
 def arena(tmp_path: Path) -> Arena:
-    base = tmp_path
+    base = tmp_path / "arena"  # the state directory (tmp_path/state) lives outside what is snapshotted
     root, outside, evil = base / "root", base / "outside", base / "root-evil"
     for d in (root, outside / "sub", evil):
         d.mkdir(parents=True)
@@ -92,7 +92,7 @@ def arena(tmp_path: Path) -> Arena:
     (root / "inside.txt").write_text("hello inside\nsecond line\n")
     (root / "dir").mkdir()
     (root / "dir" / "nested.txt").write_text("nested\n")
-    rt = Runtime.for_dirs([root], state_dir=base / "state")
+    rt = Runtime.for_dirs([root], state_dir=tmp_path / "state")
     return Arena(base, root, outside, evil, rt)
 
 
@@ -582,9 +582,10 @@ def test_read_only_root_refuses_every_write(tmp_path: Path) -> None:
     root = tmp_path / "ro"
     root.mkdir()
     (root / "a.txt").write_text("a\n")
-    rt = Runtime(Workspace([Root("ro", str(root.resolve()), "read-only docs", read_only=True)]), state_dir=tmp_path)
+    ro = Root("ro", str(root.resolve()), "read-only docs", read_only=True)
+    rt = Runtime(Workspace([ro]), state_dir=tmp_path / "state")
     box = build_toolbox(rt)
-    before = tree_state(tmp_path, tmp_path / "__none__")
+    before = tree_state(root, root / "__none__")
     calls = [
         ("file_actions", {"action": "create", "path": "b.txt", "content": "x"}),
         ("file_actions", {"action": "delete", "path": "a.txt"}),
@@ -595,7 +596,7 @@ def test_read_only_root_refuses_every_write(tmp_path: Path) -> None:
     for name, args in calls:
         res = box.call_sync(name, json.dumps(args))
         assert res.error is not None and res.error.code == "read_only", (name, res.text)
-    assert tree_state(tmp_path, tmp_path / "__none__") == before
+    assert tree_state(root, root / "__none__") == before
     assert "a" in box.call_sync("read_file", '{"file": "a.txt"}').text
 
 
@@ -606,15 +607,15 @@ def test_read_only_root_refuses_every_write(tmp_path: Path) -> None:
 def swap_after_resolve(monkeypatch: pytest.MonkeyPatch, arena: Arena, swap: Callable[[], None]) -> None:
     """Run ``swap`` right after the workspace resolved (checked) a path: the
     worst moment, between the path check and the file operation."""
-    ws = arena.runtime.workspace
-    original = ws.resolve
+    original = Workspace.resolve
 
-    def resolve_then_swap(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
-        resolved = original(*args, **kwargs)  # type: ignore[arg-type]
+    def resolve_then_swap(self: Workspace, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        resolved = original(self, *args, **kwargs)  # type: ignore[arg-type]
         swap()
         return resolved
 
-    monkeypatch.setattr(ws, "resolve", resolve_then_swap)
+    # on the class: another domain may replace rt.workspace with a new instance
+    monkeypatch.setattr(Workspace, "resolve", resolve_then_swap)
 
 
 def dir_to_outside_link(arena: Arena, name: str) -> Callable[[], None]:

@@ -67,17 +67,28 @@ def fits(text: str, budget: int, count: TokenCounter) -> bool:
     # than the budget fits without counting.
     if len(text) <= budget and len(text.encode("utf-8", "surrogatepass")) <= budget:
         return True
+    # A huge text: if a prefix is already well over the budget, so is the whole
+    # (cutting can only change the tokens at the cut). Saves counting megabytes.
+    probe = budget * 8
+    if len(text) > probe and count(text[:probe]) > budget + 16:
+        return False
     return count(text) <= budget
 
 
 def _take_page(lines: list[str], budget: int, count: TokenCounter) -> int:
-    """How many leading ``lines`` fit in ``budget`` tokens (at least one)."""
-    total_bytes = sum(len(line) + 1 for line in lines) or 1
-    total_tokens = count("\n".join(lines)) or 1
-    per_byte = total_tokens / total_bytes
+    """How many leading ``lines`` fit in ``budget`` tokens (at least one).
+
+    The tokens-per-character ratio is measured on a sample about one page
+    long, not on the whole remainder (which may be megabytes), then the
+    estimate is corrected with a real count of the page."""
+    sample_chars, k = 0, 0
+    while k < len(lines) and sample_chars < budget * 6:
+        sample_chars += len(lines[k]) + 1
+        k += 1
+    per_char = (count("\n".join(lines[:k])) or 1) / (sample_chars or 1)
     n, used = 0, 0.0
     for line in lines:
-        cost = (len(line) + 1) * per_byte
+        cost = (len(line) + 1) * per_char
         if used + cost > budget and n > 0:
             break
         used += cost
@@ -120,7 +131,10 @@ def paginate(tool: str, pending: _Pending, budget: int, count: TokenCounter, pag
         return Output.text("\n".join(page))
     first = pending.start_line
     last = first + len(page) - 1
-    remaining_tokens = count("\n".join(rest))
+    page_chars = sum(len(line) + 1 for line in page) or 1
+    rest_chars = sum(len(line) + 1 for line in rest)
+    # estimated from the page's own ratio: counting a megabyte remainder on every page costs more than it tells
+    remaining_tokens = round(rest_chars * count("\n".join(page)) / page_chars)
     cursor = pager.put(_Pending(tool, rest, last if split else last + 1, pending.total_lines))
     shown = f"lines {first}-{last} of {pending.total_lines} shown" + (f" (line {last} continues)" if split else "")
     more = len(rest) - 1 if split else len(rest)

@@ -10,6 +10,7 @@ ignored (the walker never descends into it).
 from __future__ import annotations
 
 import os
+import re
 import threading
 from dataclasses import dataclass
 
@@ -58,10 +59,50 @@ DENY_FILE_SUFFIXES = (".pyc", ".pyo", ".class", ".o", ".obj", ".so.tmp")
 DENY_FILES = frozenset({".DS_Store", "Thumbs.db"})
 
 
+_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+
+
+@dataclass(frozen=True, slots=True)
+class DirSpec:
+    """The compiled rules one directory declares.
+
+    ``quick`` is every pattern's regex (pathspec's own translation) in one
+    alternation: a single C-level ``match`` tells whether *any* pattern could
+    apply. Almost every path matches none, and for those pathspec's per-pattern
+    Python loop (the walk's main cost on a big tree) is skipped; a path that
+    does match goes through pathspec as usual, which decides."""
+
+    base: str  # the directory, relative to the root ("" = root)
+    spec: GitIgnoreSpec
+    quick: re.Pattern[str] | None
+
+    @classmethod
+    def build(cls, base: str, spec: GitIgnoreSpec) -> DirSpec:
+        sources = []
+        for pattern in spec.patterns:
+            regex = getattr(pattern, "regex", None)
+            if pattern.include is None:
+                continue
+            if regex is None or "(?P=" in regex.pattern:
+                return cls(base, spec, None)  # unknown shape: always ask pathspec
+            sources.append(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})")
+        try:
+            quick = re.compile("|".join(sources)) if sources else re.compile(r"(?!)")
+        except re.error:
+            quick = None
+        return cls(base, spec, quick)
+
+    def check(self, path: str) -> bool | None:
+        """True = ignored, False = re-included, None = no pattern applies."""
+        if self.quick is not None and self.quick.match(path) is None:
+            return None
+        return self.spec.check_file(path).include
+
+
 @dataclass(frozen=True, slots=True)
 class _DirRules:
     stamp: tuple[tuple[str, int, int], ...]
-    spec: GitIgnoreSpec | None
+    spec: DirSpec | None
 
 
 def _read_lines(path: str) -> list[str] | None:
@@ -83,12 +124,17 @@ class IgnoreRules:
         self._lock = threading.Lock()
         self._root_extra = self._load_root_extra()
 
-    def _load_root_extra(self) -> GitIgnoreSpec | None:
+    def _load_root_extra(self) -> DirSpec | None:
         lines = _read_lines(os.path.join(self.root, ".git", "info", "exclude")) if self.use_gitignore else None
-        return GitIgnoreSpec.from_lines(lines) if lines else None
+        return DirSpec.build("", GitIgnoreSpec.from_lines(lines)) if lines else None
 
     def rules_for_dir(self, rel_dir: str) -> GitIgnoreSpec | None:
         """The compiled rules declared in ``rel_dir`` ("" = root), or None."""
+        found = self.dir_spec(rel_dir)
+        return found.spec if found is not None else None
+
+    def dir_spec(self, rel_dir: str) -> DirSpec | None:
+        """Like :meth:`rules_for_dir`, with the walker's fast pre-check."""
         base = os.path.join(self.root, rel_dir) if rel_dir else self.root
         stamp: list[tuple[str, int, int]] = []
         for name in IGNORE_FILES:
@@ -106,10 +152,15 @@ class IgnoreRules:
         lines: list[str] = []
         for name, _, _ in stamp:
             lines.extend(_read_lines(os.path.join(base, name)) or [])
-        spec = GitIgnoreSpec.from_lines(lines) if any(ln.strip() for ln in lines) else None
+        spec = DirSpec.build(rel_dir, GitIgnoreSpec.from_lines(lines)) if any(ln.strip() for ln in lines) else None
         with self._lock:
             self._cache[rel_dir] = _DirRules(key, spec)
         return spec
+
+    @property
+    def has_root_rules(self) -> bool:
+        """Whether root-wide rules (``.git/info/exclude``) apply to every path."""
+        return self._root_extra is not None
 
     @staticmethod
     def denied_name(name: str, is_dir: bool) -> bool:
@@ -117,20 +168,20 @@ class IgnoreRules:
             return name in DENY_DIRS
         return name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES)
 
-    def decide(self, rel: str, is_dir: bool, specs: list[tuple[str, GitIgnoreSpec]]) -> bool:
-        """Whether ``rel`` is ignored given the (dir, spec) chain from the root
-        down to its parent. Used by the walker, which keeps the chain."""
+    def decide(self, rel: str, is_dir: bool, specs: list[DirSpec]) -> bool:
+        """Whether ``rel`` is ignored given the chain of rules from the root
+        down to its parent (each :class:`DirSpec`, shallowest first). Used by
+        the walker, which keeps the chain."""
         ignored = False
         target = rel + "/" if is_dir else rel
         if self._root_extra is not None:
-            res = self._root_extra.check_file(target)
-            if res.include is not None:
-                ignored = res.include
-        for base, spec in specs:
-            sub = target[len(base) + 1 :] if base else target
-            res = spec.check_file(sub)
-            if res.include is not None:
-                ignored = res.include
+            res = self._root_extra.check(target)
+            if res is not None:
+                ignored = res
+        for spec in specs:
+            res = spec.check(target[len(spec.base) + 1 :] if spec.base else target)
+            if res is not None:
+                ignored = res
         return ignored
 
     def is_ignored(self, rel: str, is_dir: bool | None = None) -> bool:
@@ -142,16 +193,15 @@ class IgnoreRules:
         parts = rel.split("/")
         if is_dir is None:
             is_dir = os.path.isdir(os.path.join(self.root, rel))
-        specs: list[tuple[str, GitIgnoreSpec]] = []
+        specs: list[DirSpec] = []
         for i, name in enumerate(parts):
             last = i == len(parts) - 1
             here_is_dir = is_dir if last else True
             if self.denied_name(name, here_is_dir):
                 return True
-            parent = "/".join(parts[:i])
-            spec = self.rules_for_dir(parent)
+            spec = self.dir_spec("/".join(parts[:i]))
             if spec is not None:
-                specs.append((parent, spec))
+                specs.append(spec)
             if self.decide("/".join(parts[: i + 1]), here_is_dir, specs):
                 return True
         return False

@@ -4,26 +4,79 @@
 denied directories before descending, never following a symlinked directory
 (no loops, no escapes). Entries come out sorted per directory so trees and
 listings are deterministic.
+
+Each directory is listed through a descriptor opened with ``O_NOFOLLOW`` whose
+inode must be the one seen when its parent was listed: a folder swapped for a
+symlink (to the outside) while the walk runs is skipped, never listed.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
-from pathspec import GitIgnoreSpec
+from tooldeck.core.errors import ToolError
+from tooldeck.workspace.content import open_nofollow
+from tooldeck.workspace.ignore import DirSpec, IgnoreRules
 
-from tooldeck.workspace.ignore import IgnoreRules
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
+class Entry(NamedTuple):
+    """One admitted path (a NamedTuple: a walk makes one per file, and a
+    frozen dataclass costs several times more to build)."""
+
     rel: str  # "/"-separated, relative to the root
     is_dir: bool
     is_symlink: bool
     depth: int  # 1 for a direct child of the start directory
     size: int = 0
+
+
+def _list_dir(abs_dir: str, expect_ino: int | None, sizes: bool) -> list[tuple[str, bool, bool, int]] | None:
+    """Sorted ``(name, is_dir, is_symlink, n)`` of ``abs_dir`` (``n``: a
+    directory's inode, a file's size when ``sizes``), or None if it cannot be
+    listed or is no longer the directory that was seen (``expect_ino``)."""
+    try:
+        fd = os.open(abs_dir, _DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        if expect_ino is not None and os.fstat(fd).st_ino != expect_ino:
+            return None
+        out: list[tuple[str, bool, bool, int]] = []
+        with os.scandir(fd) as it:
+            for e in it:
+                try:
+                    is_link = e.is_symlink()
+                    is_dir = e.is_dir(follow_symlinks=False)
+                    # stat needs the descriptor open (fd-based entries stat relative to it)
+                    n = e.stat(follow_symlinks=False).st_ino if is_dir else 0
+                    if sizes and not is_dir:
+                        n = e.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+                out.append((e.name, is_dir, is_link, n))
+        out.sort()
+        return out
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def _start_inode(root: str, start_rel: str) -> int | None:
+    """The start directory's inode, reached from the root without following
+    any symlink (None if that fails)."""
+    try:
+        fd = open_nofollow(os.path.join(root, start_rel) if start_rel else root, start_rel, root, directory=True)
+    except ToolError:
+        return None
+    try:
+        return os.fstat(fd).st_ino
+    finally:
+        os.close(fd)
 
 
 def walk(
@@ -37,39 +90,36 @@ def walk(
 ) -> Iterator[Entry]:
     """Yield entries under ``root/start_rel`` in depth-first, sorted order."""
     root = rules.root
+    if max_depth is not None and max_depth < 1:
+        return  # depth 0 is the start folder itself: it has no entries to show
     start_rel = start_rel.strip("/")
     if start_rel in (".",):
         start_rel = ""
     # rules in effect above the start directory
-    chain: list[tuple[str, GitIgnoreSpec]] = []
+    chain: list[DirSpec] = []
     if respect_ignore:
         parts = start_rel.split("/") if start_rel else []
         for i in range(len(parts) + 1):
-            base = "/".join(parts[:i])
-            spec = rules.rules_for_dir(base)
+            spec = rules.dir_spec("/".join(parts[:i]))
             if spec is not None:
-                chain.append((base, spec))
-    stack: list[tuple[str, int, list[tuple[str, GitIgnoreSpec]]]] = [(start_rel, 0, chain)]
+                chain.append(spec)
+    check = respect_ignore and rules.has_root_rules
+    start_ino = _start_inode(root, start_rel)
+    if start_ino is None:
+        return
+    stack: list[tuple[str, int, list[DirSpec], int | None]] = [(start_rel, 0, chain, start_ino)]
     while stack:
-        rel_dir, depth, specs = stack.pop()
-        abs_dir = os.path.join(root, rel_dir) if rel_dir else root
-        try:
-            with os.scandir(abs_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError:
+        rel_dir, depth, specs, ino = stack.pop()
+        entries = _list_dir(os.path.join(root, rel_dir) if rel_dir else root, ino, sizes)
+        if entries is None:
             continue
-        subdirs: list[tuple[str, int, list[tuple[str, GitIgnoreSpec]]]] = []
-        for e in entries:
-            try:
-                is_link = e.is_symlink()
-                is_dir = e.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+        subdirs: list[tuple[str, int, list[DirSpec], int | None]] = []
+        for name, is_dir, is_link, n in entries:
+            rel = f"{rel_dir}/{name}" if rel_dir else name
             if respect_ignore:
-                if rules.denied_name(e.name, is_dir):
+                if rules.denied_name(name, is_dir):
                     continue
-                if specs and rules.decide(rel, is_dir, specs):
+                if (specs or check) and rules.decide(rel, is_dir, specs):
                     continue
             if is_dir:
                 if include_dirs:
@@ -77,18 +127,12 @@ def walk(
                 if max_depth is None or depth + 1 < max_depth:
                     child_specs = specs
                     if respect_ignore:
-                        spec = rules.rules_for_dir(rel)
+                        spec = rules.dir_spec(rel)
                         if spec is not None:
-                            child_specs = [*specs, (rel, spec)]
-                    subdirs.append((rel, depth + 1, child_specs))
+                            child_specs = [*specs, spec]
+                    subdirs.append((rel, depth + 1, child_specs, n))
             else:
-                size = 0
-                if sizes:
-                    try:
-                        size = e.stat(follow_symlinks=False).st_size
-                    except OSError:
-                        size = 0
-                yield Entry(rel, False, is_link, depth + 1, size)
+                yield Entry(rel, False, is_link, depth + 1, n)
         # depth-first, in sorted order: push reversed
         stack.extend(reversed(subdirs))
 

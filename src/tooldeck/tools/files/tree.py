@@ -5,6 +5,11 @@
 level whose rendering fits ~10k tokens; folders cut off show how many files
 they hold). ``+`` marks files that have a codemap, ``*`` selected files.
 Ignored files (gitignore, .tooldeckignore, the deny list) are left out.
+
+One walk builds a light tree (directories as nodes, files as names); ``auto``
+then renders only depths whose line count could fit the budget, deepest
+first. Everything is iterative: a very deep tree cannot hit the recursion
+limit. A long walk reports progress on the ``activity`` channel.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from typing import Literal
 from pydantic import Field
 
 from tooldeck.codemap.languages import has_codemap
-from tooldeck.core import ToolError, ToolInput, tool
+from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
@@ -25,20 +30,131 @@ from tooldeck.workspace.walk import walk
 
 AUTO_TOKENS = 10_000
 MAX_ENTRIES = 250_000
+PROGRESS_EVERY = 5_000  # entries between two progress updates
 
 
-@dataclass
-class Node:
+@dataclass(slots=True)
+class Dir:
     name: str
-    is_dir: bool
-    children: dict[str, Node] = field(default_factory=dict)
-    files: int = 0  # files below (recursive), for collapsed folders
+    dirs: list[Dir] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    total: int = 0  # files below, recursively (shown on collapsed folders)
 
-    def child(self, name: str, is_dir: bool) -> Node:
-        node = self.children.get(name)
-        if node is None:
-            node = self.children[name] = Node(name, is_dir)
-        return node
+
+def _sort_key(name: str) -> tuple[str, str]:
+    return (name.lower(), name)
+
+
+@dataclass(slots=True)
+class Scan:
+    top: Dir
+    capped: bool
+    per_depth: list[int]  # per_depth[d] = entries shown at depth d (d >= 1)
+
+
+def scan(
+    root: Root,
+    rt: Runtime,
+    start_rel: str,
+    *,
+    max_depth: int | None,
+    only: set[str] | None,
+    inv: Invocation | None = None,
+) -> Scan:
+    """Walk once into a :class:`Dir` tree (files kept only if in ``only``)."""
+    top = Dir(start_rel or ".")
+    dirs: dict[str, Dir] = {"": top}
+    prefix = f"{start_rel}/" if start_rel else ""
+    capped = False
+    observed = inv is not None and inv.is_observed
+    if observed:
+        inv.emit_text("activity", f"walking {root.path}/{start_rel}".rstrip("/"), replace=True)  # type: ignore[union-attr]
+    count = 0
+    for entry in walk(rt.workspace.rules(root), start_rel, max_depth=max_depth):
+        count += 1
+        if count > MAX_ENTRIES:
+            capped = True
+            break
+        if observed and count % PROGRESS_EVERY == 0:
+            inv.emit_text("activity", f"walked {count} entries", replace=True)  # type: ignore[union-attr]
+            inv.check_cancelled()  # type: ignore[union-attr]
+        rel = entry.rel[len(prefix) :] if prefix else entry.rel
+        parent_rel, _, name = rel.rpartition("/")
+        parent = dirs.get(parent_rel)
+        if parent is None:
+            continue
+        if entry.is_dir:
+            node = Dir(name)
+            parent.dirs.append(node)
+            dirs[rel] = node
+        elif only is None or entry.rel in only:
+            parent.files.append(name)
+    if observed:
+        inv.emit_text("activity", f"walked {count} entries", replace=True)  # type: ignore[union-attr]
+    per_depth = _finish(top, prune_empty=only is not None)
+    return Scan(top, capped, per_depth)
+
+
+def _finish(top: Dir, *, prune_empty: bool) -> list[int]:
+    """Sort children, total the files below each folder (post-order, without
+    recursion), optionally drop folders with no file below; count entries per depth."""
+    order: list[tuple[Dir, int]] = []
+    stack = [(top, 0)]
+    while stack:
+        node, depth = stack.pop()
+        order.append((node, depth))
+        stack.extend((d, depth + 1) for d in node.dirs)
+    per_depth: list[int] = [0]
+    for node, depth in reversed(order):  # children before parents
+        if prune_empty:
+            node.dirs = [d for d in node.dirs if d.total]
+        node.dirs.sort(key=lambda d: _sort_key(d.name))
+        node.files.sort(key=_sort_key)
+        node.total = len(node.files) + sum(d.total for d in node.dirs)
+        while len(per_depth) <= depth + 1:
+            per_depth.append(0)
+        per_depth[depth + 1] += len(node.dirs) + len(node.files)
+    while len(per_depth) > 1 and per_depth[-1] == 0:
+        per_depth.pop()
+    return per_depth
+
+
+Row = tuple[str, Dir | None]  # a folder (name, node) or a file (name, None)
+
+
+def render(
+    top: Dir, title: str, *, depth: int | None, folders_only: bool, rel_base: str, selected: set[str]
+) -> list[str]:
+    """The tree's lines; folders at ``depth`` are collapsed to ``name/ (N files)``."""
+    lines = [title]
+
+    def rows(node: Dir) -> list[Row]:
+        out: list[Row] = [(d.name, d) for d in node.dirs]
+        if not folders_only:
+            out.extend((f, None) for f in node.files)
+        return out
+
+    # stack of (indent, level, rel of the folder, its rows, next row index)
+    stack: list[tuple[str, int, str, list[Row], int]] = [("", 1, rel_base, rows(top), 0)]
+    while stack:
+        indent, level, rel, kids, i = stack.pop()
+        if i >= len(kids):
+            continue
+        stack.append((indent, level, rel, kids, i + 1))
+        name, sub = kids[i]
+        last = i == len(kids) - 1
+        branch = "└── " if last else "├── "
+        kid_rel = f"{rel}/{name}" if rel else name
+        if sub is not None:
+            collapsed = depth is not None and level >= depth and (sub.dirs or sub.files)
+            extra = f" ({sub.total} files)" if collapsed or (folders_only and sub.total) else ""
+            lines.append(f"{indent}{branch}{name}/{extra}")
+            if not collapsed:
+                stack.append((indent + ("    " if last else "│   "), level + 1, kid_rel, rows(sub), 0))
+        else:
+            marks = (" *" if kid_rel in selected else "") + (" +" if has_codemap(name) else "")
+            lines.append(f"{indent}{branch}{name}{marks}")
+    return lines
 
 
 class FileTreeInput(ToolInput):
@@ -50,98 +166,59 @@ class FileTreeInput(ToolInput):
     max_depth: int | None = Field(None, ge=0, description="Limit depth (the start folder = 0).")
 
 
-def build_tree(
-    root: Root, rt: Runtime, start_rel: str, *, max_depth: int | None, only: set[str] | None
-) -> tuple[Node, bool]:
-    """Walk once into a node tree; returns (tree, capped)."""
-    top = Node(start_rel or ".", True)
-    prefix = f"{start_rel}/" if start_rel else ""
-    count = 0
-    rules = rt.workspace.rules(root)
-    for entry in walk(rules, start_rel, max_depth=max_depth):
-        count += 1
-        if count > MAX_ENTRIES:
-            return top, True
-        rel = entry.rel[len(prefix) :] if prefix else entry.rel
-        if only is not None and not entry.is_dir and entry.rel not in only:
-            continue
-        parts = rel.split("/")
-        node = top
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            if only is not None and entry.is_dir and last:
-                break  # folders appear only when they hold a selected file
-            node = node.child(part, entry.is_dir if last else True)
-        if not entry.is_dir:
-            top.files += 1
-            n = top
-            for part in parts[:-1]:
-                n = n.children[part]
-                n.files += 1
-    return top, False
-
-
-def render(top: Node, title: str, *, depth: int | None, folders_only: bool, rel_base: str, selected: set[str]) -> str:
-    lines = [title]
-
-    def visit(node: Node, indent: str, level: int, rel: str) -> None:
-        kids = sorted(node.children.values(), key=lambda n: (not n.is_dir, n.name.lower(), n.name))
-        if folders_only:
-            kids = [k for k in kids if k.is_dir]
-        for i, kid in enumerate(kids):
-            last = i == len(kids) - 1
-            branch = "└── " if last else "├── "
-            kid_rel = f"{rel}/{kid.name}" if rel else kid.name
-            if kid.is_dir:
-                collapsed = depth is not None and level >= depth and kid.children
-                extra = f" ({kid.files} files)" if collapsed or (folders_only and kid.files) else ""
-                lines.append(f"{indent}{branch}{kid.name}/{extra}")
-                if not collapsed:
-                    visit(kid, indent + ("    " if last else "│   "), level + 1, kid_rel)
-            else:
-                marks = (" *" if kid_rel in selected else "") + (" +" if has_codemap(kid.name) else "")
-                lines.append(f"{indent}{branch}{kid.name}{marks}")
-
-    visit(top, "", 1, rel_base)
-    return "\n".join(lines)
-
-
-def tree_height(node: Node) -> int:
-    return 1 + max((tree_height(c) for c in node.children.values() if c.is_dir), default=0)
-
-
 def build(rt: Runtime) -> Tool:
     def selected_paths() -> set[str]:
         provider = rt.provider("selected_paths")
         return set(provider()) if provider else set()
 
-    def one_tree(root: Root, start_rel: str, args: FileTreeInput, budget: int) -> str:
+    def fit_depth(found: Scan, title: str, start_rel: str, selected: set[str], budget: int) -> tuple[str, int]:
+        """The deepest rendering that fits ``budget`` tokens, and its depth.
+        Each line costs at least one token, so depths with more lines than the
+        budget are never rendered."""
+        height = len(found.per_depth) - 1
+        shown = 1
+        depth = 0
+        for d in range(1, height + 1):
+            shown += found.per_depth[d]
+            if shown > budget:
+                break
+            depth = d
+        depth = max(depth, 1)
+        while True:
+            lines = render(found.top, title, depth=depth, folders_only=False, rel_base=start_rel, selected=selected)
+            text = "\n".join(lines)
+            if depth <= 1 or rt.count_tokens(text) <= budget:
+                return text, depth
+            depth -= 1
+
+    def one_tree(root: Root, start_rel: str, args: FileTreeInput, budget: int, inv: Invocation) -> str:
         selected = selected_paths()
         only = selected if args.mode == "selected" else None
-        top, capped = build_tree(root, rt, start_rel, max_depth=args.max_depth, only=only)
         title = root.path if not start_rel else f"{root.path}/{start_rel}"
-        folders = args.mode == "folders"
-        if args.mode != "auto":
-            text = render(top, title, depth=args.max_depth, folders_only=folders, rel_base=start_rel, selected=selected)
-        else:
-            height = tree_height(top)
-            text = render(top, title, depth=None, folders_only=False, rel_base=start_rel, selected=selected)
-            depth = height
-            while depth > 1 and rt.count_tokens(text) > budget:
-                depth -= 1
-                text = render(top, title, depth=depth, folders_only=False, rel_base=start_rel, selected=selected)
+        if args.max_depth == 0:
+            return title
+        found = scan(root, rt, start_rel, max_depth=args.max_depth, only=only, inv=inv)
+        height = len(found.per_depth) - 1
+        if args.mode == "auto":
+            text, depth = fit_depth(found, title, start_rel, selected, budget)
             if depth < height:
                 text += (
                     f"\n[auto: showing {depth} level(s) to fit ~{budget} tokens; folders marked (N files) "
                     "are collapsed: call again with path=that folder]"
                 )
-        if capped:
+        else:
+            folders = args.mode == "folders"
+            lines = render(
+                found.top, title, depth=args.max_depth, folders_only=folders, rel_base=start_rel, selected=selected
+            )
+            text = "\n".join(lines)
+        if found.capped:
             text += f"\n[stopped after {MAX_ENTRIES} entries: call again with a narrower path]"
-        if args.mode == "selected" and not top.children:
+        if args.mode == "selected" and not found.top.dirs and not found.top.files:
             text += "\n(no files selected)"
         return text
 
-    def get_file_tree(args: FileTreeInput) -> str:
+    def get_file_tree(args: FileTreeInput, inv: Invocation) -> str:
         ws = rt.workspace  # read per call: manage_workspaces can switch it
         if args.type == "roots":
             return ws.describe_roots()
@@ -149,9 +226,9 @@ def build(rt: Runtime) -> Tool:
             rp = ws.resolve(args.path)
             if not os.path.isdir(rp.abs):
                 raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{args.path!r} is a file, not a folder")
-            return one_tree(rp.root, "" if rp.rel == "." else rp.rel, args, AUTO_TOKENS)
+            return one_tree(rp.root, "" if rp.rel == "." else rp.rel, args, AUTO_TOKENS, inv)
         per_root = max(1000, AUTO_TOKENS // len(ws.roots))
-        return "\n\n".join(one_tree(r, "", args, per_root) for r in ws.roots)
+        return "\n\n".join(one_tree(r, "", args, per_root, inv) for r in ws.roots)
 
     return tool(
         get_file_tree,
