@@ -120,7 +120,8 @@ def build(rt: Runtime) -> Tool:
                 )
             old_text = decode_text(before, name) if before is not None else ""
             tf = TextFile.parse(old_text)
-            new_text = tf.render_body(args.rewrite.replace("\r\n", "\n"))
+            content = args.rewrite.replace("\r\n", "\n")
+            new_text = tf.render_body(content.removeprefix(tf.bom) if tf.bom else content)
             head = f"{'Rewrote' if before is not None else 'Created'} {name}"
         else:
             assert before is not None
