@@ -76,7 +76,8 @@ def tree_stats(tree: Path, rg: str) -> tuple[int, int, int]:
                 size += os.path.getsize(p)
     root = make_root(tree)
     flags = RipgrepEngine.filter_args(root, ContentQuery("x", literal=True))
-    listed = subprocess.run([rg, "--no-config", "--files", *flags], cwd=tree, stdin=subprocess.DEVNULL, capture_output=True)
+    argv = [rg, "--no-config", "--files", *flags]
+    listed = subprocess.run(argv, cwd=tree, stdin=subprocess.DEVNULL, capture_output=True, check=False)
     return files, size, listed.stdout.count(b"\n")
 
 
