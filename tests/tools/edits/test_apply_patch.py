@@ -330,3 +330,14 @@ def test_overlapping_chunks_are_refused(root: Path, call: Caller, snapshot: Snap
     before = snapshot(root)
     call.err("apply_patch", P("*** Update File: ov.txt", "@@", "-b", "+B", "@@", " a", "-b", "+X"))
     assert snapshot(root) == before
+
+
+def test_a_huge_patch_reports_compactly_within_the_budget(root: Path, call: Caller) -> None:
+    body: list[str] = []
+    for i in range(130):
+        write(root, f"many/f{i}.txt", f"line {i}\n")
+        body += [f"*** Update File: many/f{i}.txt", "@@", f"-line {i}", f"+LINE {i}"]
+    out = call.ok("apply_patch", P(*body))
+    assert out.count("\nM many/f") == 130 + 100  # every summary line, details for the first 100 files
+    assert "... details of 30 more files not shown" in out and "[output truncated" not in out
+    assert (root / "many/f129.txt").read_text() == "LINE 129\n"

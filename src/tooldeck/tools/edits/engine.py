@@ -150,7 +150,7 @@ def _read_all(
             name = names[key]
             try:
                 st = os.lstat(rp.abs)
-            except FileNotFoundError:
+            except (FileNotFoundError, NotADirectoryError):  # the write step says why it cannot be created
                 raw[key] = None
                 texts[key] = None
                 continue

@@ -19,6 +19,7 @@ from tooldeck.tools.edits.plan import Replacement
 
 MAX_DIFF_LINES_PER_FILE = 40
 MAX_DIFF_LINES = 240
+MAX_DETAILED_FILES = 100
 CONTEXT = 1
 
 
@@ -155,17 +156,28 @@ def describe(w: Written, budget: int) -> tuple[list[str], int]:
     if len(ev.notes) > 20:
         lines.append(f"  note: ... {len(ev.notes) - 20} more")
     lines.extend(diff.lines)
-    if diff.hidden:
+    if diff.hidden and diff.lines:
         more = f"{diff.hidden} more hunk{'s' if diff.hidden != 1 else ''}"
         lines.append(f"... {more} not shown (read the file to check them)")
     return lines, len(diff.lines)
 
 
 def render_outcome(outcome: Outcome) -> str:
+    """Summary lines, then per-file details: diffs until the diff budget is
+    spent, then header lines only, and past MAX_DETAILED_FILES files a count
+    (the structured result still carries every file's hash)."""
     parts = ["Success. Updated the following files:", *outcome.summary(), ""]
     budget = MAX_DIFF_LINES
-    for w in outcome.files:
+    undiffed = 0
+    for n, w in enumerate(outcome.files):
+        if n == MAX_DETAILED_FILES:
+            parts.append(f"... details of {len(outcome.files) - n} more files not shown")
+            break
         lines, used = describe(w, budget)
+        if w.event.kind == "M" and budget == 0:
+            undiffed += 1
         budget = max(0, budget - used)
         parts.extend(lines)
+    if undiffed:
+        parts.append(f"(diffs of {undiffed} files not shown to keep this short; read them to check)")
     return "\n".join(parts).rstrip() + "\n"
