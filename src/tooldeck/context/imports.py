@@ -167,11 +167,13 @@ def _go(root: Root, spec: str) -> list[str]:
 def _rust(root: Root, rel: str, spec: str) -> list[str]:
     s = spec.strip().rstrip(";").strip()
     here = os.path.dirname(os.path.join(root.path, rel))
+    own = os.path.splitext(os.path.basename(rel))[0]
+    # the folder holding this module's children: src/net/ for src/net/mod.rs, src/net/http/ for src/net/http.rs
+    self_dir = here if own in ("mod", "lib", "main") else os.path.join(here, own)
     m = re.match(r"^(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)$", s)
     if m:
         name = m.group(1)
-        own = os.path.splitext(os.path.basename(rel))[0]
-        folder = here if own in ("mod", "lib", "main") else os.path.join(here, own)
+        folder = self_dir
         found = (_file(os.path.join(folder, name + ".rs")), _file(os.path.join(folder, name, "mod.rs")))
         return [f for f in found if f]
     s = re.sub(r"^(?:pub(?:\([^)]*\))?\s+)?use\s+", "", s)
@@ -191,7 +193,7 @@ def _rust(root: Root, rel: str, spec: str) -> list[str]:
             d = os.path.dirname(d)
         base, parts = src, parts[1:]
     elif parts[0] in ("super", "self"):
-        base = here
+        base = self_dir
         while parts and parts[0] in ("super", "self"):
             if parts[0] == "super":
                 base = os.path.dirname(base)
@@ -209,7 +211,7 @@ def _rust(root: Root, rel: str, spec: str) -> list[str]:
 # C / C++ ---------------------------------------------------------------------------
 def _c(root: Root, rel: str, spec: str) -> list[str]:
     m = re.search(r'"([^"]+)"', spec)
-    target = m.group(1) if m else spec.strip().removeprefix("#include").strip().strip("<>\"")
+    target = m.group(1) if m else spec.strip().removeprefix("#include").strip().strip('<>"')
     if not target or " " in target:
         return []
     here = os.path.dirname(os.path.join(root.path, rel))

@@ -79,7 +79,7 @@ def fence_lang(path: str) -> str:
 
 
 def fenced(body: str, lang: str = "") -> str:
-    longest = max((len(m.group(0)) for m in _TICKS.finditer(body)), default=0)
+    longest = max((len(m.group(0)) for m in _TICKS.finditer(body)), default=0) if "```" in body else 0
     fence = "`" * max(3, longest + 1)
     if body and not body.endswith("\n"):
         body += "\n"

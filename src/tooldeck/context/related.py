@@ -23,7 +23,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.context.imports import resolve_import
-from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.roots import Root, Workspace
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -47,14 +47,48 @@ def codemap_api(rt: Runtime) -> Any | None:
     return codemap_service(rt)
 
 
-def _abs(ws: Workspace, path: str) -> str | None:
-    if os.path.isabs(path):
-        return os.path.realpath(path)
-    for root in ws.roots:
-        cand = os.path.join(root.path, path)
-        if os.path.isfile(cand):
-            return os.path.realpath(cand)
-    return None
+class _Paths:
+    """Shown paths (as the symbol index gives them) → canonical absolute paths, memoised."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.memo: dict[str, str | None] = {}
+
+    def __call__(self, path: str) -> str | None:
+        if path not in self.memo:
+            self.memo[path] = self._find(path)
+        return self.memo[path]
+
+    def _find(self, path: str) -> str | None:
+        if os.path.isabs(path):
+            return os.path.realpath(path)
+        for root in self.ws.roots:
+            cand = os.path.join(root.path, path)
+            if os.path.isfile(cand):
+                return os.path.realpath(cand)
+        return None
+
+
+def _codemaps(api: Any, ws: Workspace, targets: list[str]) -> list[tuple[Root, str, Any]]:
+    """(root, rel, codemap) of the targets that have one, one batch per root
+    (the service parses cache misses in parallel)."""
+    by_root: dict[str, list[str]] = defaultdict(list)
+    roots: dict[str, Root] = {}
+    for target in targets:
+        root = ws.containing_root(target)
+        if root is not None:
+            roots[root.path] = root
+            by_root[root.path].append(root.relative(target))
+    out: list[tuple[Root, str, Any]] = []
+    for root_path, rels in by_root.items():
+        root = roots[root_path]
+        try:
+            maps = api.codemaps(root, rels)
+        except Exception:  # a file the parser chokes on must not break the selection
+            log.debug("codemaps failed under %s", root_path, exc_info=True)
+            continue
+        out.extend((root, rel, cm) for rel, cm in zip(rels, maps, strict=True) if hasattr(cm, "imports"))
+    return out
 
 
 def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
@@ -67,26 +101,23 @@ def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
     ws = rt.workspace
     target_set = set(targets)
     scores: dict[str, float] = defaultdict(float)
+    resolved: dict[tuple[str, str, str, str], list[str]] = {}
+    to_abs = _Paths(ws)
     index: Any | None = None
     index_failed = False
-    for target in targets:
-        root = ws.containing_root(target)
-        if root is None:
-            continue
-        rel = root.relative(target)
-        try:
-            cm = api.codemap(root, rel)
-        except Exception:  # a file the parser chokes on must not break the selection
-            log.debug("codemap failed for %s", target, exc_info=True)
-            continue
-        if cm is None:
-            continue
-        for spec in getattr(cm, "imports", ()) or ():
-            for hit in resolve_import(root, rel, cm.language, str(spec)):
+    for root, rel, cm in _codemaps(api, ws, targets):
+        target = os.path.join(root.path, rel)
+        # files in one folder import alike: memoise by folder (Rust: by file, its module path matters)
+        where = rel if cm.language == "rust" else os.path.dirname(rel)
+        for spec in cm.imports or ():
+            key = (root.path, where, cm.language, str(spec))
+            if key not in resolved:
+                resolved[key] = resolve_import(root, rel, cm.language, str(spec))
+            for hit in resolved[key]:
                 if hit not in target_set:
                     scores[hit] += IMPORT_SCORE
-        own = {s.name for s in getattr(cm, "symbols", ()) or ()}
-        names = sorted(set(getattr(cm, "references", ()) or ()) - own)
+        own = {s.name for s in cm.symbols or ()}
+        names = sorted(set(cm.references or ()) - own)
         if not names:
             continue
         if index is None and not index_failed:
@@ -98,7 +129,10 @@ def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
         if index is None:
             continue
         for name in names:
-            definers = {p for p in (_abs(ws, d) for d in index.files_defining(name)) if p}
+            shown = index.files_defining(name)
+            if not shown or len(shown) > COMMON_NAME_FILES + 1:
+                continue
+            definers = {p for p in (to_abs(d) for d in shown) if p}
             definers.discard(target)
             if not definers or len(definers) > COMMON_NAME_FILES:
                 continue

@@ -129,6 +129,7 @@ class SelectionService:
         self.workspaces = workspace_service(rt)
         self.db: ContextDB = self.workspaces.db
         self.counter = TokenCounter(self.db, lambda: str(setting(rt, "tokens.encoding")))
+        self.conflicts = 0  # saves lost to another writer and redone (tests, benchmarks)
 
     # reading ---------------------------------------------------------------------
     def tab_id(self) -> str:
@@ -234,6 +235,7 @@ class SelectionService:
                     return change, new
                 if self.db.save_selection(tab, new, None if locked else version):
                     return change, new
+                self.conflicts += 1
             time.sleep(random.uniform(0.001, 0.004) * (attempt + 1))
         raise ToolError(ErrorCode.CONFLICT, "the selection kept changing under other writers; call again")
 
@@ -517,6 +519,10 @@ class SelectionService:
         file and per component."""
         sel = selection if selection is not None else self.snapshot()
         pkg, status = self.package(sel, prompt)
+        return self.breakdown_of(pkg, sel, status)
+
+    def breakdown_of(self, pkg: Package, sel: Selection, status: dict[str, str]) -> Breakdown:
+        """The breakdown of a package already built from ``sel``."""
         counts = self.counter.count_many([c.text for c in pkg.chunks])
         bd = Breakdown()
         per_file: dict[str, int] = {}

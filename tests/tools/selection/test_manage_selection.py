@@ -245,3 +245,10 @@ def test_package_fence_survives_backticks_in_content(project: Path, runtime):
     pkg, _ = svc.package()
     assert isinstance(pkg, Package)
     assert "````markdown\n```python\nx = 1\n```\n````" in pkg.text()
+
+
+def test_get_code_structure_scope_selected_reads_the_selection(call, project):
+    assert "Nothing is selected" in call.ok("get_code_structure", {"scope": "selected"})
+    call.ok("manage_selection", {"op": "add", "paths": ["app/models.py"], "mode": "codemap_only"})
+    out = call.ok("get_code_structure", {"scope": "selected"})
+    assert "class User" in out and "slugify" not in out

@@ -49,7 +49,8 @@ def build(rt: Runtime) -> Tool:
         want = set(args.include)
         roots = ", ".join(f"{r.id}={r.path}" for r in rt.workspace.roots)
         parts = [f"# Workspace {cur.workspace.name!r} · tab {cur.tab.name!r} · roots: {roots}"]
-        bd = svc.breakdown(sel, prompt)
+        pkg, status = svc.package(sel, prompt)
+        bd = svc.breakdown_of(pkg, sel, status)
         if "prompt" in want:
             parts.append("## Prompt\n" + (prompt.rstrip("\n") if prompt.strip() else "(empty)"))
         if "selection" in want:
@@ -57,7 +58,8 @@ def build(rt: Runtime) -> Tool:
         if "tree" in want:
             parts.append("## File tree\n" + (fenced(svc.tree(sel), "text") if sel.files else "(no files selected)"))
         if want & {"files", "code"}:
-            pkg, _ = svc.package(sel, prompt, include_tree=False, include_codemaps=True)
+            if "code" in want and not any(c.component == "codemaps" for c in pkg.chunks):
+                pkg, _ = svc.package(sel, prompt, include_tree=False, include_codemaps=True)  # packaging left them out
             if "files" in want:
                 parts.append("## Files\n\n" + (pkg.of("files", "slices") or "(no full or slices files)"))
             if "code" in want:

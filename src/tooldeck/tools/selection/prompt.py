@@ -57,7 +57,7 @@ def build(rt: Runtime) -> Tool:
         sel = svc.snapshot()
         pkg, status = svc.package(sel)
         data = pkg.text().encode("utf-8")
-        tokens = svc.counter.count_many([c.text for c in pkg.chunks])
+        total = svc.breakdown_of(pkg, sel, status).total
         if args.path:
             ws = rt.workspace
             rp = ws.resolve(args.path, must_exist=False, write=True)
@@ -79,7 +79,7 @@ def build(rt: Runtime) -> Tool:
         missing = f"; {len(status)} file(s) without content (see workspace_context)" if status else ""
         return (
             f"Exported the context package to {where}: {len(sel.files)} files, "
-            f"{sum(tokens):,} tokens, {len(data):,} bytes{missing}"
+            f"{total:,} tokens, {len(data):,} bytes{missing}"
         )
 
     def prompt(args: PromptInput) -> str:
