@@ -45,14 +45,22 @@ def count_tokens(text: str, model: str | None = None) -> int:
         return 0
     enc = get_encoding(encoding_name_for(model))
     try:
-        return len(enc.encode_ordinary(text))
+        return int(enc.count(text))  # = len(encode_ordinary(text)), without building the ids
     except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates
-        return len(enc.encode_ordinary(text.encode("utf-8", "replace").decode("utf-8", "replace")))
+        return int(enc.count(text.encode("utf-8", "replace").decode("utf-8", "replace")))
 
 
 def count_many(texts: list[str], model: str | None = None) -> list[int]:
+    """Token counts of many texts (encoded in parallel by the tokenizer)."""
+    if not texts:
+        return []
     enc = get_encoding(encoding_name_for(model))
-    return [len(ids) for ids in enc.encode_batch(texts)] if texts else []
+    try:
+        _ids, offsets = enc.encode_batch(texts)  # doc i is ids[offsets[i]:offsets[i + 1]]
+    except (UnicodeEncodeError, ValueError, TypeError):
+        return [count_tokens(t, model) for t in texts]
+    bounds = offsets.tolist()
+    return [bounds[i + 1] - bounds[i] for i in range(len(texts))]
 
 
 def warm_up() -> None:

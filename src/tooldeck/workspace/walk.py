@@ -88,7 +88,8 @@ def walk(
     respect_ignore: bool = True,
     sizes: bool = False,
 ) -> Iterator[Entry]:
-    """Yield entries under ``root/start_rel`` in depth-first, sorted order."""
+    """Yield entries under ``root/start_rel`` depth-first in path order (a
+    folder, then everything below it, then its next sibling)."""
     root = rules.root
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
@@ -107,34 +108,43 @@ def walk(
     start_ino = _start_inode(root, start_rel)
     if start_ino is None:
         return
-    stack: list[tuple[str, int, list[DirSpec], int | None]] = [(start_rel, 0, chain, start_ino)]
+    first = _list_dir(os.path.join(root, start_rel) if start_rel else root, start_ino, sizes)
+    if first is None:
+        return
+    # one frame per open level: (folder rel, depth, rules chain, its entries, next index)
+    stack: list[tuple[str, int, list[DirSpec], list[tuple[str, bool, bool, int]], int]] = [
+        (start_rel, 0, chain, first, 0)
+    ]
     while stack:
-        rel_dir, depth, specs, ino = stack.pop()
-        entries = _list_dir(os.path.join(root, rel_dir) if rel_dir else root, ino, sizes)
-        if entries is None:
-            continue
-        subdirs: list[tuple[str, int, list[DirSpec], int | None]] = []
-        for name, is_dir, is_link, n in entries:
+        rel_dir, depth, specs, entries, i = stack.pop()
+        while i < len(entries):
+            name, is_dir, is_link, n = entries[i]
+            i += 1
             rel = f"{rel_dir}/{name}" if rel_dir else name
             if respect_ignore:
                 if rules.denied_name(name, is_dir):
                     continue
                 if (specs or check) and rules.decide(rel, is_dir, specs):
                     continue
-            if is_dir:
-                if include_dirs:
-                    yield Entry(rel, True, is_link, depth + 1)
-                if max_depth is None or depth + 1 < max_depth:
-                    child_specs = specs
-                    if respect_ignore:
-                        spec = rules.dir_spec(rel)
-                        if spec is not None:
-                            child_specs = [*specs, spec]
-                    subdirs.append((rel, depth + 1, child_specs, n))
-            else:
+            if not is_dir:
                 yield Entry(rel, False, is_link, depth + 1, n)
-        # depth-first, in sorted order: push reversed
-        stack.extend(reversed(subdirs))
+                continue
+            if include_dirs:
+                yield Entry(rel, True, is_link, depth + 1)
+            if max_depth is not None and depth + 1 >= max_depth:
+                continue
+            children = _list_dir(os.path.join(root, rel), n, sizes)
+            if children is None:
+                continue
+            child_specs = specs
+            if respect_ignore:
+                spec = rules.dir_spec(rel)
+                if spec is not None:
+                    child_specs = [*specs, spec]
+            # pre-order: finish this folder after the child
+            stack.append((rel_dir, depth, specs, entries, i))
+            stack.append((rel, depth + 1, child_specs, children, 0))
+            break
 
 
 def walk_files(rules: IgnoreRules, start_rel: str = "", **kw: object) -> Iterator[str]:
