@@ -26,29 +26,27 @@ from tooldeck.tools.edits.textfile import TextFile
 from tooldeck.workspace.atomic import AtomicBatch
 from tooldeck.workspace.content import content_hash, decode_text, read_bytes
 
-HASH_DOC = "Hash from read_file ([hash=...]); the call is refused with `conflict` if the file changed since."
+HASH_DOC = "Hash from read_file; refused with `conflict` if the file changed since."
 MAX_DIFF_LINES = 200
 
 
 class EditSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    search: str = Field(description="Exact text to find (copy it from the file, indentation included).")
-    replace: str = Field(description="Text to put in its place.")
-    all: bool = Field(False, description="Replace every occurrence instead of requiring exactly one.")
+    search: str = Field(description="Exact text to find.")
+    replace: str = Field(description="Replacement text.")
+    all: bool = Field(False, description="Replace every occurrence.")
 
 
 class ApplyEditsInput(ToolInput):
-    path: str = Field(description="File to edit, relative to the first root or absolute inside a root.")
+    path: str = Field(description="File to edit.")
     search: str | None = Field(None, description="Text to find (single edit).")
     replace: str | None = Field(None, description="Replacement text (single edit).")
     all: bool = Field(False, description="With search/replace: replace every occurrence.")
-    edits: list[EditSpec] | None = Field(None, description="Several edits, applied in order: [{search, replace, all}].")
+    edits: list[EditSpec] | None = Field(None, description="Several edits, applied in order.")
     rewrite: str | None = Field(None, description="The complete new content of the file.")
-    on_missing: Literal["error", "create"] = Field(
-        "error", description="With rewrite: what to do when the file does not exist."
-    )
-    verbose: bool = Field(False, description="Add a unified diff of the change to the result.")
+    on_missing: Literal["error", "create"] = Field("error", description="With rewrite: when the file is missing.")
+    verbose: bool = Field(False, description="Add a unified diff to the result.")
     expected_hash: str | None = Field(None, description=HASH_DOC)
 
     @model_validator(mode="after")
@@ -87,15 +85,11 @@ def decode(raw: RawArguments) -> ApplyEditsInput:
 
 
 DESCRIPTION = """\
-Edit one file by search/replace, or rewrite it whole. Give exactly one of:
-- search + replace (+ all=true to replace every occurrence),
-- edits: [{search, replace, all}] applied in order (all or nothing),
-- rewrite: the complete new content (on_missing="create" to create a missing file).
-The search text should be copied exactly; if it is not found as given, escaped newlines are decoded, then \
-indentation and spacing are ignored line by line, then a close fuzzy match is accepted when it is clearly the \
-only one; the replacement is re-indented to the matched lines. A search found in several places is an error \
-listing their lines (add context or set all). verbose=true adds a diff. For multi-file or larger changes use \
-apply_patch."""
+Edit one file. Give exactly one of: search + replace (all=true for every occurrence); edits: [{search, replace, \
+all}] applied in order, all or nothing; rewrite: the whole new content (on_missing="create" makes a new file). \
+Copy the search text exactly; if it is not found as given, escapes, indentation and a clearly unique near match \
+are tried and the replacement is re-indented. Several matches are an error listing their lines. verbose=true \
+adds a diff. For several files use apply_patch."""
 
 
 def build(rt: Runtime) -> Tool:
