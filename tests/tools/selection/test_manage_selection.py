@@ -252,3 +252,11 @@ def test_get_code_structure_scope_selected_reads_the_selection(call, project):
     call.ok("manage_selection", {"op": "add", "paths": ["app/models.py"], "mode": "codemap_only"})
     out = call.ok("get_code_structure", {"scope": "selected"})
     assert "class User" in out and "slugify" not in out
+
+
+def test_null_and_single_object_arguments_are_accepted(call, project, runtime):
+    call.ok(
+        "manage_selection",
+        {"op": "add", "paths": None, "slices": {"path": "app/util.py", "ranges": [{"start_line": 1}]}},
+    )
+    assert selected(runtime) == {"app/util.py": ("slices", False)}

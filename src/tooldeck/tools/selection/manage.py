@@ -46,20 +46,23 @@ class SliceInput(ToolInput):
 
 class ManageSelectionInput(ToolInput):
     op: Literal["get", "add", "remove", "set", "clear", "preview", "promote", "demote"] = "get"
-    paths: list[str] | None = Field(None, description="Files or folders (folders expand recursively).")
+    paths: list[str] = Field(default_factory=list, description="Files or folders (folders expand recursively).")
     mode: Literal["full", "slices", "codemap_only"] = Field(
         "full", description="For add/set/preview of `paths`: full content or signatures only (codemap_only)."
     )
-    slices: list[SliceInput] | None = Field(
-        None, description="Line ranges to select (add/set/preview) or to cut from a slices entry (remove)."
+    slices: list[SliceInput] = Field(
+        default_factory=list,
+        description="Line ranges to select (add/set/preview) or to cut from a slices entry (remove).",
     )
     view: Literal["summary", "files", "content", "codemaps"] = "summary"
     auto_codemaps: bool | None = Field(None, description="Turn automatic codemaps on or off with this change.")
 
-    @field_validator("paths", mode="before")
+    @field_validator("paths", "slices", mode="before")
     @classmethod
-    def _one_path(cls, value: object) -> object:
-        return [value] if isinstance(value, str) else value
+    def _lenient(cls, value: object) -> object:
+        if value is None:  # null means "none given"
+            return []
+        return [value] if isinstance(value, (str, dict)) else value  # one path / one slice
 
     @model_validator(mode="after")
     def _consistent(self) -> ManageSelectionInput:
@@ -90,12 +93,11 @@ class ManageSelectionInput(ToolInput):
 
 
 DESCRIPTION = (
-    "Manage the current tab's file selection (the context handed to a model). op: get | add | remove | set | "
-    "clear | preview (add without saving) | promote (codemap → full) | demote (full/slices → codemap). "
-    "mode: full | slices (give `slices`: [{path, ranges: [{start_line, end_line, description}]}]) | "
-    "codemap_only (signatures only). Folders expand recursively (ignored files left out). Adding full/slices "
-    "files also adds the files they import or use as automatic codemaps; changing codemaps by hand turns that "
-    "off (auto_codemaps=true turns it on). view: summary | files | content | codemaps."
+    "The current tab's file selection (the context handed to a model). op: get | add | remove | set | clear | "
+    "preview (add, unsaved) | promote (codemap → full) | demote (→ codemap). mode: full | slices (ranges in "
+    "`slices`) | codemap_only (signatures only). Folders expand recursively, ignored files left out. Full/slices "
+    "files bring what they import or use as auto codemaps; changing codemaps by hand turns that off. "
+    "view: summary | files | content | codemaps."
 )
 
 
