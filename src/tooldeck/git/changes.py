@@ -100,7 +100,21 @@ def parse_raw_numstat(data: str) -> list[FileChange]:
         i += 3 if path == "" else 1  # a rename's two names follow as their own tokens
     for fc, (a, d) in zip(raw, stats, strict=False):
         fc.added, fc.deleted = a, d
-    return raw
+    return _coalesce_unmerged(raw)
+
+
+def _coalesce_unmerged(files: list[FileChange]) -> list[FileChange]:
+    """git lists a conflicted path twice (``U``, then our side against the
+    working tree); keep one ``U`` entry with the second entry's counts."""
+    out: list[FileChange] = []
+    for fc in files:
+        prev = out[-1] if out else None
+        if prev is not None and prev.status == "U" and prev.path == fc.path and prev.added in (0, None):
+            prev.added, prev.deleted = fc.added, fc.deleted
+            prev.old_mode, prev.new_mode = fc.old_mode, fc.new_mode
+            continue
+        out.append(fc)
+    return out
 
 
 def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None) -> ChangeSet:
@@ -169,12 +183,15 @@ def untracked_patch(repo: Repo, fc: FileChange) -> str:
     return head + f"--- /dev/null\n+++ b/{fc.path}\n@@ -0,0 +1,{len(lines)} @@\n" + body + tail
 
 
+_PATCH_STARTS = ("diff --git ", "diff --cc ", "diff --combined ")
+
+
 def split_patches(text: str) -> list[str]:
     """Split a multi-file patch at its ``diff --git`` headers."""
     chunks: list[str] = []
     current: list[str] = []
     for line in text.splitlines(keepends=True):
-        if line.startswith("diff --git ") and current:
+        if line.startswith(_PATCH_STARTS) and current:
             chunks.append("".join(current))
             current = []
         current.append(line)
@@ -193,6 +210,8 @@ def _quote(path: str) -> str:
 
 
 def _header(fc: FileChange) -> str:
+    if fc.status == "U":  # a conflicted file: git shows a combined diff
+        return f"diff --cc {_quote(fc.path)}\n"
     old = fc.old_path or fc.path
     a, b = _quote("a/" + old), _quote("b/" + fc.path)
     return f"diff --git {a} {b}\n"

@@ -198,3 +198,16 @@ def test_paths_are_relative_to_a_root_inside_the_repo(tmp_path, state_dir) -> No
     assert "M  app.py  +1 -1" in out and "M  ../lib/util.py  +1 -1" in out
     only = box.call_sync("git", '{"op": "diff", "path": "app.py"}').text
     assert "app.py" in only and "util.py" not in only
+
+
+def test_conflicted_file_shows_one_combined_patch(repo: GitCLI, call) -> None:
+    repo.commit("base", {"a.py": "base\n", "z.py": "z\n"})
+    repo("checkout", "-q", "-b", "side")
+    repo.commit("side", {"a.py": "side\n"})
+    repo("checkout", "-q", "main")
+    repo.commit("main", {"a.py": "main\n"})
+    repo("merge", "-q", "side", check=False)
+    repo.write("z.py", "z\ny\n")
+    out = call.ok("git", {"op": "diff", "compare": "unstaged", "detail": "patches"})
+    assert changed(out) == {"a.py": "U", "z.py": "M"}
+    assert "diff --cc a.py" in out and "++<<<<<<< HEAD" in out and "+y" in out and "left out" not in out

@@ -33,6 +33,8 @@ INJECTIONS = [
     ({"op": "blame", "path": "-x"}, "path"),
     ({"op": "diff", "path": "--output={out}"}, "path"),
     ({"op": "status", "path": "-uno"}, "path"),
+    ({"op": "status", "repo_root": "--git-dir={out}"}, "repo_root"),
+    ({"op": "status", "repo_roots": ["--work-tree={out}"]}, "repo_roots"),
 ]
 
 
@@ -41,7 +43,10 @@ def test_leading_dash_is_refused_and_nothing_is_written(
     committed: GitCLI, call, tmp_path: Path, args: dict, field: str
 ) -> None:
     out = tmp_path / "injected.txt"
-    filled = {k: v.format(out=out) if isinstance(v, str) else v for k, v in args.items()}
+    filled = {
+        k: v.format(out=out) if isinstance(v, str) else [x.format(out=out) for x in v] if isinstance(v, list) else v
+        for k, v in args.items()
+    }
     res = call.err("git", filled, code="invalid_arguments")
     assert f"`{field}`" in res.text and "'-'" in res.text
     assert not out.exists()

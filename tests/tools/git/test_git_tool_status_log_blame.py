@@ -123,6 +123,9 @@ def test_blame_line_range_attributes_each_line(repo: GitCLI, call) -> None:
     assert len(lines) == 5 and "l1" not in out
     at_first = call.ok("git", {"op": "blame", "path": "f.txt", "lines": "2", "ref": first})
     assert "Grace" in at_first and "  2| l2" in at_first
+    (repo.path / "f.txt").unlink()
+    deleted = call.ok("git", {"op": "blame", "path": "f.txt", "ref": "HEAD"})
+    assert f"at HEAD {second[:7]}" in deleted and "  4| l4" in deleted
 
 
 def test_blame_errors(repo: GitCLI, call) -> None:

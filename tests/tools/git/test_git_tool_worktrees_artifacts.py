@@ -155,8 +155,10 @@ def test_log_patches_degrade_to_fit_the_budget(repo: GitCLI, root: Path, state_d
         repo.commit(f"c{i}", {f"f{i}.py": "".join(f"line {i} {j}\n" for j in range(150))})
     box = build_toolbox(Runtime.for_dirs([root], state_dir=state_dir, budget_tokens=2500))
     out = run(box, {"op": "log", "detail": "patches", "count": 6})
-    assert out.count(": c") == 6  # every commit line stays
-    assert "left out to fit" in out and "op=show" in out
+    for i in range(6):  # every commit line stays
+        assert f"Ada Lovelace: c{i} " in out
+    assert "patches of" in out and "left out to fit" in out and "op=show" in out
+    assert 0 < out.count("diff --git ") < 6
 
 
 def test_files_detail_keeps_every_file_line_within_budget(repo: GitCLI, root: Path, state_dir: Path) -> None:

@@ -110,6 +110,8 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
     raw = repo_root.strip() if repo_root else ""
     if "\x00" in raw:
         raise invalid_arguments(f"field `{field_name}` contains a NUL byte", field=field_name)
+    if raw.startswith("-"):
+        refuse_option(raw, field_name)
     raw, suffix = _strip_suffix(raw, {r.id for r in ws.roots})
     root: Root | None
     if not raw:

@@ -73,14 +73,15 @@ def build(rt: Runtime) -> Tool:
         specs: list[str | None] = list(args.repo_roots) if args.repo_roots else [args.repo_root]
         budget = Budget(int(rt.budget_tokens * 0.9), rt.count_tokens).split(len(specs))
         run = OPS[args.op]
+        field_name = "repo_roots" if args.repo_roots else "repo_root"
         if len(specs) == 1:
-            target = resolve_target(rt, specs[0])
+            target = resolve_target(rt, specs[0], field_name)
             try:
                 return run(rt, target, args, budget)
             except NothingSelected as notice:
                 return str(notice)
         # several checkouts: resolve all first (a bad name fails the call), then one section each
-        targets = [resolve_target(rt, s, "repo_roots") for s in specs]
+        targets = [resolve_target(rt, s, field_name) for s in specs]
         sections: list[str] = []
         for spec, target in zip(specs, targets, strict=True):
             try:
