@@ -64,5 +64,9 @@ class ToolError(Exception):
 
 
 def invalid_arguments(message: str, **details: Any) -> ToolError:
-    """Shorthand for the most common error: the call's arguments are wrong."""
+    """Shorthand for the most common error: the call's arguments are wrong.
+    ``field="x"`` (or ``fields=[...]``) names the culprit; details always
+    carry the list under ``fields`` so clients read one key."""
+    if "field" in details and "fields" not in details:
+        details["fields"] = [details["field"]]
     return ToolError(ErrorCode.INVALID_ARGUMENTS, message, details or None)

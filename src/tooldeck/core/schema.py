@@ -10,6 +10,7 @@ failure into ``invalid_arguments`` naming the field.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -73,17 +74,30 @@ def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, An
     return data
 
 
-def describe_validation_error(exc: ValidationError) -> str:
-    """One line per problem, each naming the field, e.g.
-    ``field `paths.0`: Input should be a valid string``."""
+def describe_validation_error(exc: ValidationError, model: type[BaseModel] | None = None) -> str:
+    """One clause per problem, each naming the field, e.g.
+    ``field `paths.0`: Input should be a valid string``; misspelt fields are
+    reported together with the fields the tool does accept."""
     lines: list[str] = []
+    unknown: list[str] = []
     for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__") or "(arguments)"
+        loc = ".".join(str(p) for p in err.get("loc", ()) if p != "__root__")
         msg = err.get("msg", "invalid")
         if err.get("type") == "extra_forbidden":
-            msg = "unknown field; check the spelling against the tool's schema"
-        lines.append(f"field `{loc}`: {msg}")
+            unknown.append(loc)
+            continue
+        if err.get("type") == "value_error":
+            msg = msg.removeprefix("Value error, ")
+        # a model-level check names its fields itself
+        lines.append(f"field `{loc}`: {msg}" if loc else msg)
+    if unknown:
+        known = f" (accepted: {', '.join(model.model_fields)})" if model is not None else ""
+        names = ", ".join(f"`{u}`" for u in unknown)
+        lines.append(f"unknown field {names}; check the spelling against the tool's schema{known}")
     return "; ".join(lines[:10]) + (f"; and {len(lines) - 10} more" if len(lines) > 10 else "")
+
+
+_BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]*)`")
 
 
 def decode_model(model: type[M], raw: str | bytes | Mapping[str, Any] | None) -> M:
@@ -91,7 +105,11 @@ def decode_model(model: type[M], raw: str | bytes | Mapping[str, Any] | None) ->
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        fields = sorted({".".join(str(p) for p in e.get("loc", ())) for e in exc.errors(include_url=False)})
-        raise invalid_arguments(describe_validation_error(exc), fields=fields) from exc
+        message = describe_validation_error(exc, model)
+        fields = {".".join(str(p) for p in e.get("loc", ())) for e in exc.errors(include_url=False)}
+        fields.discard("")
+        if not fields:  # a model-level check: the fields it names
+            fields = {f for f in _BACKTICKED.findall(message) if f.split(".")[0] in model.model_fields}
+        raise invalid_arguments(message, fields=sorted(fields)) from exc
     except (ValueError, TypeError) as exc:  # a validator raised outside pydantic's wrapping
         raise invalid_arguments(str(exc)) from exc

@@ -69,6 +69,13 @@ def build(rt: Runtime) -> list[Tool]:
 
     def file_actions(args: FileActionsInput) -> str:
         ws = rt.workspace
+        for field, value in (("path", args.path), ("new_path", args.new_path)):
+            if value and value.endswith(("/", os.sep)) and (field == "new_path" or args.action == "create"):
+                raise invalid_arguments(
+                    f"field `{field}` ends with '/': file_actions works on files; give the file's name "
+                    "(missing parent folders are created)",
+                    field=field,
+                )
         if args.action == "create":
             rp = ws.resolve(args.path, must_exist=False, write=True)
             shown = ws.display(rp.abs)

@@ -81,9 +81,11 @@ def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
     else:
         start = args.offset or 0
     if start >= total and total > 0:
+        field = "offset" if args.offset is not None else "start_line"
         raise invalid_arguments(
-            f"line {start + 1} is past the end of {shown} (total_lines={total}); start at a line ≤ {total}",
-            field="offset" if args.offset is not None else "start_line",
+            f"field `{field}`: line {start + 1} is past the end of {shown} (total_lines={total}); "
+            f"start at a line ≤ {total}",
+            field=field,
         )
     end = total if count is None else min(total, start + count)
     body: list[str] = []
