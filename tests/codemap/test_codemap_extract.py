@@ -277,7 +277,7 @@ EXPECTED: dict[str, list[str]] = {
 }
 
 IMPORTS: dict[str, list[str]] = {
-    "sample.py": ["os", "collections.abc.Iterator", ".models.User", ".models.Group"],
+    "sample.py": ["os", "collections.abc.Iterator", ".models.{User, Group}"],
     "sample.js": ["fs", "node:path", "lodash"],
     "sample.ts": ["fs/promises", "./config", "path"],
     "sample.tsx": ["react"],
@@ -386,7 +386,7 @@ def test_signatures_read_like_the_source():
     assert by_name["__init__"].signature == "def __init__(self, host: str, port: int = DEFAULT_PORT) -> None"
     assert by_name["address"].signature == "@property def address(self) -> str"
     assert by_name["DEFAULT_PORT"].signature == "const DEFAULT_PORT = 8080"
-    assert by_name["timeout"].signature == "prop timeout: float = 3.0"
+    assert by_name["timeout"].signature == "prop timeout: float"
     go, _ = _codemap("sample.go")
     assert {s.name: s.signature for s in go.symbols}["Start"] == "func (s *Server) Start() error"
     c, _ = _codemap("sample.c")
@@ -409,3 +409,30 @@ def test_broken_source_still_yields_what_parses():
 def test_empty_file():
     payload = extract("python", b"")
     assert payload.symbols == [] and payload.imports == [] and payload.lines == 0
+
+
+def test_private_members_and_dunders_fold_into_one_line_each():
+    src = (
+        b"class Store:\n"
+        b"    __slots__ = ('_items',)\n"
+        b"    _cache: dict = {}\n"
+        b"    def __init__(self, items: list) -> None:\n        self._items = items\n"
+        b"    def __repr__(self) -> str:\n        return 'Store'\n"
+        b"    def _load(self, key: str) -> bytes:\n        return b''\n"
+        b"    def get(self, key: str) -> bytes:\n        return self._load(key)\n"
+        b"    def __eq__(self, other: object) -> bool:\n        return False\n"
+        b"def _module_helper() -> None:\n    pass\n"
+    )
+    payload = extract("python", src)
+    cm = Codemap("store.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
+    assert render(cm).splitlines() == [
+        "store.py  (python)",
+        "class Store  L1",
+        "  dunder: __slots__ L2, __repr__ L6, __eq__ L12",
+        "  private: _cache L3, _load L8",
+        "  def __init__(self, items: list) -> None  L4",
+        "  def get(self, key: str) -> bytes  L10",
+        "def _module_helper() -> None  L14",
+    ]
+    # folding is only a rendering choice: every member stays a symbol
+    assert {s.name for s in cm.symbols} >= {"__slots__", "_cache", "_load", "__repr__", "__eq__"}

@@ -160,7 +160,7 @@ def test_render_format(runtime: Runtime, root: Path):
         imports: os
         const PORT = 80  L3
         class Server  L5
-          prop timeout: float = 1.0  L6
+          prop timeout: float  L6
           def start(self) -> None  L8"""
     )
 

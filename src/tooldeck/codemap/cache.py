@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tooldeck.codemap.model import Payload, Symbol
+from tooldeck.codemap.model import Codemap, Payload, Symbol
 from tooldeck.store.db import Store
 
 FORMAT_VERSION = "1"
@@ -89,27 +89,114 @@ def encode_skip(reason: str) -> str:
     return json.dumps({"x": reason})
 
 
-@dataclass(slots=True)
 class Entry:
-    """A decoded blob. ``refs`` stays a string until someone needs the set."""
+    """A cache blob, decoded on first use.
 
-    imports: list[str]
-    symbols: list[Symbol]
-    refs: str
-    lines: int
-    skip: str | None = None
+    Warm passes touch thousands of entries whose content nobody reads (a
+    listing's next page, an index refresh of unchanged files): keeping the
+    JSON text until an attribute is read makes those passes cost a stat and a
+    row fetch per file. Entries are shared (memory cache), so treat what they
+    return as read-only."""
+
+    __slots__ = ("_decoded", "data")
+
+    def __init__(self, data: str) -> None:
+        self.data = data
+        self._decoded: tuple[list[str], list[Symbol], str, int] | None = None
 
     @property
-    def references(self) -> set[str]:
-        return set(self.refs.split()) if self.refs else set()
+    def skip(self) -> str | None:
+        """Why this file has no codemap (binary, minified...), or None."""
+        if not self.data.startswith('{"x"'):
+            return None
+        return str(json.loads(self.data)["x"])
+
+    def _decode(self) -> tuple[list[str], list[Symbol], str, int]:
+        if self._decoded is None:
+            raw: dict[str, Any] = json.loads(self.data)
+            if "x" in raw:
+                self._decoded = ([], [], "", 0)
+            else:
+                self._decoded = (raw["i"], [Symbol(*row) for row in raw["s"]], raw["r"], raw["n"])
+        return self._decoded
+
+    @property
+    def imports(self) -> list[str]:
+        return self._decode()[0]
+
+    @property
+    def symbols(self) -> list[Symbol]:
+        return self._decode()[1]
+
+    @property
+    def refs(self) -> str:
+        """The references as one space-separated string."""
+        return self._decode()[2]
+
+    @property
+    def lines(self) -> int:
+        return self._decode()[3]
 
 
 def decode(data: str) -> Entry:
-    raw: dict[str, Any] = json.loads(data)
-    skip = raw.get("x")
-    if skip is not None:
-        return Entry([], [], "", 0, str(skip))
-    return Entry(raw["i"], [Symbol(*row) for row in raw["s"]], raw["r"], raw["n"])
+    return Entry(data)
+
+
+class LazyCodemap(Codemap):
+    """A :class:`Codemap` whose content comes from its cache entry when first read."""
+
+    def __init__(self, path: str, language: str, content_hash: str, root: str, entry: Entry) -> None:
+        self.path = path
+        self.language = language
+        self.content_hash = content_hash
+        self.root = root
+        self._entry = entry
+        self._own: dict[str, Any] = {}
+
+    def _get(self, name: str) -> Any:
+        value = self._own.get(name)
+        if value is None:
+            e = self._entry
+            if name == "imports":
+                value = list(e.imports)
+            elif name == "symbols":
+                value = list(e.symbols)
+            else:
+                value = set(e.refs.split()) if e.refs else set()
+            self._own[name] = value
+        return value
+
+    @property  # type: ignore[override]
+    def imports(self) -> list[str]:
+        return self._get("imports")  # type: ignore[no-any-return]
+
+    @imports.setter
+    def imports(self, value: list[str]) -> None:
+        self._own["imports"] = value
+
+    @property  # type: ignore[override]
+    def symbols(self) -> list[Symbol]:
+        return self._get("symbols")  # type: ignore[no-any-return]
+
+    @symbols.setter
+    def symbols(self, value: list[Symbol]) -> None:
+        self._own["symbols"] = value
+
+    @property  # type: ignore[override]
+    def references(self) -> set[str]:
+        return self._get("references")  # type: ignore[no-any-return]
+
+    @references.setter
+    def references(self, value: set[str]) -> None:
+        self._own["references"] = value
+
+    @property  # type: ignore[override]
+    def lines(self) -> int:
+        return self._entry.lines
+
+    @lines.setter
+    def lines(self, value: int) -> None:  # pragma: no cover - dataclass compatibility
+        raise AttributeError("lines is read from the cache entry")
 
 
 # the store ------------------------------------------------------------------

@@ -26,8 +26,8 @@ from tooldeck.codemap import grammars
 from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, VALUE_KINDS, Payload, Symbol
 from tooldeck.codemap.specs import squash
 
-MAX_SIGNATURE = 240
-MAX_VALUE_SIGNATURE = 100
+MAX_SIGNATURE = 160
+MAX_VALUE_SIGNATURE = 60
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 _NAME_TRIM = "\"'`"
 _NAME_LEAD = ":$@"

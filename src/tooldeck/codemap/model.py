@@ -51,7 +51,7 @@ class Symbol:
     depth: int = 0  # nesting level under other symbols (0 = top level)
 
 
-@dataclass(slots=True)
+@dataclass
 class Codemap:
     """The map of one file. ``references`` holds the identifiers the file's
     code uses (comments and strings excluded), for reference graphs."""

@@ -15,24 +15,54 @@ under their parent. Bodies never appear (extraction never keeps them).
 
 from __future__ import annotations
 
-from tooldeck.codemap.model import Codemap
+from tooldeck.codemap.model import Codemap, Symbol
 
 MAX_IMPORTS = 40
 
 
+# Dunder methods whose signature says something a reader needs (construction, calling).
+_KEPT_DUNDERS = frozenset({"__init__", "__new__", "__call__", "__post_init__"})
+
+
+def _fold_label(sym: Symbol) -> str | None:
+    """``private`` for members private by convention (``_x``, ``#x``),
+    ``dunder`` for dunder attributes and protocol methods (``__repr__``,
+    ``__slots__``), None for members shown in full."""
+    if sym.depth == 0 or sym.name[:1] not in "_#":
+        return None
+    if sym.name.startswith("__") and sym.name.endswith("__") and len(sym.name) > 4:
+        return None if sym.name in _KEPT_DUNDERS else "dunder"
+    return "private"
+
+
 def render(cm: Codemap, *, shown_path: str | None = None) -> str:
+    """The codemap as text. In a class, private members (``_name``) and
+    dunders other than ``__init__``/``__new__``/``__call__`` are folded into
+    one ``private:`` / ``dunder:`` line each (name and line): their signatures
+    rarely matter to a reader of the API, and find_symbol gives them in full."""
     lines = [f"{shown_path or cm.path}  ({cm.language})"]
     if cm.imports:
         shown = cm.imports[:MAX_IMPORTS]
         more = len(cm.imports) - len(shown)
         lines.append("imports: " + ", ".join(shown) + (f", … {more} more" if more > 0 else ""))
+    folded: dict[tuple[str, str | None, int], tuple[int, list[str]]] = {}  # (label, parent, depth) -> (line, names)
     last: tuple[int, str] | None = None
     for sym in cm.symbols:
         key = (sym.line, sym.signature)
         if key == last:  # one statement defining several names (attr_reader :a, :b)
             continue
         last = key
+        label = _fold_label(sym)
+        if label is not None:
+            slot = (label, sym.parent, sym.depth)
+            if slot not in folded:
+                folded[slot] = (len(lines), [])
+                lines.append("")  # filled below
+            folded[slot][1].append(f"{sym.name} L{sym.line}")
+            continue
         lines.append(f"{'  ' * sym.depth}{sym.signature}  L{sym.line}")
+    for (label, _parent, depth), (index, names) in folded.items():
+        lines[index] = f"{'  ' * depth}{label}: {', '.join(names)}"
     if len(lines) == 1 or (len(lines) == 2 and cm.imports):
         lines.append("(no definitions)")
     return "\n".join(lines)

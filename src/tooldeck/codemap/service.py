@@ -30,7 +30,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from tooldeck.codemap import pool
-from tooldeck.codemap.cache import CodemapCache, Entry, StatRow, blob_key, decode, encode_skip
+from tooldeck.codemap.cache import CodemapCache, Entry, LazyCodemap, StatRow, blob_key, decode, encode_skip
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
@@ -179,16 +179,8 @@ class CodemapService:
         return cm.path
 
     def _codemap(self, root: Root, rel: str, key: str, entry: Entry) -> Codemap:
-        return Codemap(
-            path=rel,
-            language=key.split(":", 2)[1],
-            imports=list(entry.imports),
-            symbols=list(entry.symbols),
-            references=entry.references,
-            content_hash=key.rsplit(":", 1)[1],
-            lines=entry.lines,
-            root=root.id,
-        )
+        _version, language, digest = key.split(":", 2)
+        return LazyCodemap(rel, language, digest, root.id, entry)
 
     def _remember(self, key: str, entry: Entry) -> None:
         with self._lock:

@@ -49,20 +49,22 @@ def default_import(node: Node, src: bytes) -> list[str]:
 
 
 def python_import(node: Node, src: bytes) -> list[str]:
-    """``import a, b as c`` → ``a``, ``b``; ``from .m import x, y`` → ``.m.x``, ``.m.y``."""
+    """``import a, b as c`` → ``a``, ``b``; ``from .m import x`` → ``.m.x``;
+    ``from .m import x, y`` → ``.m.{x, y}`` (one entry: fewer tokens)."""
     module = node.child_by_field_name("module_name")
-    names = [c for c in node.children_by_field_name("name")]
-    prefix = ""
-    if module is not None:
-        prefix = text(module, src)
-        prefix = prefix if prefix.endswith(".") else prefix + "."
-    out: list[str] = []
-    for n in names:
+    names: list[str] = []
+    for n in node.children_by_field_name("name"):
         target = n.child_by_field_name("name") if n.type == "aliased_import" else n
-        out.append(prefix + text(target if target is not None else n, src))
-    if not names and module is not None:  # from m import *
-        out.append(prefix + "*")
-    return out
+        names.append(text(target if target is not None else n, src))
+    if module is None:
+        return names
+    prefix = text(module, src)
+    prefix = prefix if prefix.endswith(".") else prefix + "."
+    if not names:  # from m import *
+        return [prefix + "*"]
+    if len(names) == 1:
+        return [prefix + names[0]]
+    return [prefix + "{" + ", ".join(names) + "}"]
 
 
 def keyword_stripped(*keywords: str) -> ImportFn:

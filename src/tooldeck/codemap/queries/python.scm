@@ -41,6 +41,15 @@
     (assignment
       left: (identifier) @name) @definition.variable))
 
+; annotated class attributes show their type, not their value: `prop timeout: float`
+(class_definition
+  body: (block
+    (expression_statement
+      (assignment
+        left: (identifier) @name
+        type: (_)
+        right: (_) @body) @definition.property)))
+
 (class_definition
   body: (block
     (expression_statement
