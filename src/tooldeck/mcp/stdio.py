@@ -19,9 +19,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from collections.abc import AsyncIterator
 
 LINE_LIMIT = 1 << 30  # a request line may be huge (a whole file in `content`)
+
+# a JSON \uXXXX escape of a UTF-16 surrogate: a high+low pair, or a lone one
+# (an odd run of backslashes before the "u" makes it an escape)
+_SURROGATE_ESCAPE = re.compile(
+    r"(?<!\\)(?P<pre>(?:\\\\)*)\\u(?P<hi>d[89ab][0-9a-f]{2})(?:\\u(?P<lo>d[c-f][0-9a-f]{2}))?"
+    r"|(?<!\\)(?P<pre2>(?:\\\\)*)\\u(?P<lone>d[c-f][0-9a-f]{2})",
+    re.IGNORECASE,
+)
+
+
+def _replace_lone(m: re.Match[str]) -> str:
+    if m.group("hi") is not None and m.group("lo") is not None:
+        return m.group(0)  # a valid pair
+    pre = m.group("pre") if m.group("hi") is not None else m.group("pre2")
+    return f"{pre}\\ufffd"
+
+
+def repair_surrogate_escapes(line: str) -> str:
+    """Replace JSON escapes of lone surrogates (``"\\ud800"``) with U+FFFD.
+
+    The SDK's JSON parser rejects them, and a line it cannot parse gets no
+    answer at all: the client would wait forever for that request. Repaired,
+    the request is parsed and answered (a lone surrogate names no file and is
+    no valid text anyway)."""
+    if "\\u" not in line:
+        return line
+    return _SURROGATE_ESCAPE.sub(_replace_lone, line)
 
 
 class LineReader:
@@ -37,7 +65,8 @@ class LineReader:
         line = await self._reader.readline()
         if not line:
             raise StopAsyncIteration
-        return line.decode("utf-8", "replace")  # as the SDK: bad bytes never stop the server
+        # as the SDK: bad bytes never stop the server
+        return repair_surrogate_escapes(line.decode("utf-8", "replace"))
 
 
 class LineWriter:
