@@ -23,6 +23,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.edits",
     "tooldeck.tools.search",
     "tooldeck.tools.structure",
+    "tooldeck.tools.context_builder",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).

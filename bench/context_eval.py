@@ -1,0 +1,117 @@
+"""Evaluate context_builder on real commits: does it find the files a commit changed?
+
+For each sampled commit of a repository with history, the tree is checked out
+at the commit's parent, the commit message is the task, and the files the
+commit modified (that existed before it) are the truth. We report the recall
+of those files within the token budget (a file counts in any mode: full,
+slices or codemap), for tooldeck's builder (retrieval + reference-graph rank +
+fitter) beside the lexical baseline (content and path matches alone, same
+fitter), and the build time.
+
+    python bench/context_eval.py --repo /path/to/repo [--commits 40] [--budget 30000]
+
+Needs only git history that is available offline (this project's own, or any
+clone). Prints one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+
+from tooldeck.context.builder import ContextBuilder
+from tooldeck.runtime import Runtime
+from tooldeck.workspace.ignore import IgnoreRules
+
+CODE_EXT = (".py", ".js", ".ts", ".tsx", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".rb", ".php", ".md", ".rst",
+            ".toml", ".cfg", ".txt", ".sh", ".kt", ".swift", ".scala", ".ml", ".cs")
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=True).stdout
+
+
+@dataclass
+class Case:
+    sha: str
+    message: str
+    truth: list[str]
+
+
+def sample_commits(repo: str, want: int, max_files: int = 8) -> list[Case]:
+    out: list[Case] = []
+    log = git(repo, "log", "--no-merges", "--format=%H", "-n", "3000")
+    for sha in log.split():
+        msg = git(repo, "log", "-1", "--format=%B", sha).strip()
+        if len(msg.split()) < 4 or msg.lower().startswith(("bump", "release", "merge", "update changelog")):
+            continue
+        status = git(repo, "diff-tree", "--no-commit-id", "--name-status", "-r", "--no-renames", f"{sha}^", sha)
+        modified = [ln.split("\t", 1)[1] for ln in status.splitlines() if ln.startswith("M\t")]
+        modified = [p for p in modified if p.endswith(CODE_EXT) and not p.startswith(("docs/_", "."))]
+        # changelogs are touched by most commits and named by none: they say nothing about retrieval
+        modified = [p for p in modified if os.path.basename(p).lower() not in ("changes.rst", "changelog.md",
+                                                                                "changes.md", "changelog.rst")]
+        if not 1 <= len(modified) <= max_files:
+            continue
+        out.append(Case(sha, msg, modified))
+        if len(out) >= want:
+            break
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--commits", type=int, default=40)
+    ap.add_argument("--budget", type=int, default=30_000)
+    args = ap.parse_args()
+    cases = sample_commits(args.repo, args.commits)
+    work = tempfile.mkdtemp(prefix="tdk-eval-")
+    wt = os.path.join(work, "tree")
+    subprocess.run(["git", "clone", "-q", "--no-checkout", args.repo, wt], check=True)
+    state = os.path.join(work, "state")
+    rows: dict[str, list[float]] = {"graph": [], "lexical": []}
+    times: dict[str, list[float]] = {"graph": [], "lexical": []}
+    sizes: dict[str, list[int]] = {"graph": [], "lexical": []}
+    try:
+        for case in cases:
+            subprocess.run(["git", "-C", wt, "checkout", "-q", "--detach", "-f", f"{case.sha}^"], check=True)
+            subprocess.run(["git", "-C", wt, "clean", "-qfdx"], check=True)
+            rt = Runtime.for_dirs([wt], state_dir=state)
+            builder = ContextBuilder(rt)
+            rules = IgnoreRules(wt)
+            truth = [p for p in case.truth if not rules.is_ignored(p)]
+            if not truth:
+                continue
+            for strategy in ("graph", "lexical"):
+                t = time.perf_counter()
+                result = builder.build(case.message, args.budget, strategy=strategy, apply=False)
+                times[strategy].append(time.perf_counter() - t)
+                chosen = {c.candidate.shown for c in result.selected}
+                rows[strategy].append(sum(p in chosen for p in truth) / len(truth))
+                sizes[strategy].append(len(chosen))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    n = len(rows["graph"])
+    print(f"context_builder evaluation — repo {args.repo} ({n} commits, budget {args.budget:,} tokens)")
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    print(f"{'strategy':<28}{'mean recall':>12}{'files/commit':>14}{'p50 build s':>13}")
+    for strategy, label in (("lexical", "lexical baseline"), ("graph", "tooldeck (lexical+graph)")):
+        rec = statistics.mean(rows[strategy]) if rows[strategy] else 0.0
+        files = statistics.mean(sizes[strategy]) if sizes[strategy] else 0.0
+        p50 = statistics.median(times[strategy]) if times[strategy] else 0.0
+        print(f"{label:<28}{rec:>12.3f}{files:>14.1f}{p50:>13.2f}")
+    if rows["lexical"]:
+        base = statistics.mean(rows["lexical"]) or 1e-9
+        print(f"ratio tooldeck / lexical recall: {statistics.mean(rows['graph']) / base:.2f}")
+
+
+if __name__ == "__main__":
+    main()

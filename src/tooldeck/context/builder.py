@@ -1,0 +1,287 @@
+"""context_builder, offline: task → ranked files → a selection within budget.
+
+The pipeline, one stage per module:
+
+1. :mod:`~tooldeck.context.query` reads the task (identifiers, paths, words);
+2. :mod:`~tooldeck.context.retrieve` scores files lexically (ripgrep BM25,
+   path words, the symbol index);
+3. :mod:`~tooldeck.context.rank` spreads those scores over the reference
+   graph (personalised PageRank);
+4. this module measures each candidate's costs (full text, slices around what
+   the task names, codemap) with the same renderers the context package uses;
+5. :mod:`~tooldeck.context.fit` chooses a representation per file under the
+   budget; the choice is then checked against the real package rendering and
+   trimmed if an estimate fell short, so the selection never exceeds the budget;
+6. the selection is set (automatic codemaps off: the builder chose them).
+
+No model and no network: seconds on a large repository once the codemap cache
+is warm.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from tooldeck.codemap.model import Codemap
+from tooldeck.codemap.service import CodemapService, codemap_service
+from tooldeck.context.fit import Candidate, Choice, fit
+from tooldeck.context.model import LineRange, SelectedFile, Selection, merge_ranges
+from tooldeck.context.package import codemap_chunk, full_chunk, slices_chunk
+from tooldeck.context.query import Query, parse_query
+from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
+from tooldeck.context.retrieve import FileInfo, Scored, retrieve, universe
+from tooldeck.context.selection import Item, selection_service
+from tooldeck.runtime import Runtime
+from tooldeck.workspace.content import decode_text, read_bytes
+
+DEFAULT_BUDGET = 30_000
+CANDIDATES = 80
+SEEDS = 40
+CONTEXT_LINES = 6
+MAX_SLICE_LINES = 240
+MAX_READ_BYTES = 1_000_000
+LEXICAL_WEIGHT = 0.55
+
+Progress = Callable[[str], None]
+
+
+@dataclass(slots=True)
+class BuildResult:
+    query: Query
+    budget: int
+    choices: list[Choice]
+    total_tokens: int
+    strategy: str
+    timings: dict[str, float] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def selected(self) -> list[Choice]:
+        return [c for c in self.choices if c.mode != "omitted"]
+
+    @property
+    def omitted(self) -> list[Choice]:
+        return [c for c in self.choices if c.mode == "omitted"]
+
+
+class ContextBuilder:
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.graphs = GraphCache()
+
+    def build(
+        self,
+        instructions: str,
+        budget: int | None = None,
+        *,
+        strategy: str = "graph",
+        apply: bool = True,
+        progress: Progress | None = None,
+    ) -> BuildResult:
+        """Select files for ``instructions`` within ``budget`` tokens.
+        ``strategy="lexical"`` ranks by content and path matches alone (the
+        evaluation baseline); ``apply=False`` leaves the selection untouched."""
+        say = progress or (lambda _m: None)
+        budget = budget or DEFAULT_BUDGET
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        query = parse_query(instructions)
+        ws = self.rt.workspace
+        files = universe(ws)
+        timings["walk"] = time.perf_counter() - t0
+
+        index = graph = None
+        cm_svc = codemap_service(self.rt)
+        if strategy != "lexical":
+            say("indexing symbols")
+            t = time.perf_counter()
+            index = cm_svc.index()
+            graph = self.graphs.get(index)
+            timings["index"] = time.perf_counter() - t
+        say("retrieving")
+        t = time.perf_counter()
+        scored = retrieve(
+            ws,
+            query,
+            index,
+            symbol_words=graph.symbol_words if graph else None,
+            lexical_only=strategy == "lexical",
+            files=files,
+        )
+        timings["retrieve"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        ranked = self._rank(scored, graph, files)
+        timings["rank"] = time.perf_counter() - t
+
+        say("measuring candidates")
+        t = time.perf_counter()
+        by_abs = {f.abs: f for f in files}
+        cands = [
+            self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs)
+            for key, score in ranked[:CANDIDATES]
+        ]
+        cands = [c for c in cands if c is not None]
+        timings["measure"] = time.perf_counter() - t
+
+        t = time.perf_counter()
+        choices = fit(cands, budget)
+        choices, total = self._verify(choices, budget)
+        timings["fit"] = time.perf_counter() - t
+        notes: list[str] = []
+        if index is not None and index.truncated:
+            notes.append("the symbol index stopped at its file limit; some files were not ranked by references")
+        if not cands:
+            notes.append("nothing in the workspace matched the task; name a file, symbol or distinctive word")
+        if apply:
+            self._apply(choices)
+        timings["total"] = time.perf_counter() - t0
+        return BuildResult(query, budget, choices, total, strategy, timings, notes)
+
+    # stages -------------------------------------------------------------------------------
+    def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
+        lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}
+        if not lexical:
+            return []
+        top = max(lexical.values())
+        lex_norm = {k: v / top for k, v in lexical.items()}
+        if graph is None:
+            return sorted(lex_norm.items(), key=lambda kv: (-kv[1], kv[0]))
+        shown_of = {f.abs: f.shown for f in files}
+        abs_of = {f.shown: f.abs for f in files}
+        seeds = dict(sorted(lex_norm.items(), key=lambda kv: -kv[1])[:SEEDS])
+        pr = personalized_pagerank(graph, {shown_of[k]: v for k, v in seeds.items() if k in shown_of})
+        pr_abs = {abs_of[s]: v for s, v in pr.items() if s in abs_of}
+        pr_top = max(pr_abs.values(), default=0.0) or 1.0
+        keys = set(lex_norm) | set(pr_abs)
+        combined = {
+            k: LEXICAL_WEIGHT * lex_norm.get(k, 0.0) + (1 - LEXICAL_WEIGHT) * pr_abs.get(k, 0.0) / pr_top for k in keys
+        }
+        return sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))
+
+    def _measure(
+        self,
+        key: str,
+        score: float,
+        s: Scored | None,
+        query: Query,
+        cm_svc: CodemapService,
+        *,
+        by_abs: dict[str, FileInfo],
+    ) -> Candidate | None:
+        info = by_abs.get(key)
+        if info is None:
+            return None
+        ws = self.rt.workspace
+        counter = selection_service(self.rt).counter
+        reasons = list(s.reasons) if s else []
+        if s and s.term_scores:
+            reasons.append("mentions " + ", ".join(t for t, _ in s.term_scores.most_common(3)))
+        if not reasons:
+            reasons.append("linked by references to the files above")
+        cand = Candidate(key, info.shown, score, reasons)
+        text: str | None = None
+        try:
+            fb = read_bytes(key, info.shown, limit=MAX_READ_BYTES)
+            if not fb.truncated:
+                text = decode_text(fb.data, info.shown)
+        except Exception:  # unreadable, binary: it can still be listed by codemap or not at all
+            text = None
+        if text is not None:
+            cand.full = counter.count(full_chunk(info.shown, text))
+        root = ws.containing_root(key)
+        cm: Codemap | None = None
+        if root is not None:
+            try:
+                cm = cm_svc.codemap(root, root.relative(key))
+            except Exception:
+                cm = None
+        if cm is not None:
+            cand.codemap = counter.count(codemap_chunk(info.shown, cm_svc.render(cm)))
+        if text is not None:
+            ranges = slice_ranges(text, query, cm)
+            if ranges:
+                cand.slices = (ranges, counter.count(slices_chunk(info.shown, text, ranges)))
+        if cand.full is None and cand.codemap is None:
+            return None
+        return cand
+
+    def _selection_of(self, choices: list[Choice]) -> Selection:
+        sel = Selection(auto_codemaps=False)
+        for c in choices:
+            if c.mode == "omitted":
+                continue
+            mode = "codemap" if c.mode == "codemap" else c.mode
+            sel.files[c.candidate.key] = SelectedFile(c.candidate.key, mode, c.ranges if mode == "slices" else ())
+        return sel
+
+    def _verify(self, choices: list[Choice], budget: int) -> tuple[list[Choice], int]:
+        """Measure the real rendering; demote from the bottom until it fits."""
+        svc = selection_service(self.rt)
+        for _ in range(len(choices) * 3 + 1):
+            bd = svc.breakdown(self._selection_of(choices), prompt="")
+            total = sum(f.tokens for f in bd.files)
+            if total <= budget:
+                actual = {f.path: f.tokens for f in bd.files}
+                for c in choices:
+                    c.tokens = actual.get(c.candidate.key, 0) if c.mode != "omitted" else 0
+                return choices, total
+            for c in reversed(choices):
+                if c.mode == "omitted":
+                    continue
+                c.mode = {
+                    "full": "slices" if c.candidate.slices else "codemap",
+                    "slices": "codemap",
+                    "codemap": "omitted",
+                }[c.mode]
+                if c.mode == "codemap" and c.candidate.codemap is None:
+                    c.mode = "omitted"
+                c.ranges = c.candidate.slices[0] if c.mode == "slices" and c.candidate.slices else ()
+                c.why += "; stepped down to fit the budget"
+                break
+        return [c for c in choices if c.mode == "omitted"], 0  # pragma: no cover - everything omitted
+
+    def _apply(self, choices: list[Choice]) -> None:
+        items = [
+            Item(c.candidate.key, "codemap" if c.mode == "codemap" else c.mode, c.ranges)
+            for c in choices
+            if c.mode != "omitted"
+        ]
+        selection_service(self.rt).set(items, auto_codemaps=False)
+
+
+def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange, ...]:
+    """Line ranges worth showing: the definitions of names the task mentions,
+    and the lines that mention its terms, each with a little context."""
+    lines = text.split("\n")
+    n = len(lines)
+    found: list[LineRange] = []
+    names = {t.lower() for t in query.identifiers} | set(query.words)
+    if cm is not None:
+        for sym in cm.symbols:
+            if sym.name.lower() in names and sym.end_line >= sym.line:
+                end = min(sym.end_line, sym.line + 80)
+                found.append(LineRange(sym.line, end, f"{sym.kind} {sym.name}"))
+    terms = [t for t in query.terms if len(t) >= 3][:24]
+    if terms:
+        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+        for i, line in enumerate(lines, 1):
+            if pattern.search(line):
+                found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
+    merged = merge_ranges(found)
+    out: list[LineRange] = []
+    total = 0
+    for r in merged:
+        size = r.end - r.start + 1
+        if total + size > MAX_SLICE_LINES:
+            break
+        out.append(r)
+        total += size
+    return tuple(out)
+
+
+def context_builder_service(rt: Runtime) -> ContextBuilder:
+    return rt.service("context_builder", ContextBuilder)

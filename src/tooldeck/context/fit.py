@@ -1,0 +1,117 @@
+"""The budget fitter: choose how each ranked file enters the context.
+
+Every file steps down ``full → slices → codemap → omitted`` until the whole
+selection fits the token budget. Three greedy passes, all in rank order:
+
+1. **coverage**: codemaps (or, for files without one, slices) of the ranked
+   files, up to ``COVERAGE_SHARE`` of the budget, so the model sees the shape
+   of everything relevant;
+2. **depth**: upgrade files to their full text (when the file is at most
+   ``FULL_SHARE`` of the budget, ``TOP_FULL_SHARE`` for the best-ranked one)
+   or else to slices around what the task names, while the budget allows;
+3. **fill**: any ranked file still out gets its codemap if it fits.
+
+Pure: costs come in with the candidates; the builder verifies the result
+against the real rendering and trims if the estimate was short.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from tooldeck.context.model import LineRange
+
+FitMode = Literal["full", "slices", "codemap", "omitted"]
+COVERAGE_SHARE = 0.3
+FULL_SHARE = 0.45  # a file larger than this share of the budget is sliced rather than shown whole...
+TOP_FULL_SHARE = 0.8  # ...except the best-ranked file, which the task is most likely about
+MAX_CANDIDATES = 80
+
+
+@dataclass(slots=True)
+class Candidate:
+    key: str  # canonical absolute path
+    shown: str
+    score: float
+    reasons: list[str] = field(default_factory=list)
+    full: int | None = None  # tokens of the whole file (None: not readable text)
+    codemap: int | None = None  # tokens of its codemap (None: no codemap)
+    slices: tuple[tuple[LineRange, ...], int] | None = None  # (ranges, tokens)
+
+
+@dataclass(slots=True)
+class Choice:
+    candidate: Candidate
+    mode: FitMode
+    tokens: int = 0
+    ranges: tuple[LineRange, ...] = ()
+    why: str = ""
+
+
+def _cost(c: Candidate, mode: FitMode) -> int | None:
+    if mode == "full":
+        return c.full
+    if mode == "codemap":
+        return c.codemap
+    if mode == "slices":
+        return c.slices[1] if c.slices else None
+    return 0
+
+
+def fit(candidates: list[Candidate], budget: int) -> list[Choice]:
+    """One Choice per candidate (rank order kept); chosen tokens ≤ ``budget``."""
+    ranked = candidates[:MAX_CANDIDATES]
+    mode: dict[str, FitMode] = {c.key: "omitted" for c in candidates}
+    used = 0
+
+    def cost_of(c: Candidate) -> int:
+        return _cost(c, mode[c.key]) or 0
+
+    def try_set(c: Candidate, new: FitMode, cap: int) -> bool:
+        nonlocal used
+        new_cost = _cost(c, new)
+        if new_cost is None:
+            return False
+        delta = new_cost - cost_of(c)
+        if used + delta > cap:
+            return False
+        used += delta
+        mode[c.key] = new
+        return True
+
+    coverage_cap = int(budget * COVERAGE_SHARE)
+    for c in ranked:
+        if not try_set(c, "codemap", coverage_cap) and c.codemap is None:
+            try_set(c, "slices", coverage_cap)
+    for i, c in enumerate(ranked):
+        share = TOP_FULL_SHARE if i == 0 else FULL_SHARE
+        if c.full is not None and c.full <= budget * share and try_set(c, "full", budget):
+            continue
+        if mode[c.key] != "full" and (c.slices and (c.full is None or c.slices[1] < c.full)):
+            try_set(c, "slices", budget)
+    for c in ranked:
+        if mode[c.key] == "omitted":
+            try_set(c, "codemap", budget) or try_set(c, "slices", budget)
+
+    out: list[Choice] = []
+    for rank, c in enumerate(candidates, 1):
+        m = mode[c.key]
+        tokens = _cost(c, m) or 0
+        ranges = c.slices[0] if (m == "slices" and c.slices) else ()
+        out.append(Choice(c, m, tokens, ranges, _why(c, m, rank)))
+    return out
+
+
+def _why(c: Candidate, m: FitMode, rank: int) -> str:
+    basis = "; ".join(dict.fromkeys(c.reasons)) or "linked by references"
+    if m == "full":
+        return f"#{rank} {basis}"
+    if m == "slices":
+        whole = f" (whole file {c.full} tokens)" if c.full else ""
+        return f"#{rank} {basis}; sliced to what the task names{whole}"
+    if m == "codemap":
+        return f"#{rank} {basis}; signatures only to stay in budget" if c.full else f"#{rank} {basis}; signatures"
+    if rank > MAX_CANDIDATES:
+        return f"#{rank} {basis}; below the top {MAX_CANDIDATES}"
+    return f"#{rank} {basis}; no room left in the budget"

@@ -1,0 +1,177 @@
+"""Retrieval: score every workspace file against a task, lexically.
+
+Three signals, each with its reason kept for the explanation:
+
+* **content**: BM25 over term frequencies that one ripgrep pass counts
+  (whole-word, case-insensitive); code identifiers named in the task weigh
+  more than prose words;
+* **path**: query words found among a path's words (``http_adapter.py`` has
+  ``http`` and ``adapter``), rarer words weighing more; a path named in the
+  task outright scores highest;
+* **symbols**: files that define an identifier the task names (from the
+  codemap symbol index), and files defining symbols whose names contain a
+  task word.
+
+``lexical_only`` drops the symbol signal: it is the baseline the evaluation
+compares against (content + paths, what a search tool alone gives).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+from tooldeck.codemap.index import SymbolIndex
+from tooldeck.context.query import Query, subwords
+from tooldeck.workspace.ripgrep import term_hits
+from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.walk import walk
+
+K1, B = 1.2, 0.75
+MAX_TERMS = 24
+IDENT_WEIGHT = 2.0
+PATH_NAMED = 8.0
+DEFINES_NAMED = 6.0
+
+
+@dataclass(slots=True)
+class FileInfo:
+    abs: str
+    root_id: str
+    rel: str
+    shown: str
+    size: int
+
+
+@dataclass(slots=True)
+class Scored:
+    info: FileInfo
+    content: float = 0.0
+    path: float = 0.0
+    symbol: float = 0.0
+    term_scores: Counter[str] = field(default_factory=Counter)  # BM25 contribution per term
+    reasons: list[str] = field(default_factory=list)
+
+    @property
+    def lexical(self) -> float:
+        return self.content + self.path + self.symbol
+
+
+def universe(ws: Workspace) -> list[FileInfo]:
+    """Every admitted file of every root (ignore rules applied)."""
+    out: list[FileInfo] = []
+    for root in ws.roots:
+        for e in walk(ws.rules(root), include_dirs=False, sizes=True):
+            abs_path = os.path.join(root.path, e.rel)
+            out.append(FileInfo(abs_path, root.id, e.rel, ws.display(abs_path), e.size))
+    return out
+
+
+def path_words(rel: str) -> set[str]:
+    stem = rel.rsplit(".", 1)[0] if "." in os.path.basename(rel) else rel
+    return set(subwords(stem)) | {p.lower() for p in stem.split("/") if p}
+
+
+def _bm25(tf: int, idf: float, size: int, avg: float) -> float:
+    norm = K1 * (1 - B + B * (size / avg if avg else 1.0))
+    return idf * tf * (K1 + 1) / (tf + norm)
+
+
+def retrieve(
+    ws: Workspace,
+    query: Query,
+    index: SymbolIndex | None,
+    *,
+    symbol_words: dict[str, set[str]] | None = None,
+    lexical_only: bool = False,
+    files: list[FileInfo] | None = None,
+) -> dict[str, Scored]:
+    """abs path → scores for every file with any signal. ``symbol_words``
+    (word → files defining a symbol with that word in its name) comes from
+    :func:`tooldeck.context.rank.symbol_words`, cached with the graph."""
+    files = files if files is not None else universe(ws)
+    n = max(1, len(files))
+    by_root: dict[str, dict[str, FileInfo]] = {}
+    for f in files:
+        by_root.setdefault(f.root_id, {})[f.rel] = f
+    scored: dict[str, Scored] = {}
+
+    def entry(f: FileInfo) -> Scored:
+        s = scored.get(f.abs)
+        if s is None:
+            s = scored[f.abs] = Scored(f)
+        return s
+
+    # content: one rg pass per root
+    terms = list(query.terms[:MAX_TERMS])
+    idents = {t for t in query.identifiers}
+    hits: list[tuple[FileInfo, Counter[str]]] = []
+    for root in ws.roots:
+        for rel, counts in term_hits(ws.rules(root), terms).items():
+            f = by_root.get(root.id, {}).get(rel)
+            if f is not None:
+                hits.append((f, counts))
+    df: Counter[str] = Counter()
+    for _f, counts in hits:
+        df.update(counts.keys())
+    avg = sum(f.size for f in files) / n or 1.0
+    for f, counts in hits:
+        s = entry(f)
+        for term, tf in counts.items():
+            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            weight = IDENT_WEIGHT if term in idents else 1.0
+            contribution = weight * _bm25(tf, idf, max(f.size, 1), avg)
+            s.content += contribution
+            s.term_scores[term] += contribution
+
+    # paths
+    words = set(query.words)
+    named = [p.strip("/") for p in query.paths]
+    path_df: Counter[str] = Counter()
+    pw_cache: dict[str, set[str]] = {}
+    for f in files:
+        pw = pw_cache[f.abs] = path_words(f.rel) & words
+        path_df.update(pw)
+    for f in files:
+        pw = pw_cache[f.abs]
+        bonus = sum(math.log(1 + n / (1 + path_df[w])) * 0.5 for w in pw)
+        if named and any(f.rel == p or f.rel.endswith("/" + p) or os.path.basename(f.rel) == p for p in named):
+            bonus += PATH_NAMED
+            entry(f).reasons.append("path named in the task")
+        if bonus:
+            s = entry(f)
+            s.path += bonus
+            if pw:
+                s.reasons.append("path words: " + ", ".join(sorted(pw)))
+
+    if lexical_only or index is None:
+        return scored
+
+    # symbols: files defining what the task names
+    shown_to_info = {f.shown: f for f in files}
+    named_symbols = [(i, DEFINES_NAMED, 12) for i in query.identifiers] + [
+        (n, DEFINES_NAMED / 2, 6) for n in query.names
+    ]
+    for name, weight, max_definers in named_symbols:
+        definers = {d.path for d in index.definitions(name)}
+        if not definers or len(definers) > max_definers:
+            continue
+        for shown in definers:
+            f = shown_to_info.get(shown)
+            if f is None:
+                continue
+            s = entry(f)
+            s.symbol += weight / len(definers)
+            s.reasons.append(f"defines `{name}`")
+    for w in words:
+        owners = (symbol_words or {}).get(w)
+        if not owners or len(owners) > max(20, n // 20):
+            continue
+        idf = math.log(1 + n / len(owners))
+        for shown in owners:
+            f = shown_to_info.get(shown)
+            if f is not None:
+                entry(f).symbol += 0.3 * idf
+    return scored

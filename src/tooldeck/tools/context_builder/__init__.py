@@ -1,0 +1,95 @@
+"""context_builder: select the files relevant to a task within a token budget.
+
+Offline by default (see :mod:`tooldeck.context.builder`): retrieval, a
+reference-graph rank and a budget fitter; the selection and the tab's prompt
+are set, and the answer explains why each file is in and what was left out.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from tooldeck.core import Invocation, ToolInput, tool
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+
+MAX_OMITTED_SHOWN = 15
+
+
+class ContextBuilderInput(ToolInput):
+    instructions: str = Field(min_length=1, description="The task or question, as you would tell a colleague.")
+    response_type: Literal["clarify", "question", "plan", "review"] = Field(
+        "clarify",
+        description="clarify: build the context only. question/plan/review: also answer with a model "
+        "(needs a configured model; without one the context is built and returned).",
+    )
+    budget: int | None = Field(None, ge=1000, le=2_000_000, description="Token budget for the selected files.")
+
+
+def _default_budget(rt: Runtime) -> int:
+    try:
+        from tooldeck.settings import setting
+
+        return int(setting(rt, "context_builder.default_budget"))
+    except Exception:  # settings domain absent or key unknown
+        from tooldeck.context.builder import DEFAULT_BUDGET
+
+        return DEFAULT_BUDGET
+
+
+def render_result(result: object, rt: Runtime) -> str:
+    from tooldeck.context.builder import BuildResult
+
+    assert isinstance(result, BuildResult)
+    chosen, omitted = result.selected, result.omitted
+    secs = result.timings.get("total", 0.0)
+    lines = [
+        f"context_builder: {len(chosen)} files selected, {result.total_tokens:,} of {result.budget:,} tokens "
+        f"({secs:.1f}s, offline)"
+    ]
+    for c in chosen:
+        where = ""
+        if c.mode == "slices":
+            where = " L" + ", L".join(r.label() for r in c.ranges)
+        lines.append(f"{c.mode:<8} {c.candidate.shown}{where}  ({c.tokens:,} tokens)  {c.why}")
+    if omitted:
+        shown = ", ".join(c.candidate.shown for c in omitted[:MAX_OMITTED_SHOWN])
+        more = f" and {len(omitted) - MAX_OMITTED_SHOWN} more" if len(omitted) > MAX_OMITTED_SHOWN else ""
+        lines.append(f"left out ({len(omitted)}, lower ranked, no room in the budget): {shown}{more}")
+    for note in result.notes:
+        lines.append(f"note: {note}")
+    lines.append(
+        "The selection and the prompt are set: read them with workspace_context, adjust with manage_selection."
+    )
+    return "\n".join(lines)
+
+
+def tools(rt: Runtime) -> list[Tool]:
+    def context_builder(args: ContextBuilderInput, invocation: Invocation) -> str:
+        from tooldeck.context.builder import context_builder_service
+        from tooldeck.context.selection import selection_service
+
+        budget = args.budget or _default_budget(rt)
+        result = context_builder_service(rt).build(
+            args.instructions, budget, progress=lambda m: invocation.emit_text("activity", m, replace=True)
+        )
+        selection_service(rt).set_prompt(args.instructions)
+        text = render_result(result, rt)
+        if args.response_type != "clarify":
+            text += (
+                f"\n[response_type={args.response_type}: no model is configured for an answer, so only the "
+                "context was built; answer from workspace_context, or configure a model]"
+            )
+        return text
+
+    return [
+        tool(
+            context_builder,
+            description="Select the files relevant to a task within a token budget, offline and in seconds: "
+            "lexical + symbol retrieval, a reference-graph rank (personalised PageRank), then a fitter that "
+            "steps each file full → slices → codemap → omitted under a hard cap. Sets the selection and the "
+            "prompt and explains each choice.",
+        )
+    ]

@@ -1,0 +1,58 @@
+"""The budget fitter: full → slices → codemap → omitted, never over budget."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tooldeck.context.fit import Candidate, fit
+from tooldeck.context.model import LineRange
+
+
+def cand(i: int, full: int | None, codemap: int | None, slices: int | None = None) -> Candidate:
+    sl = ((LineRange(1, 10),), slices) if slices else None
+    return Candidate(f"/r/f{i}.py", f"f{i}.py", 1.0 / (i + 1), [f"reason {i}"], full, codemap, sl)
+
+
+def test_top_files_full_when_they_fit_and_the_rest_as_codemaps():
+    choices = fit([cand(0, 1000, 100), cand(1, 1200, 120), cand(2, 900, 90)], budget=10_000)
+    assert [c.mode for c in choices] == ["full", "full", "full"]
+    small = fit([cand(0, 1000, 100), cand(1, 1200, 120), cand(2, 900, 90)], budget=1400)
+    assert small[0].mode == "full" and {c.mode for c in small[1:]} <= {"codemap", "omitted"}
+    assert sum(c.tokens for c in small) <= 1400
+
+
+def test_a_file_too_big_for_full_is_sliced_then_codemapped():
+    choices = fit([cand(0, 50_000, 800, slices=2_000)], budget=10_000)
+    assert choices[0].mode == "slices" and choices[0].ranges
+    choices = fit([cand(0, 50_000, 800, slices=20_000)], budget=10_000)
+    assert choices[0].mode == "codemap"
+
+
+def test_nothing_fits_means_omitted_with_a_reason():
+    choices = fit([cand(0, 5000, 3000)], budget=1000)
+    assert choices[0].mode == "omitted" and "budget" in choices[0].why
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.one_of(st.none(), st.integers(1, 20_000)),
+            st.one_of(st.none(), st.integers(1, 3_000)),
+            st.one_of(st.none(), st.integers(1, 8_000)),
+        ),
+        max_size=60,
+    ),
+    st.integers(1000, 60_000),
+)
+def test_never_over_budget_and_every_mode_has_a_cost(specs, budget):
+    cands = [cand(i, f, c, s) for i, (f, c, s) in enumerate(specs)]
+    choices = fit(cands, budget)
+    assert len(choices) == len(cands)
+    assert sum(c.tokens for c in choices) <= budget
+    for ch in choices:
+        if ch.mode == "full":
+            assert ch.candidate.full is not None
+        if ch.mode == "codemap":
+            assert ch.candidate.codemap is not None
+        if ch.mode == "slices":
+            assert ch.candidate.slices is not None
