@@ -15,8 +15,8 @@ from pathlib import Path
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import tools as search_tools
-from tooldeck.tools.search.ripgrep import find_rg
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES
+from tooldeck.workspace.ripgrep import find_rg
 
 RG = find_rg()
 ENGINES = ["ripgrep", "python"]

@@ -11,7 +11,7 @@ from search_helpers import Search, cursor_of, parse_content, snapshot, write
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import file_search as fs_module
-from tooldeck.tools.search.ripgrep import find_rg
+from tooldeck.workspace.ripgrep import find_rg
 
 
 def path_results(text: str) -> list[str]:

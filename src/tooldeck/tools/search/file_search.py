@@ -32,8 +32,9 @@ from tooldeck.tools.search.render import (
     remaining,
     showing,
 )
-from tooldeck.tools.search.ripgrep import RipgrepEngine, find_rg
+from tooldeck.tools.search.ripgrep import RipgrepEngine
 from tooldeck.tools.search.scope import Target, resolve_targets
+from tooldeck.workspace.ripgrep import find_rg
 
 ENGINE_SETTING = "search_engine"  # "auto" (default), "ripgrep" or "python"
 # fields a cursor's search may change on the way: they do not change what matches

