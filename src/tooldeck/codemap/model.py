@@ -121,5 +121,9 @@ class Payload:
 
     imports: list[str] = field(default_factory=list)
     symbols: list[Symbol] = field(default_factory=list)
-    references: set[str] = field(default_factory=set)
+    refs: str = ""  # the references, sorted, space-separated (how they are stored)
     lines: int = 0
+
+    @property
+    def references(self) -> set[str]:
+        return set(self.refs.split()) if self.refs else set()

@@ -18,7 +18,7 @@ import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from tooldeck.codemap.cache import encode, encode_skip
+from tooldeck.codemap.entry import encode, encode_skip
 
 POOL_MIN_FILES = 48  # below this many files to parse, parse in-process
 GROUP = 8  # files per task

@@ -30,7 +30,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from tooldeck.codemap import pool
-from tooldeck.codemap.cache import CodemapCache, Entry, LazyCodemap, StatRow, blob_key, decode, encode_skip
+from tooldeck.codemap.cache import CodemapCache, StatRow, blob_key
+from tooldeck.codemap.entry import Entry, LazyCodemap, encode_skip
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
@@ -255,7 +256,7 @@ class CodemapService:
             if not item.unchanged:
                 item.entry = self._recall(item.key)
         wanted = [it.key for it in items if it.entry is None and not it.unchanged]
-        stored = self.cache.blobs(wanted) if wanted else {}
+        stored = self.cache.lookup(wanted) if wanted else {}
         misses: list[_Item] = []
         first_of: dict[str, _Item] = {}
         for item in items:
@@ -265,19 +266,17 @@ class CodemapService:
             if twin is not item:
                 item.twin = twin
                 continue
-            data = stored.get(item.key)
-            if data is not None:
-                item.entry = decode(data)
+            if item.key in stored:
+                item.entry = Entry(item.key, skip=stored[item.key], loader=self.cache.load)
                 self._remember(item.key, item.entry)
                 continue
-            if item.data is None and not self._read(item):
-                item.blob = encode_skip("unreadable")
-                item.entry = decode(item.blob)
+            if item.data is None and not self._read(item):  # not stored: says nothing about the content
+                item.entry = Entry(item.key, data=encode_skip("missing or unreadable"), skip="missing or unreadable")
                 continue
             reason = _unfit(item.rel, item.data or b"")
             if reason is not None:
                 item.blob = encode_skip(reason)
-                item.entry = decode(item.blob)
+                item.entry = Entry(item.key, data=item.blob, skip=reason)
                 continue
             misses.append(item)
         return early, items, misses
@@ -361,7 +360,7 @@ class CodemapService:
                 continue
             for item, blob in zip(group, blobs, strict=True):
                 item.blob = blob
-                item.entry = decode(blob)
+                item.entry = Entry(item.key, data=blob)
             with self._lock:
                 self.parse_count += len(group)
         for item in items:
@@ -371,13 +370,13 @@ class CodemapService:
                 item.entry = item.twin.entry
             if item.entry is None:  # not sent to workers (small batch, or workers unavailable)
                 item.blob = pool.extract_one(item.language, item.data or b"")
-                item.entry = decode(item.blob)
+                item.entry = Entry(item.key, data=item.blob)
                 with self._lock:
                     self.parse_count += 1
             if item.blob is not None:
                 self._remember(item.key, item.entry)
             item.data = None
-        new_blobs = {it.key: it.blob for it in items if it.blob is not None}
+        new_blobs = {it.key: (it.blob, it.entry.skip) for it in items if it.blob is not None and it.entry is not None}
         new_stats = [it.stat_row for it in items if it.stat_row is not None]
         self.cache.write(new_blobs, new_stats)
         for item in items:

@@ -13,7 +13,6 @@ No tree-sitter import here: the functions receive nodes, they never build them.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,15 +21,14 @@ Node = Any  # tree_sitter.Node (not imported: this module stays import-cheap)
 PrefixFn = Callable[[Node, Node, bytes], str]
 ImportFn = Callable[[Node, bytes], list[str]]
 
-_WS = re.compile(r"\s+")
-
 
 def text(node: Node, src: bytes) -> str:
     return src[node.start_byte : node.end_byte].decode("utf-8", "replace")
 
 
 def squash(s: str) -> str:
-    return _WS.sub(" ", s).strip()
+    """Whitespace runs (newlines included) → one space."""
+    return " ".join(s.split())
 
 
 def strip_quotes(s: str) -> str:
