@@ -1,5 +1,5 @@
 """``python -m tooldeck`` is the ``tooldeck`` command."""
 
-from tooldeck.cli import main
+from tooldeck.launch import main
 
 main()

@@ -56,24 +56,19 @@ def serve(
     state_dir: StateOpt = None,
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
-    from tooldeck.catalog import build_toolbox
-    from tooldeck.mcp.transports import serve as run_server
+    # the common case never gets here: tooldeck.launch starts serve without typer
+    from tooldeck.launch import ServeArgs, run_serve
 
-    rt = _runtime(roots, state_dir)
-    if prompts is not None:
-        rt.settings["prompts_dir"] = str(prompts)
-    try:
-        toolbox = build_toolbox(rt, profile)
-    except ValueError as exc:
-        typer.echo(f"tooldeck: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from exc
-    if http is not None and ":" not in http:
-        typer.echo("tooldeck: --http takes HOST:PORT, e.g. 127.0.0.1:8765", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    try:
-        run_server(toolbox, http)
-    except KeyboardInterrupt:
-        pass
+    args = ServeArgs(
+        roots=[str(r) for r in roots or []],
+        http=http,
+        prompts=str(prompts) if prompts is not None else None,
+        profile=profile,
+        state_dir=str(state_dir) if state_dir is not None else None,
+    )
+    code = run_serve(args)
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()

@@ -10,7 +10,7 @@ threads); the SDK still does all the protocol work.
 Like the SDK's own claim, fd 0 is pointed at /dev/null and fd 1 at stderr
 while serving, so a child process (a shell tool) can neither steal requests
 nor write into the protocol stream; both are restored afterwards. When stdin
-or stdout is not a pipe, socket or terminal (e.g. a regular file),
+or stdout is not a pipe or socket (a regular file, /dev/null, a terminal),
 :func:`open_pipes` returns None and the caller falls back to the SDK's default.
 """
 
@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import os
 import re
+import stat
 from collections.abc import AsyncIterator
 
 LINE_LIMIT = 1 << 30  # a request line may be huge (a whole file in `content`)
@@ -84,8 +85,20 @@ class LineWriter:
         await self._writer.drain()
 
 
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 @contextlib.asynccontextmanager
 async def open_pipes() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
+    if not (_is_pipe(0) and _is_pipe(1)):
+        # a file, /dev/null or a terminal: epoll cannot (or need not) watch it
+        yield None
+        return
     loop = asyncio.get_running_loop()
     wire_in, wire_out = os.dup(0), os.dup(1)
     rfile = os.fdopen(wire_in, "rb", buffering=0)

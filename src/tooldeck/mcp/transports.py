@@ -101,10 +101,17 @@ async def run_http(toolbox: Toolbox, host: str, port: int) -> None:
     await server.serve()
 
 
-def serve(toolbox: Toolbox, http: str | None = None) -> None:
-    if http is None:
+def parse_http(value: str) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:PORT``; an empty host means 127.0.0.1) → (host, port)."""
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--http takes HOST:PORT, e.g. 127.0.0.1:8765 (got {value!r})")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def serve(toolbox: Toolbox, bind: tuple[str, int] | None = None) -> None:
+    """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port)."""
+    if bind is None:
         anyio.run(run_stdio, toolbox)
         return
-    host, _, port = http.rpartition(":")
-    host = host.strip("[]") or "127.0.0.1"
-    anyio.run(run_http, toolbox, host, int(port))
+    anyio.run(run_http, toolbox, *bind)
