@@ -199,7 +199,7 @@ class Workspace:
             existing = [c for c in candidates if os.path.lexists(c)]
             candidates = existing[:1] or candidates[:1]
         lexical = candidates[0]
-        real, exists = _canonical(lexical, shown)
+        real, exists = _canonical(lexical, shown, field_name)
         owner = self.containing_root(real)
         if owner is None:
             raise ToolError(
@@ -224,7 +224,7 @@ class Workspace:
         return ResolvedPath(owner, real, owner.relative(real), exists, path)
 
 
-def _canonical(lexical: str, shown: str) -> tuple[str, bool]:
+def _canonical(lexical: str, shown: str, field_name: str = "path") -> tuple[str, bool]:
     """Canonical form of ``lexical`` and whether it exists (symlinks followed)."""
     try:
         return os.path.realpath(lexical, strict=True), True
@@ -232,16 +232,20 @@ def _canonical(lexical: str, shown: str) -> tuple[str, bool]:
         pass
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"{shown} is (or passes through) a symlink loop") from exc
+            raise invalid_arguments(
+                f"field `{field_name}`: {shown} is (or passes through) a symlink loop", field=field_name
+            ) from exc
         if exc.errno == errno.ENOTDIR:
             raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown}: a parent component is not a directory") from exc
         if exc.errno == errno.ENAMETOOLONG:
-            raise invalid_arguments(f"{shown}: a name in the path is too long") from exc
+            raise invalid_arguments(
+                f"field `{field_name}`: {shown}: a name in the path is too long", field=field_name
+            ) from exc
         raise
     try:
         return os.path.realpath(lexical, strict=False), False
     except OSError as exc:  # pragma: no cover - realpath(strict=False) rarely raises
-        raise invalid_arguments(f"{shown} cannot be resolved: {exc}") from exc
+        raise invalid_arguments(f"field `{field_name}`: {shown} cannot be resolved: {exc}", field=field_name) from exc
 
 
 def as_path(p: ResolvedPath) -> Path:
