@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
-from tests.conftest import Caller
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
 
@@ -32,7 +32,7 @@ def tree(root: Path) -> None:
     (root / ".gitignore").write_text("src/gen/\n", encoding="utf-8")
 
 
-def test_folder_is_walked_recursively_with_ignore_rules(call: Caller, root: Path):
+def test_folder_is_walked_recursively_with_ignore_rules(call: Any, root: Path):
     tree(root)
     text = call.ok("get_code_structure", {"paths": ["src"]})
     assert "src/pkg/a.py  (python)\nimports: os\nclass Widget1  L4\n  def method_0(self, value: int) -> int  L5" in text
@@ -48,13 +48,13 @@ def test_folder_is_walked_recursively_with_ignore_rules(call: Caller, root: Path
     assert "2 file(s) have no codemap support (no grammar): src/data.bin, src/notes.md" in text
 
 
-def test_an_explicitly_named_ignored_file_is_mapped(call: Caller, root: Path):
+def test_an_explicitly_named_ignored_file_is_mapped(call: Any, root: Path):
     tree(root)
     text = call.ok("get_code_structure", {"scope": "paths", "paths": ["src/gen/out.py"]})
     assert "class Generated  L1" in text
 
 
-def test_max_results_pages_with_offset(call: Caller, root: Path):
+def test_max_results_pages_with_offset(call: Any, root: Path):
     for i in range(5):
         (root / f"m{i}.py").write_text(module(i), encoding="utf-8")
     first = call.ok("get_code_structure", {"paths": ["."], "max_results": 2})
@@ -71,7 +71,9 @@ def test_output_over_budget_is_cut_with_a_note(root: Path, state_dir: Path):
     for i in range(30):
         (root / f"m{i:02d}.py").write_text(module(i, methods=12), encoding="utf-8")
     rt = Runtime.for_dirs([root], state_dir=state_dir, budget_tokens=1500)
-    text = Caller(build_toolbox(rt)).ok("get_code_structure", {"paths": ["."], "max_results": 30})
+    res = build_toolbox(rt).call_sync("get_code_structure", {"paths": ["."], "max_results": 30})
+    assert not res.is_error, res.text
+    text = res.text
     m = re.search(
         r"files 1-(\d+) of 30 with a grammar shown; (\d+) more left out \(the 1500-token output budget\): "
         r"call again with offset=(\d+)",
@@ -84,7 +86,7 @@ def test_output_over_budget_is_cut_with_a_note(root: Path, state_dir: Path):
     assert rt.count_tokens(text) <= 1500
 
 
-def test_selected_scope(call: Caller, runtime: Runtime, root: Path):
+def test_selected_scope(call: Any, runtime: Runtime, root: Path):
     tree(root)
     runtime.provide("selected_paths", lambda: [])
     assert call.ok("get_code_structure", {"scope": "selected"}).startswith("Nothing is selected")
@@ -93,7 +95,7 @@ def test_selected_scope(call: Caller, runtime: Runtime, root: Path):
     assert text.startswith("src/pkg/b.go  (go)") and "a.py" not in text
 
 
-def test_bad_arguments_and_paths(call: Caller, root: Path, tmp_path: Path):
+def test_bad_arguments_and_paths(call: Any, root: Path, tmp_path: Path):
     tree(root)
     call.err("get_code_structure", {"scope": "paths"}, code="invalid_arguments")
     call.err("get_code_structure", {"paths": ["src"], "max_results": 0}, code="invalid_arguments")
@@ -104,7 +106,7 @@ def test_bad_arguments_and_paths(call: Caller, root: Path, tmp_path: Path):
     assert "class Widget1" in mixed and "[not found: nope.py:" in mixed
 
 
-def test_only_files_without_grammar(call: Caller, root: Path):
+def test_only_files_without_grammar(call: Any, root: Path):
     (root / "README.md").write_text("hi\n", encoding="utf-8")
     text = call.ok("get_code_structure", {"paths": ["README.md"]})
     assert "(no codemaps)" in text and "no codemap support (no grammar): README.md" in text

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-
-from tests.conftest import Caller
+from typing import Any
 
 SERVER = """\
 class Server:
@@ -37,7 +36,7 @@ def setup(root: Path) -> None:
     (root / "web" / "client.ts").write_text(CLIENT, encoding="utf-8")
 
 
-def test_find_symbol_lists_definitions_with_signatures(call: Caller, root: Path):
+def test_find_symbol_lists_definitions_with_signatures(call: Any, root: Path):
     setup(root)
     text = call.ok("find_symbol", {"name": "Server"})
     assert text.splitlines() == [
@@ -52,7 +51,7 @@ def test_find_symbol_lists_definitions_with_signatures(call: Caller, root: Path)
     assert "py/server.py:2" in call.ok("find_symbol", {"name": "Server.start", "max_results": 1})
 
 
-def test_find_symbol_miss_suggests_names(call: Caller, root: Path):
+def test_find_symbol_miss_suggests_names(call: Any, root: Path):
     setup(root)
     text = call.ok("find_symbol", {"name": "server"})
     assert text.startswith("No definition of `server` in 2 indexed files.")
@@ -61,7 +60,7 @@ def test_find_symbol_miss_suggests_names(call: Caller, root: Path):
     assert "defined with other kinds" in hint
 
 
-def test_find_references_groups_lines_by_file(call: Caller, root: Path):
+def test_find_references_groups_lines_by_file(call: Any, root: Path):
     setup(root)
     text = call.ok("find_references", {"name": "Server"})
     lines = text.splitlines()
@@ -77,7 +76,7 @@ def test_find_references_groups_lines_by_file(call: Caller, root: Path):
     ]
 
 
-def test_find_references_caps_and_misses(call: Caller, root: Path):
+def test_find_references_caps_and_misses(call: Any, root: Path):
     setup(root)
     capped = call.ok("find_references", {"name": "Server", "max_results": 1})
     assert "1 reference(s)" in capped and "more references not shown" in capped
@@ -86,7 +85,7 @@ def test_find_references_caps_and_misses(call: Caller, root: Path):
     )
 
 
-def test_bad_names_are_rejected(call: Caller, root: Path):
+def test_bad_names_are_rejected(call: Any, root: Path):
     call.err("find_symbol", {"name": "two words"}, code="invalid_arguments")
     call.err("find_references", {"name": ""}, code="invalid_arguments")
     call.err("find_symbol", {"name": "x", "kind": "gadget"}, code="invalid_arguments")
