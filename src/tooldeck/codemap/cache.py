@@ -122,6 +122,17 @@ class CodemapCache:
                 out[row[0]] = row[1]
         return out
 
+    def load_many(self, keys: Iterable[str]) -> dict[str, str]:
+        wanted = list(dict.fromkeys(keys))
+        out: dict[str, str] = {}
+        db = self.store.connect()
+        for i in range(0, len(wanted), CHUNK):
+            part = wanted[i : i + CHUNK]
+            marks = ",".join("?" * len(part))
+            for row in db.execute(f"SELECT key, data FROM codemap_blobs WHERE key IN ({marks})", part):
+                out[row[0]] = row[1]
+        return out
+
     def load(self, key: str) -> str | None:
         row = self.store.execute("SELECT data FROM codemap_blobs WHERE key=?", (key,)).fetchone()
         return row[0] if row is not None else None

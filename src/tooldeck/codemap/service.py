@@ -134,7 +134,8 @@ class CodemapService:
                     rels.append(rel)
                     total += 1
                 known = idx.keys_of(root.path)
-                for rel, key, entry, _reason in self._entries(root, rels, known=known, progress=progress):
+                entries = self._entries(root, rels, known=known, progress=progress, prefetch=True)
+                for rel, key, entry, _reason in entries:
                     if entry is None and _reason is None:  # unchanged since the last refresh
                         live.add((root.path, rel))
                         continue
@@ -204,16 +205,19 @@ class CodemapService:
         *,
         known: dict[str, str] | None = None,
         progress: Progress | None = None,
+        prefetch: bool = False,
     ) -> Iterator[Result]:
         """Resolve every file to its cache entry, parsing what is missing.
         With ``known`` (rel → key from an earlier pass), files whose key is
-        unchanged yield ``entry=None, reason=None`` without being decoded."""
+        unchanged yield ``entry=None, reason=None`` without being decoded.
+        ``prefetch`` fetches the blobs of cached files in bulk (the caller
+        will read them all) instead of one by one on first use."""
         total = len(rels)
         done = 0
         in_flight: deque[tuple[list[_Item], list[tuple[list[_Item], Future[list[str]]]]]] = deque()
         for start in range(0, total, CHUNK_FILES):
             chunk = rels[start : start + CHUNK_FILES]
-            early, items, misses = self._prepare(root, chunk, known)
+            early, items, misses = self._prepare(root, chunk, known, prefetch)
             yield from early
             jobs = self._dispatch(misses)
             in_flight.append((items, jobs))
@@ -232,7 +236,7 @@ class CodemapService:
                 progress(min(done, total), total)
 
     def _prepare(
-        self, root: Root, chunk: Sequence[str], known: dict[str, str] | None
+        self, root: Root, chunk: Sequence[str], known: dict[str, str] | None, prefetch: bool = False
     ) -> tuple[list[Result], list[_Item], list[_Item]]:
         """Stat, hash when needed, and look up the cache for one chunk."""
         early: list[Result] = []
@@ -257,6 +261,7 @@ class CodemapService:
                 item.entry = self._recall(item.key)
         wanted = [it.key for it in items if it.entry is None and not it.unchanged]
         stored = self.cache.lookup(wanted) if wanted else {}
+        texts = self.cache.load_many(k for k, skip in stored.items() if skip is None) if prefetch and stored else {}
         misses: list[_Item] = []
         first_of: dict[str, _Item] = {}
         for item in items:
@@ -267,7 +272,7 @@ class CodemapService:
                 item.twin = twin
                 continue
             if item.key in stored:
-                item.entry = Entry(item.key, skip=stored[item.key], loader=self.cache.load)
+                item.entry = Entry(item.key, data=texts.get(item.key), skip=stored[item.key], loader=self.cache.load)
                 self._remember(item.key, item.entry)
                 continue
             if item.data is None and not self._read(item):  # not stored: says nothing about the content
@@ -390,6 +395,11 @@ class CodemapService:
         from tooldeck.codemap.references import scan
 
         item = _Item(rec.rel, rec.language, os.path.join(rec.root_path, rec.rel))
+        if os.path.islink(item.abs):  # indexed through a link inside the workspace: read its target
+            real = os.path.realpath(item.abs)
+            if self.rt.workspace.containing_root(real) is None:
+                return []
+            item.abs = real
         if not self._read(item) or item.data is None or looks_binary(item.data):
             return []
         symbols = rec.symbols
