@@ -142,3 +142,13 @@ def test_similar_names_for_a_miss(runtime: Runtime, root: Path):
     idx = codemap_service(runtime).index()
     assert ("Server", 2) in idx.similar("server")
     assert [n for n, _ in idx.similar("Serv")][:1] == ["Server"]
+
+
+def test_references_to_a_name_with_punctuation(runtime: Runtime, root: Path):
+    (root / "inv.rb").write_text(
+        "class Invoice\n  def paid?\n    false\n  end\n\n  def show\n    paid? ? 'yes' : 'no'\n  end\nend\n",
+        encoding="utf-8",
+    )
+    idx = codemap_service(runtime).index()
+    assert [(d.line, d.kind) for d in idx.definitions("paid?")] == [(2, "method")]
+    assert [(r.line, r.enclosing) for r in idx.references("paid?")] == [(7, "Invoice.show")]

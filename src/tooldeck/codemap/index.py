@@ -31,7 +31,9 @@ class FileRecord:
     refs: str  # " word word ... " (padded, for substring membership tests)
 
     def references_word(self, word: str) -> bool:
-        return f" {word} " in self.refs
+        # references hold identifier characters only: `paid?` (Ruby) is stored as `paid`
+        core = word.strip("?!$@:#")
+        return bool(core) and f" {core} " in self.refs
 
 
 Scanner = Callable[[FileRecord, str], list[Reference]]
