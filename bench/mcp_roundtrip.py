@@ -70,6 +70,7 @@ class Subject:
     arguments: dict[str, object]
     command: str
     spawn_ms: list[float] = field(default_factory=list)
+    listed_ms: list[float] = field(default_factory=list)
     call_ms: list[float] = field(default_factory=list)
 
 
@@ -126,12 +127,14 @@ def subjects(root: Path, work: Path) -> list[Subject]:
     return out
 
 
-async def time_spawn(s: Subject) -> float:
+async def time_spawn(s: Subject) -> None:
+    """Spawn → initialize result, and spawn → first tools/list answered."""
     t0 = time.perf_counter()
     async with stdio_client(s.params, errlog=DEVNULL) as (r, w), ClientSession(r, w) as session:
         await session.initialize()
-        elapsed = (time.perf_counter() - t0) * 1000
-    return elapsed
+        s.spawn_ms.append((time.perf_counter() - t0) * 1000)
+        await session.list_tools()
+        s.listed_ms.append((time.perf_counter() - t0) * 1000)
 
 
 async def run(calls: int, spawns: int, block: int) -> list[Subject]:
@@ -141,9 +144,11 @@ async def run(calls: int, spawns: int, block: int) -> list[Subject]:
         subs = subjects(root, work)
         for s in subs:  # first spawn warms caches (npx download, .pyc files)
             await time_spawn(s)
+            s.spawn_ms.clear()
+            s.listed_ms.clear()
         for _ in range(spawns):
             for s in subs:
-                s.spawn_ms.append(await time_spawn(s))
+                await time_spawn(s)
         async with contextlib.AsyncExitStack() as stack:
             sessions = []
             for s in subs:
@@ -180,24 +185,24 @@ def report(subs: list[Subject], calls: int) -> None:
     machine = f"{platform.machine()} {os.cpu_count()} cores, {platform.platform()}"
     print(f"machine: {machine}, Python {platform.python_version()}")
     print()
-    head = (
-        f"{'server':<18} {'p50 ms':>8} {'p95 ms':>8} {'p50/ref':>8} {'p50/bare':>9} {'spawn ms':>9} {'spawn/ref':>10}"
-    )
+    head = f"{'server':<18} {'p50 ms':>8} {'p95 ms':>8} {'p50/ref':>8} {'p50/bare':>9}"
+    head += f" {'init ms':>8} {'init/ref':>9} {'listed ms':>10}"
     print(head)
     print("-" * len(head))
     ref_p50, bare_p50 = pct(ref.call_ms, 0.5), pct(bare.call_ms, 0.5)
     ref_spawn = statistics.median(ref.spawn_ms)
     for s in subs:
         p50, p95 = pct(s.call_ms, 0.5), pct(s.call_ms, 0.95)
-        spawn = statistics.median(s.spawn_ms)
+        spawn, listed = statistics.median(s.spawn_ms), statistics.median(s.listed_ms)
         print(
             f"{s.name:<18} {p50:>8.2f} {p95:>8.2f} {p50 / ref_p50:>8.2f} {p50 / bare_p50:>9.2f} "
-            f"{spawn:>9.0f} {spawn / ref_spawn:>10.2f}"
+            f"{spawn:>8.0f} {spawn / ref_spawn:>9.2f} {listed:>10.0f}"
         )
     print()
     for s in subs:
         print(f"  {s.name}: {s.command}")
-    print("spawn = process start until the initialize result arrived (median of the timed spawns)")
+    print("init = process start until the initialize result arrived; listed = until the first tools/list")
+    print("was answered (medians of the timed spawns)")
 
 
 def main() -> None:

@@ -117,9 +117,9 @@ def test_tools_and_cost(proj: tuple[Path, Path]) -> None:
     assert int(rows["total"][1]) == sum(costs.values())
 
 
-def test_serve_exits_cleanly_when_stdin_is_not_a_pipe(proj: tuple[Path, Path]) -> None:
-    """stdin a regular file (or /dev/null): the SDK's own streams serve it, and
-    the server answers then exits at end of input."""
+def test_serve_answers_what_it_read_then_exits_at_end_of_input(proj: tuple[Path, Path]) -> None:
+    """stdin a regular file, a pipe closed early, or /dev/null: the server
+    answers every request it read, then exits."""
     root, state = proj
     lines = [
         {
@@ -153,6 +153,17 @@ def test_serve_exits_cleanly_when_stdin_is_not_a_pipe(proj: tuple[Path, Path]) -
     assert r.returncode == 0, r.stderr
     replies = {m["id"]: m for m in map(json.loads, r.stdout.splitlines()) if "id" in m}
     assert "# Project" in replies[2]["result"]["content"][0]["text"]
+    # the same through a pipe closed right after the requests (printf ... | tooldeck serve):
+    # what was read is answered before the server exits
+    r = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "serve", str(root), "--state-dir", str(state)],
+        input=script.read_text(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    replies = {m["id"]: m for m in map(json.loads, r.stdout.splitlines()) if "id" in m}
+    assert r.returncode == 0 and "# Project" in replies[2]["result"]["content"][0]["text"]
     r = subprocess.run(
         [sys.executable, "-m", "tooldeck", "serve", str(root), "--state-dir", str(state)],
         stdin=subprocess.DEVNULL,

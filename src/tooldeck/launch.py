@@ -71,23 +71,22 @@ def run_serve(args: ServeArgs) -> int:
             bind = parse_http(args.http)
         except ValueError as exc:
             return _usage(str(exc))
-    from tooldeck.catalog import build_toolbox
+    from tooldeck.catalog import PROFILES, build_toolbox
     from tooldeck.runtime import Runtime
 
+    if args.profile is not None and args.profile not in PROFILES:
+        return _usage(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
     try:
         rt = Runtime.for_dirs(args.roots or None, state_dir=args.state_dir)
     except FileNotFoundError as exc:
         return _usage(str(exc))
     if args.prompts is not None:
         rt.settings["prompts_dir"] = args.prompts
-    try:
-        toolbox = build_toolbox(rt, args.profile)
-    except ValueError as exc:
-        return _usage(str(exc))
     from tooldeck.mcp.transports import serve
 
     try:
-        serve(toolbox, bind)
+        # a factory: over stdio the catalog is built while the handshake is answered
+        serve(lambda: build_toolbox(rt, args.profile), bind)
     except KeyboardInterrupt:
         pass
     return 0

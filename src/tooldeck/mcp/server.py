@@ -133,32 +133,133 @@ def _has_progress_token(ctx: Any) -> bool:
     return token is not None
 
 
+class Catalog:
+    """The Toolbox behind a server, possibly still being built.
+
+    Building the catalog (importing every tool domain, generating schemas)
+    takes a noticeable share of start-up. ``initialize`` does not need it, so
+    the stdio host starts the build in a worker thread as soon as it serves
+    and the SDK answers the handshake meanwhile; ``tools/list`` and
+    ``tools/call`` wait for it. A build failure is reported by those requests
+    (and logged), never a silent empty catalog."""
+
+    def __init__(self, source: Toolbox | Callable[[], Toolbox]) -> None:
+        self._box: Toolbox | None = source if isinstance(source, Toolbox) else None
+        self._factory = None if isinstance(source, Toolbox) else source
+        self._future: asyncio.Future[Toolbox] | None = None
+
+    def start(self) -> None:
+        """Begin building (call on the event loop); a no-op once started or built."""
+        if self._box is None and self._future is None:
+            assert self._factory is not None
+            self._future = asyncio.get_running_loop().run_in_executor(None, self._build)
+
+    def _build(self) -> Toolbox:
+        assert self._factory is not None
+        try:
+            return self._factory()
+        except Exception:
+            log.exception("building the tool catalog failed")
+            raise
+
+    async def get(self) -> Toolbox:
+        if self._box is None:
+            self.start()
+            assert self._future is not None
+            self._box = await asyncio.shield(self._future)
+        return self._box
+
+
+class Activity:
+    """Requests in flight; and a warm-up run once, when the server has been
+    idle for a moment.
+
+    The tokenizer takes ~0.6 s to load and holds the GIL meanwhile (measured:
+    a ticking thread stalls for the whole load), so warming it up in a
+    background thread still freezes the server. Started right after the
+    handshake it delayed the first tools/list by that much. Between calls,
+    while the model is thinking, nobody waits for it."""
+
+    def __init__(self, warm_up: Callable[[], None] | None = None, idle: float = 1.0) -> None:
+        self._fn = warm_up
+        self._idle = idle
+        self._busy = 0
+        self._last = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def busy(self) -> int:
+        return self._busy
+
+    async def settled(self, timeout: float) -> None:
+        """Wait until no request is in flight (requests just read included:
+        the SDK dispatches them a few loop turns later), at most ``timeout``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        quiet = 0
+        while quiet < 3 and loop.time() < deadline:
+            await asyncio.sleep(0.02)
+            quiet = quiet + 1 if self._busy == 0 else 0
+
+    def begin(self) -> None:
+        self._busy += 1
+
+    def end(self) -> None:
+        self._busy -= 1
+        loop = asyncio.get_running_loop()
+        self._last = loop.time()
+        if self._fn is not None and self._task is None:
+            self._task = loop.create_task(self._wait_then_run())
+
+    async def _wait_then_run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(self._idle)
+            if self._busy == 0 and loop.time() - self._last >= self._idle:
+                break
+        fn, self._fn = self._fn, None
+        if fn is not None:
+            try:
+                await asyncio.to_thread(fn)
+            except Exception:
+                log.debug("warm-up failed", exc_info=True)
+
+
 def create_server(
-    toolbox: Toolbox,
+    toolbox: Toolbox | Catalog,
     *,
     name: str = "tooldeck",
     instructions: str = INSTRUCTIONS,
-    on_first_list: Callable[[], None] | None = None,
+    activity: Activity | None = None,
 ) -> Server:
-    """``on_first_list`` runs once, after the handshake, when the client first
-    lists tools: the place for warm-ups that must not slow down start-up."""
-    listed = [to_mcp_tool(t) for t in toolbox]
-    pending_warmup = [on_first_list] if on_first_list else []
+    """``activity`` counts the requests in flight and runs its warm-up once
+    the server has been idle (the place for warm-ups that must slow down
+    neither start-up nor a call)."""
+    catalog = toolbox if isinstance(toolbox, Catalog) else Catalog(toolbox)
+    listed: list[types.Tool] = []
+    idle = activity if activity is not None else Activity()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        while pending_warmup:
-            pending_warmup.pop()()
-        return types.ListToolsResult(tools=listed)
+        idle.begin()
+        try:
+            box = await catalog.get()
+            if not listed:
+                listed.extend(to_mcp_tool(t) for t in box)
+            return types.ListToolsResult(tools=listed)
+        finally:
+            idle.end()
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         relay: ProgressRelay | None = None
+        idle.begin()
         try:
+            box = await catalog.get()
             invocation = None
             if _has_progress_token(ctx):
                 relay = ProgressRelay(ctx)
                 invocation = Invocation.create(relay)
             # custom tools receive the {"input": ...} object; their decoders unwrap it
-            result = await toolbox.call(params.name, params.arguments, invocation=invocation)
+            result = await box.call(params.name, params.arguments, invocation=invocation)
             return to_call_result(result)
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)
@@ -167,6 +268,7 @@ def create_server(
         finally:
             if relay is not None:
                 await relay.close()
+            idle.end()
 
     return Server(
         name,

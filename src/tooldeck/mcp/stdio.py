@@ -9,9 +9,9 @@ threads); the SDK still does all the protocol work.
 
 Like the SDK's own claim, fd 0 is pointed at /dev/null and fd 1 at stderr
 while serving, so a child process (a shell tool) can neither steal requests
-nor write into the protocol stream; both are restored afterwards. When stdin
-or stdout is not a pipe or socket (a regular file, /dev/null, a terminal),
-:func:`open_pipes` returns None and the caller falls back to the SDK's default.
+nor write into the protocol stream; both are restored afterwards. Input that
+is not a pipe or socket (a regular file, /dev/null, a terminal) is read in a
+worker thread instead; output that is not one is left to the SDK.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import contextlib
 import os
 import re
 import stat
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 LINE_LIMIT = 1 << 30  # a request line may be huge (a whole file in `content`)
 
@@ -53,18 +53,30 @@ def repair_surrogate_escapes(line: str) -> str:
     return _SURROGATE_ESCAPE.sub(_replace_lone, line)
 
 
-class LineReader:
-    """``async for line in reader`` over a pipe (what the SDK iterates)."""
+Drain = Callable[[], Awaitable[None]]
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
+
+class LineReader:
+    """``async for line in reader`` (what the SDK iterates).
+
+    At end of input it first awaits ``drain`` (the host waits there for the
+    requests already read to be answered: the SDK cancels whatever is still
+    running once its input ends, so ``printf '...' | tooldeck serve`` would
+    otherwise lose the answers)."""
+
+    def __init__(self, readline: Callable[[], Awaitable[bytes]], drain: Drain | None = None) -> None:
+        self._readline = readline
+        self._drain = drain
 
     def __aiter__(self) -> LineReader:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._reader.readline()
+        line = await self._readline()
         if not line:
+            drain, self._drain = self._drain, None
+            if drain is not None:
+                await drain()
             raise StopAsyncIteration
         # as the SDK: bad bytes never stop the server
         return repair_surrogate_escapes(line.decode("utf-8", "replace"))
@@ -94,43 +106,57 @@ def _is_pipe(fd: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def open_pipes() -> AsyncIterator[tuple[LineReader, LineWriter] | None]:
-    if not (_is_pipe(0) and _is_pipe(1)):
-        # a file, /dev/null or a terminal: epoll cannot (or need not) watch it
-        yield None
-        return
+async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineReader, LineWriter | None]]:
+    """The reader over fd 0 and, when fd 1 is a pipe, the writer over it
+    (None: let the SDK claim stdout itself). Pipes are watched by the event
+    loop; anything else (a file, /dev/null, a terminal, which epoll cannot or
+    need not watch) is read line by line in a worker thread."""
     loop = asyncio.get_running_loop()
-    wire_in, wire_out = os.dup(0), os.dup(1)
-    rfile = os.fdopen(wire_in, "rb", buffering=0)
-    wfile = os.fdopen(wire_out, "wb", buffering=0)
-    transports: list[asyncio.BaseTransport] = []
-    try:
-        reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-        r_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile)
-        transports.append(r_transport)
-        w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wfile)
-        transports.append(w_transport)
-    except (ValueError, OSError):  # not a pipe/socket/tty: let the SDK use its own streams
-        for t in transports:
-            t.close()
-        rfile.close()
-        wfile.close()
-        yield None
-        return
-    writer = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    saved_in, saved_out = os.dup(0), os.dup(1)
-    os.dup2(devnull, 0)
-    os.dup2(2, 1)
-    os.close(devnull)
-    try:
-        yield LineReader(reader), LineWriter(writer)
-    finally:
-        with contextlib.suppress(Exception):
-            await writer.drain()
-        for t in transports:
-            t.close()
-        os.dup2(saved_in, 0)
-        os.dup2(saved_out, 1)
-        os.close(saved_in)
-        os.close(saved_out)
+    stack = contextlib.AsyncExitStack()
+    async with stack:
+        wire_in = os.dup(0)
+        rfile = os.fdopen(wire_in, "rb", buffering=0 if _is_pipe(0) else -1)
+        stack.callback(rfile.close)
+        if _is_pipe(0):
+            reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
+            r_transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile
+            )
+            stack.callback(r_transport.close)
+            lines = LineReader(reader.readline, drain)
+        else:
+
+            async def read_in_thread() -> bytes:
+                return await asyncio.to_thread(rfile.readline)
+
+            lines = LineReader(read_in_thread, drain)
+        writer: LineWriter | None = None
+        if _is_pipe(1):
+            wfile = os.fdopen(os.dup(1), "wb", buffering=0)
+            w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wfile)
+            stream = asyncio.StreamWriter(w_transport, w_protocol, None, loop)
+            stack.callback(w_transport.close)
+            stack.push_async_callback(_drain_quietly, stream)
+            writer = LineWriter(stream)
+        # fd 0 -> /dev/null (and fd 1 -> stderr when we own it) while serving
+        _divert(stack, 0, os.open(os.devnull, os.O_RDONLY))
+        if writer is not None:
+            _divert(stack, 1, os.dup(2))
+        yield lines, writer
+
+
+async def _drain_quietly(stream: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(Exception):
+        await stream.drain()
+
+
+def _divert(stack: contextlib.AsyncExitStack, fd: int, replacement: int) -> None:
+    saved = os.dup(fd)
+    os.dup2(replacement, fd)
+    os.close(replacement)
+
+    def restore() -> None:
+        os.dup2(saved, fd)
+        os.close(saved)
+
+    stack.callback(restore)

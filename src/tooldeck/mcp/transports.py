@@ -8,11 +8,13 @@ protection). Bound to any other address, every request must carry
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import ipaddress
 import os
 import secrets
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -32,16 +34,29 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-async def run_stdio(toolbox: Toolbox) -> None:
+ToolboxSource = Toolbox | Callable[[], Toolbox]
+
+
+async def run_stdio(source: ToolboxSource) -> None:
     from mcp.server.stdio import stdio_server
 
-    from tooldeck.mcp.server import create_server
-    from tooldeck.mcp.stdio import open_pipes
+    from tooldeck.mcp.server import Activity, Catalog, create_server
+    from tooldeck.mcp.stdio import open_stdio
 
-    server = create_server(toolbox, on_first_list=warm_up)
-    async with open_pipes() as pipes:
-        streams: dict[str, Any] = {"stdin": pipes[0], "stdout": pipes[1]} if pipes else {}
+    catalog = Catalog(source)
+    activity = Activity(warm_up)
+    server = create_server(catalog, activity=activity)
+
+    async def answer_pending() -> None:
+        """At end of input: the requests already read get their answers."""
+        with contextlib.suppress(Exception):
+            await catalog.get()
+        await activity.settled(timeout=60)
+
+    async with open_stdio(answer_pending) as (stdin, stdout):
+        streams: dict[str, Any] = {"stdin": stdin} if stdout is None else {"stdin": stdin, "stdout": stdout}
         async with stdio_server(**streams) as (read_stream, write_stream):
+            catalog.start()  # built while the handshake is answered
             await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
@@ -70,10 +85,10 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(toolbox: Toolbox, host: str, token: str | None) -> Any:
-    from tooldeck.mcp.server import create_server
+def http_app(toolbox: ToolboxSource, host: str, token: str | None) -> Any:
+    from tooldeck.mcp.server import Activity, create_server
 
-    server = create_server(toolbox, on_first_list=warm_up)
+    server = create_server(toolbox, activity=Activity(warm_up))
     app = server.streamable_http_app(host=host)
     if not is_loopback(host):
         if not token:
@@ -90,11 +105,12 @@ def resolve_token(host: str) -> str | None:
     return token
 
 
-async def run_http(toolbox: Toolbox, host: str, port: int) -> None:
+async def run_http(toolbox: ToolboxSource, host: str, port: int) -> None:
     import uvicorn
 
     token = resolve_token(host)
-    app = http_app(toolbox, host, token)
+    box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
+    app = http_app(box, host, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     print(f"tooldeck: serving MCP at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
@@ -109,8 +125,9 @@ def parse_http(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def serve(toolbox: Toolbox, bind: tuple[str, int] | None = None) -> None:
-    """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port)."""
+def serve(toolbox: ToolboxSource, bind: tuple[str, int] | None = None) -> None:
+    """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port).
+    ``toolbox`` may be a factory: the catalog is then built while serving."""
     if bind is None:
         anyio.run(run_stdio, toolbox)
         return

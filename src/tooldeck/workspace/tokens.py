@@ -64,5 +64,6 @@ def count_many(texts: list[str], model: str | None = None) -> list[int]:
 
 
 def warm_up() -> None:
-    """Load the default encoding in a background thread (hosts call this)."""
-    threading.Thread(target=get_encoding, name="tooldeck-token-warmup", daemon=True).start()
+    """Load the default encoding now. It takes ~0.6 s and holds the GIL (the
+    whole process stalls), so hosts call it when idle, never on a hot path."""
+    get_encoding()
