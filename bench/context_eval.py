@@ -30,8 +30,31 @@ from tooldeck.context.builder import ContextBuilder
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.ignore import IgnoreRules
 
-CODE_EXT = (".py", ".js", ".ts", ".tsx", ".go", ".rs", ".java", ".c", ".h", ".cpp", ".rb", ".php", ".md", ".rst",
-            ".toml", ".cfg", ".txt", ".sh", ".kt", ".swift", ".scala", ".ml", ".cs")
+CODE_EXT = (
+    ".py",
+    ".js",
+    ".ts",
+    ".tsx",
+    ".go",
+    ".rs",
+    ".java",
+    ".c",
+    ".h",
+    ".cpp",
+    ".rb",
+    ".php",
+    ".md",
+    ".rst",
+    ".toml",
+    ".cfg",
+    ".txt",
+    ".sh",
+    ".kt",
+    ".swift",
+    ".scala",
+    ".ml",
+    ".cs",
+)
 
 
 def git(repo: str, *args: str) -> str:
@@ -56,8 +79,11 @@ def sample_commits(repo: str, want: int, max_files: int = 8) -> list[Case]:
         modified = [ln.split("\t", 1)[1] for ln in status.splitlines() if ln.startswith("M\t")]
         modified = [p for p in modified if p.endswith(CODE_EXT) and not p.startswith(("docs/_", "."))]
         # changelogs are touched by most commits and named by none: they say nothing about retrieval
-        modified = [p for p in modified if os.path.basename(p).lower() not in ("changes.rst", "changelog.md",
-                                                                                "changes.md", "changelog.rst")]
+        modified = [
+            p
+            for p in modified
+            if os.path.basename(p).lower() not in ("changes.rst", "changelog.md", "changes.md", "changelog.rst")
+        ]
         if not 1 <= len(modified) <= max_files:
             continue
         out.append(Case(sha, msg, modified))

@@ -32,6 +32,7 @@ MAX_DEFINERS = 8
 REVERSE_WEIGHT = 0.35
 ALPHA = 0.8  # probability of following an edge (1 - teleport)
 ITERATIONS = 30
+TOLERANCE = 1e-6  # L1 change per step below which the ranking no longer moves
 
 
 @dataclass(slots=True)
@@ -114,7 +115,7 @@ def personalized_pagerank(
         spread = np.bincount(graph.dst, weights=r[graph.src] * graph.weight, minlength=n)
         lost = r[graph.dangling].sum()
         r_next = alpha * (spread + lost * p) + (1 - alpha) * p
-        if np.abs(r_next - r).sum() < 1e-9:
+        if np.abs(r_next - r).sum() < TOLERANCE:
             r = r_next
             break
         r = r_next

@@ -18,6 +18,7 @@ compares against (content + paths, what a search tool alone gives).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections import Counter
@@ -69,9 +70,11 @@ def universe(ws: Workspace) -> list[FileInfo]:
     return out
 
 
-def path_words(rel: str) -> set[str]:
+@functools.lru_cache(maxsize=1 << 18)
+def path_words(rel: str) -> frozenset[str]:
+    """The words of a path (cached: the same paths come back on every build)."""
     stem = rel.rsplit(".", 1)[0] if "." in os.path.basename(rel) else rel
-    return set(subwords(stem)) | {p.lower() for p in stem.split("/") if p}
+    return frozenset(subwords(stem)) | {p.lower() for p in stem.split("/") if p}
 
 
 def _bm25(tf: int, idf: float, size: int, avg: float) -> float:
