@@ -9,9 +9,13 @@ import stat
 from pathlib import Path
 
 import pytest
-from conftest import snapshot
 
 from tooldeck.workspace.content import content_hash
+
+
+def snapshot(path: Path) -> dict[str, bytes]:
+    """Every file under ``path`` with its bytes (to prove a call changed nothing)."""
+    return {str(p.relative_to(path)): p.read_bytes() for p in sorted(path.rglob("*")) if p.is_file()}
 
 
 def hash_of(text: str) -> str:
