@@ -23,6 +23,7 @@ from typing import Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tooldeck import __version__
 from tooldeck.core.invocation import Append, Invocation, Progress
@@ -85,6 +86,15 @@ def to_call_result(result: ToolResult) -> dict[str, Any]:
     wire: dict[str, Any] = {"content": content}
     if result.output.structured is not None:
         wire["structuredContent"] = result.output.structured
+    return wire
+
+
+def _for_version(ctx: Any, wire: dict[str, Any]) -> dict[str, Any]:
+    """Protocol 2026-07-28 requires ``resultType`` on every result (the SDK
+    adds it to typed results, not to the plain dicts this host returns);
+    older versions do not know the field."""
+    if getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS:
+        wire["resultType"] = "complete"
     return wire
 
 
@@ -260,11 +270,11 @@ def create_server(
                 invocation = Invocation.create(relay)
             # custom tools receive the {"input": ...} object; their decoders unwrap it
             result = await box.call(params.name, params.arguments, invocation=invocation)
-            return to_call_result(result)
+            return _for_version(ctx, to_call_result(result))
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)
             text = f"error [internal_error]: {type(exc).__name__}: {exc}"
-            return {"content": [{"type": "text", "text": text}], "isError": True}
+            return _for_version(ctx, {"content": [{"type": "text", "text": text}], "isError": True})
         finally:
             if relay is not None:
                 await relay.close()
