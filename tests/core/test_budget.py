@@ -50,3 +50,20 @@ def test_one_huge_line_is_split_by_characters():
     box = Toolbox([blob], budget_tokens=1000, count_tokens=count_tokens)
     res = box.call_sync("blob", {})
     assert count_tokens(res.text) <= 1000 and "[output truncated" in res.text
+
+
+def test_custom_tool_output_pages_too():
+    from tooldeck.core import custom_tool
+
+    big = custom_tool(
+        name="big",
+        description="",
+        grammar={"type": "grammar", "syntax": "lark", "definition": "x"},
+        run=lambda s, inv: "\n".join(f"line {i} " + "z" * 30 for i in range(600)),
+    )
+    box = Toolbox([big], budget_tokens=500, count_tokens=count_tokens)
+    first = box.call_sync("big", "*** raw input p:not-a-cursor")
+    assert "[output truncated" in first.text
+    nxt = box.call_sync("big", {"cursor": _cursor(first.text)})
+    assert not nxt.is_error and nxt.text.split("\n", 1)[0].startswith("line ")
+    assert nxt.text.split("\n", 1)[0] != first.text.split("\n", 1)[0]

@@ -177,18 +177,21 @@ class Toolbox:
         return ToolResult(cid, name, output=output)
 
     def _continue_page(self, tool: Tool, arguments: RawArguments, budget: int) -> dict[str, Any] | None:
-        """Serve ``{"cursor": "p:..."}`` from the pager, for any tool."""
-        if tool.kind != "function":
-            return None
+        """Serve ``{"cursor": "p:..."}`` from the pager, for any tool. A custom
+        tool (raw text input) continues only on an object whose one key is
+        ``cursor``, which no raw input such as a patch can be."""
         if isinstance(arguments, Mapping):
-            cursor = arguments.get("cursor")
+            data: Mapping[str, Any] = arguments
         elif isinstance(arguments, str) and CURSOR_PREFIX in arguments:
             try:
-                cursor = parse_arguments(arguments).get("cursor")
+                data = parse_arguments(arguments)
             except ToolError:
                 return None
         else:
             return None
+        if tool.kind == "custom" and set(data) != {"cursor"}:
+            return None
+        cursor = data.get("cursor")
         if not (isinstance(cursor, str) and cursor.startswith(CURSOR_PREFIX)):
             return None
         pending = self.pager.take(cursor)
