@@ -25,8 +25,8 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 py=""
-for cand in python3.13 python3.12 python3.11 python3; do
-  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+for cand in python3 python3.13 python3.12 python3.11; do
+  if command -v "$cand" >/dev/null 2>&1 && "$cand" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
     py="$cand"; break
   fi
 done
