@@ -36,7 +36,8 @@ from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import tools as search_tools
 from tooldeck.tools.search.model import ContentQuery
-from tooldeck.tools.search.ripgrep import RipgrepEngine, find_rg
+from tooldeck.tools.search.ripgrep import RipgrepEngine
+from tooldeck.workspace.ripgrep import find_rg
 from tooldeck.workspace.roots import make_root
 
 DEFAULT_TREE = Path("/tmp/tooldeck-bench/search-tree")
