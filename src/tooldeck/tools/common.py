@@ -3,6 +3,7 @@ reading text under the path rules, and writing through the atomic writer."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from tooldeck.core.errors import ErrorCode, ToolError
@@ -51,3 +52,18 @@ def write_text(rp: ResolvedPath, text: str, *, mode: int | None = None) -> bytes
 def line_of_offset(text: str, offset: int) -> int:
     """1-based line number of character ``offset`` in ``text``."""
     return text.count("\n", 0, offset) + 1
+
+
+def resolve_new_file(ws: Workspace, path: str, if_exists: str, *, field_name: str = "path") -> ResolvedPath:
+    """Resolve a file about to be created: a directory is refused, and so is an
+    existing file unless ``if_exists == "overwrite"``."""
+    rp = ws.resolve(path, must_exist=False, write=True, field_name=field_name)
+    if rp.exists:
+        shown = ws.display(rp.abs)
+        if os.path.isdir(rp.abs):
+            raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; give a file path")
+        if if_exists != "overwrite":
+            raise ToolError(
+                ErrorCode.ALREADY_EXISTS, f'{shown} already exists; pass if_exists="overwrite" to replace it'
+            )
+    return rp

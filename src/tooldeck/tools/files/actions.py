@@ -14,7 +14,7 @@ from tooldeck.core import ToolError, ToolInput, invalid_arguments, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
-from tooldeck.tools.common import check_expected_hash, line_of_offset, write_text
+from tooldeck.tools.common import check_expected_hash, line_of_offset, resolve_new_file, write_text
 from tooldeck.workspace.atomic import AtomicBatch, remove_file
 from tooldeck.workspace.content import content_hash, decode_text, read_bytes
 from tooldeck.workspace.roots import ResolvedPath
@@ -77,18 +77,10 @@ def build(rt: Runtime) -> list[Tool]:
                     field=field,
                 )
         if args.action == "create":
-            rp = ws.resolve(args.path, must_exist=False, write=True)
+            rp = resolve_new_file(ws, args.path, args.if_exists)
             shown = ws.display(rp.abs)
-            if rp.exists:
-                if os.path.isdir(rp.abs):
-                    raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory")
-                if args.if_exists != "overwrite":
-                    raise ToolError(
-                        ErrorCode.ALREADY_EXISTS,
-                        f'{shown} already exists; pass if_exists="overwrite" to replace it, or edit it',
-                    )
-                if args.expected_hash:
-                    check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown, root=rp.root.path).data, shown)
+            if rp.exists and args.expected_hash:
+                check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown, root=rp.root.path).data, shown)
             data = write_text(rp, args.content or "")
             verb = "Overwrote" if rp.exists else "Created"
             return f"{verb} {shown} ({len(data)} bytes) [hash={content_hash(data)}]"

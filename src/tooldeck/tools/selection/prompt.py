@@ -18,11 +18,10 @@ from pydantic import Field, model_validator
 
 from tooldeck.context.selection import selection_service
 from tooldeck.context.workspaces import workspace_service
-from tooldeck.core import ToolError, ToolInput, tool
-from tooldeck.core.errors import ErrorCode
+from tooldeck.core import ToolInput, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
-from tooldeck.tools.common import write_text
+from tooldeck.tools.common import resolve_new_file, write_text
 from tooldeck.workspace.atomic import write_file
 
 MAX_PROMPT = 1_000_000
@@ -60,15 +59,8 @@ def build(rt: Runtime) -> Tool:
         total = svc.breakdown_of(pkg, sel, status).total
         if args.path:
             ws = rt.workspace
-            rp = ws.resolve(args.path, must_exist=False, write=True)
+            rp = resolve_new_file(ws, args.path, args.if_exists)
             shown = ws.display(rp.abs)
-            if rp.exists:
-                if os.path.isdir(rp.abs):
-                    raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; give a file path")
-                if args.if_exists != "overwrite":
-                    raise ToolError(
-                        ErrorCode.ALREADY_EXISTS, f'{shown} exists; pass if_exists="overwrite" or another path'
-                    )
             write_text(rp, data.decode("utf-8"))
             where = shown
         else:
