@@ -23,12 +23,15 @@ import os
 import re
 import sqlite3
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from tooldeck.context.db import ContextDB, Folder, TabRow, WorkspaceRow
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.workspace.roots import Root, Workspace
+
+R = TypeVar("R", WorkspaceRow, TabRow)
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -143,15 +146,9 @@ class WorkspaceService:
     # lookups ------------------------------------------------------------------
     def find_workspace(self, ref: str, field: str = "workspace") -> WorkspaceRow:
         rows = self.db.workspaces()
-        ref_s = ref.strip()
-        for pred in (
-            lambda w: w.id == ref_s,
-            lambda w: w.name.lower() == ref_s.lower(),
-            lambda w: len(ref_s) >= 8 and w.id.startswith(ref_s.lower()),
-        ):
-            hits = [w for w in rows if pred(w)]
-            if len(hits) == 1:
-                return hits[0]
+        hit = _by_ref(rows, ref)
+        if hit is not None:
+            return hit
         names = ", ".join(repr(w.name) for w in rows[:20])
         raise ToolError(
             ErrorCode.NOT_FOUND,
@@ -161,15 +158,9 @@ class WorkspaceService:
 
     def find_tab(self, ref: str, ws_id: str, field: str = "tab") -> TabRow:
         tabs = self.db.tabs(ws_id)
-        ref_s = ref.strip()
-        for pred in (
-            lambda t: t.id == ref_s,
-            lambda t: t.name.lower() == ref_s.lower(),
-            lambda t: len(ref_s) >= 8 and t.id.startswith(ref_s.lower()),
-        ):
-            hits = [t for t in tabs if pred(t)]
-            if len(hits) == 1:
-                return hits[0]
+        hit = _by_ref(tabs, ref)
+        if hit is not None:
+            return hit
         names = ", ".join(repr(t.name) for t in tabs)
         raise ToolError(ErrorCode.NOT_FOUND, f"no tab {ref!r} in this workspace; tabs: {names}", {"field": field})
 
@@ -337,3 +328,18 @@ def checked_folder(folder_path: str) -> str:
 
 def workspace_service(rt: Runtime) -> WorkspaceService:
     return rt.service("workspaces", WorkspaceService)
+
+
+def _by_ref(rows: Sequence[R], ref: str) -> R | None:
+    """The one row ``ref`` names: by exact id, else by name (any case), else
+    by an id prefix of at least 8 characters; None when none or several match."""
+    ref_s = ref.strip()
+    for pred in (
+        lambda r: r.id == ref_s,
+        lambda r: r.name.lower() == ref_s.lower(),
+        lambda r: len(ref_s) >= 8 and r.id.startswith(ref_s.lower()),
+    ):
+        hits = [r for r in rows if pred(r)]
+        if len(hits) == 1:
+            return hits[0]
+    return None
