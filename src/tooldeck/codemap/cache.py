@@ -112,24 +112,21 @@ class CodemapCache:
     def lookup(self, keys: Iterable[str]) -> dict[str, str | None]:
         """Which ``keys`` are stored: key → skip reason (None for a codemap).
         Reads no blob text (see :meth:`load`)."""
+        return self._select("skip", keys)
+
+    def load_many(self, keys: Iterable[str]) -> dict[str, str]:
+        return self._select("data", keys)  # type: ignore[return-value]
+
+    def _select(self, column: str, keys: Iterable[str]) -> dict[str, str | None]:
+        """key → ``column`` of the stored ``keys``, queried in chunks (SQLite
+        caps the number of bound parameters)."""
         wanted = list(dict.fromkeys(keys))
         out: dict[str, str | None] = {}
         db = self.store.connect()
         for i in range(0, len(wanted), CHUNK):
             part = wanted[i : i + CHUNK]
             marks = ",".join("?" * len(part))
-            for row in db.execute(f"SELECT key, skip FROM codemap_blobs WHERE key IN ({marks})", part):
-                out[row[0]] = row[1]
-        return out
-
-    def load_many(self, keys: Iterable[str]) -> dict[str, str]:
-        wanted = list(dict.fromkeys(keys))
-        out: dict[str, str] = {}
-        db = self.store.connect()
-        for i in range(0, len(wanted), CHUNK):
-            part = wanted[i : i + CHUNK]
-            marks = ",".join("?" * len(part))
-            for row in db.execute(f"SELECT key, data FROM codemap_blobs WHERE key IN ({marks})", part):
+            for row in db.execute(f"SELECT key, {column} FROM codemap_blobs WHERE key IN ({marks})", part):
                 out[row[0]] = row[1]
         return out
 
