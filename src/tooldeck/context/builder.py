@@ -242,7 +242,8 @@ class ContextBuilder:
                 c.ranges = c.candidate.slices[0] if c.mode == "slices" and c.candidate.slices else ()
                 c.why += "; stepped down to fit the budget"
                 break
-        return [c for c in choices if c.mode == "omitted"], 0  # pragma: no cover - everything omitted
+        # unreachable: three step-downs per file empty the selection, which then fits
+        raise AssertionError("budget fitting did not converge")  # pragma: no cover
 
     def _apply(self, choices: list[Choice]) -> None:
         items = [
