@@ -37,6 +37,8 @@ class ErrorCode(StrEnum):
     IO_ERROR = "io_error"
     GIT_ERROR = "git_error"
     INTERNAL = "internal_error"
+    REMOTE_ERROR = "remote_error"
+    UNAVAILABLE = "unavailable"
 
 
 class ToolError(Exception):
