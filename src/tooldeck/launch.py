@@ -84,12 +84,21 @@ def run_serve(args: ServeArgs) -> int:
         rt.settings["prompts_dir"] = args.prompts
     from tooldeck.mcp.transports import serve
 
+    extras = _server_extras(rt, args.prompts)
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
-        serve(lambda: build_toolbox(rt, args.profile), bind)
+        serve(lambda: build_toolbox(rt, args.profile), bind, extras)
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _server_extras(rt: object, prompts: str | None) -> object:
+    """Prompts (``--prompts``, ``$MCP_PROMPTS_DIR`` or ``./prompts``) and resources."""
+    from tooldeck.mcp.prompts import resolve_prompts_dir
+    from tooldeck.mcp.server_extras import ServerExtras
+
+    return ServerExtras(rt, resolve_prompts_dir(prompts))
 
 
 def main() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import Server
@@ -30,6 +30,9 @@ from tooldeck.core.invocation import Append, Invocation, Progress
 from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
+
+if TYPE_CHECKING:
+    from tooldeck.mcp.server_extras import ServerExtras
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -241,10 +244,12 @@ def create_server(
     name: str = "tooldeck",
     instructions: str = INSTRUCTIONS,
     activity: Activity | None = None,
+    extras: ServerExtras | None = None,
 ) -> Server:
     """``activity`` counts the requests in flight and runs its warm-up once
     the server has been idle (the place for warm-ups that must slow down
-    neither start-up nor a call)."""
+    neither start-up nor a call). ``extras`` adds prompts, resources and the
+    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`)."""
     catalog = toolbox if isinstance(toolbox, Catalog) else Catalog(toolbox)
     listed: list[types.Tool] = []
     idle = activity if activity is not None else Activity()
@@ -255,6 +260,9 @@ def create_server(
             box = await catalog.get()
             if not listed:
                 listed.extend(to_mcp_tool(t) for t in box)
+            agents = extras.tools() if extras is not None else None
+            if agents is not None:
+                return types.ListToolsResult(tools=listed + [to_mcp_tool(t) for t in agents])
             return types.ListToolsResult(tools=listed)
         finally:
             idle.end()
@@ -264,6 +272,9 @@ def create_server(
         idle.begin()
         try:
             box = await catalog.get()
+            agents = extras.tools() if extras is not None else None
+            if agents is not None and params.name not in box and params.name in agents:
+                box = agents
             invocation = None
             if _has_progress_token(ctx):
                 relay = ProgressRelay(ctx)
@@ -280,10 +291,13 @@ def create_server(
                 await relay.close()
             idle.end()
 
-    return Server(
+    server = Server(
         name,
         version=__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+    if extras is not None:
+        extras.install(server)
+    return server

@@ -37,7 +37,7 @@ def is_loopback(host: str) -> bool:
 ToolboxSource = Toolbox | Callable[[], Toolbox]
 
 
-async def run_stdio(source: ToolboxSource) -> None:
+async def run_stdio(source: ToolboxSource, extras: Any = None) -> None:
     from mcp.server.stdio import stdio_server
 
     from tooldeck.mcp.server import Activity, Catalog, create_server
@@ -45,7 +45,7 @@ async def run_stdio(source: ToolboxSource) -> None:
 
     catalog = Catalog(source)
     activity = Activity(warm_up)
-    server = create_server(catalog, activity=activity)
+    server = create_server(catalog, activity=activity, extras=extras)
 
     async def answer_pending() -> None:
         """At end of input: the requests already read get their answers."""
@@ -85,10 +85,10 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(toolbox: ToolboxSource, host: str, token: str | None) -> Any:
+def http_app(toolbox: ToolboxSource, host: str, token: str | None, extras: Any = None) -> Any:
     from tooldeck.mcp.server import Activity, create_server
 
-    server = create_server(toolbox, activity=Activity(warm_up))
+    server = create_server(toolbox, activity=Activity(warm_up), extras=extras)
     app = server.streamable_http_app(host=host)
     if not is_loopback(host):
         if not token:
@@ -105,12 +105,12 @@ def resolve_token(host: str) -> str | None:
     return token
 
 
-async def run_http(toolbox: ToolboxSource, host: str, port: int) -> None:
+async def run_http(toolbox: ToolboxSource, host: str, port: int, extras: Any = None) -> None:
     import uvicorn
 
     token = resolve_token(host)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
-    app = http_app(box, host, token)
+    app = http_app(box, host, token, extras)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     print(f"tooldeck: serving MCP at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
@@ -125,10 +125,11 @@ def parse_http(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def serve(toolbox: ToolboxSource, bind: tuple[str, int] | None = None) -> None:
+def serve(toolbox: ToolboxSource, bind: tuple[str, int] | None = None, extras: Any = None) -> None:
     """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port).
-    ``toolbox`` may be a factory: the catalog is then built while serving."""
+    ``toolbox`` may be a factory: the catalog is then built while serving.
+    ``extras``: prompts, resources and agent tools (``ServerExtras``)."""
     if bind is None:
-        anyio.run(run_stdio, toolbox)
+        anyio.run(run_stdio, toolbox, extras)
         return
-    anyio.run(run_http, toolbox, *bind)
+    anyio.run(run_http, toolbox, *bind, extras)

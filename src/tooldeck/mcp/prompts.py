@@ -1,0 +1,200 @@
+"""The prompts directory: every ``*.chatmd`` is an MCP prompt (and an agent tool).
+
+``tooldeck serve --prompts DIR`` (else ``$MCP_PROMPTS_DIR``, else
+``./prompts`` when it exists) publishes each top-level ``*.chatmd`` file as a
+prompt named after the file's stem, its arguments taken from its
+``{{placeholders}}`` (see :mod:`prompt_reader`).
+
+The directory is re-scanned cheaply (one ``scandir`` and a ``stat`` per file,
+compared by mtime and size) on each prompts request and by a background
+check every second, so added, edited and deleted files are picked up while
+the server runs; a change fires the library's listeners (the server turns
+that into ``notifications/prompts/list_changed``, and
+``notifications/tools/list_changed`` when the prompt-backed agent tools
+change). The directory is operator configuration, not a model-supplied path,
+so it is read directly rather than through the workspace roots.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tooldeck.core.tool import Tool
+from tooldeck.mcp.prompt_reader import Argument, Message, arguments_of, description_of, fill, read_messages
+
+log = logging.getLogger("tooldeck.mcp.prompts")
+
+POLL_SECONDS = 1.0
+MAX_PROMPT_BYTES = 1 << 20
+
+
+def resolve_prompts_dir(explicit: str | os.PathLike[str] | None, env: dict[str, str] | None = None) -> Path | None:
+    """``--prompts`` wins, then ``$MCP_PROMPTS_DIR``, then ``./prompts`` if it exists."""
+    environ = env if env is not None else os.environ
+    chosen = explicit or environ.get("MCP_PROMPTS_DIR") or None
+    if chosen:
+        return Path(chosen)
+    default = Path("prompts")
+    return default.resolve() if default.is_dir() else None
+
+
+class PromptArgumentsError(ValueError):
+    """prompts/get with missing or unknown arguments."""
+
+
+@dataclass(frozen=True, slots=True)
+class PromptFile:
+    name: str
+    path: Path
+    description: str
+    arguments: list[Argument]
+    messages: list[Message]
+
+    def render(self, values: dict[str, str] | None) -> list[Message]:
+        given = dict(values or {})
+        known = {a.name for a in self.arguments}
+        unknown = sorted(set(given) - known)
+        missing = [a.name for a in self.arguments if a.required and a.name not in given]
+        if unknown or missing:
+            parts = []
+            if missing:
+                parts.append(f"missing required argument(s): {', '.join(missing)}")
+            if unknown:
+                parts.append(f"unknown argument(s): {', '.join(unknown)}")
+            accepted = ", ".join(a.name for a in self.arguments) or "(none)"
+            raise PromptArgumentsError(f"prompt {self.name!r}: {'; '.join(parts)}; it takes: {accepted}")
+        return [Message(m.role, fill(m.text, given, self.arguments)) for m in self.messages]
+
+
+def load_prompt(path: Path) -> PromptFile:
+    data = path.read_bytes()[:MAX_PROMPT_BYTES]
+    text = data.decode("utf-8", "replace")
+    messages = read_messages(text, path)
+    return PromptFile(path.stem, path, description_of(text, path.stem), arguments_of(messages), messages)
+
+
+Signature = tuple[int, int]
+
+
+class PromptLibrary:
+    """The prompts of one directory, kept current by :meth:`scan`."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.prompts: dict[str, PromptFile] = {}
+        self.broken: dict[str, str] = {}  # stem -> why it could not be read
+        self._seen: dict[str, Signature] = {}
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[], Any]] = []
+        self.version = 0
+
+    def on_change(self, fn: Callable[[], Any]) -> None:
+        self._listeners.append(fn)
+
+    def _signatures(self) -> dict[str, Signature]:
+        out: dict[str, Signature] = {}
+        try:
+            entries = list(os.scandir(self.directory))
+        except OSError:
+            return out
+        for entry in entries:
+            if not entry.name.endswith(".chatmd") or entry.name.startswith("."):
+                continue
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            if entry.is_file():
+                out[entry.name] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    def scan(self) -> bool:
+        """Reload what changed on disk; True (and listeners fired) if anything did."""
+        with self._lock:
+            now = self._signatures()
+            if now == self._seen:
+                return False
+            for fname, sig in now.items():
+                if self._seen.get(fname) != sig:
+                    self._load(self.directory / fname)
+            for fname in set(self._seen) - set(now):
+                stem = fname[: -len(".chatmd")]
+                self.prompts.pop(stem, None)
+                self.broken.pop(stem, None)
+            self._seen = now
+            self.version += 1
+        for fn in list(self._listeners):
+            try:
+                fn()
+            except Exception:
+                log.exception("prompt change listener failed")
+        return True
+
+    def _load(self, path: Path) -> None:
+        try:
+            prompt = load_prompt(path)
+        except Exception as exc:  # one bad file never hides the others
+            log.warning("prompt %s cannot be read: %s", path, exc)
+            self.prompts.pop(path.stem, None)
+            self.broken[path.stem] = str(exc)
+            return
+        self.broken.pop(path.stem, None)
+        self.prompts[prompt.name] = prompt
+
+    def sorted(self) -> list[PromptFile]:
+        with self._lock:
+            return [self.prompts[k] for k in sorted(self.prompts)]
+
+    async def watch(self, interval: float = POLL_SECONDS) -> None:
+        """Re-scan every ``interval`` seconds until cancelled."""
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await asyncio.to_thread(self.scan)
+            except Exception:
+                log.exception("scanning the prompts directory failed")
+
+
+# prompts as agent tools ------------------------------------------------------
+
+AgentFactory = Callable[..., Tool]
+
+
+def tool_name(stem: str) -> str:
+    """A prompt's stem as a tool name (``[A-Za-z0-9_-]{1,64}``)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", stem)[:64] or "prompt"
+
+
+def default_agent_factory() -> AgentFactory | None:
+    """``tooldeck.chatmd.agents.agent_tool`` if the ChatMD host is installed.
+
+    The one place the server reaches for agent tools: without that module
+    prompts are published as MCP prompts only (a note is logged), never as a
+    fake agent."""
+    try:
+        from tooldeck.chatmd.agents import agent_tool  # type: ignore[import-not-found]
+    except ImportError:
+        log.info("tooldeck.chatmd.agents is not available: prompts are served as MCP prompts, not as agent tools")
+        return None
+    return agent_tool  # type: ignore[no-any-return]
+
+
+def agent_tools(library: PromptLibrary, rt: Any, factory: AgentFactory | None) -> list[Tool]:
+    """One agent tool per prompt (``factory(path, rt, name=, description=)``)."""
+    if factory is None:
+        return []
+    out: list[Tool] = []
+    for prompt in library.sorted():
+        try:
+            out.append(factory(prompt.path, rt, name=tool_name(prompt.name), description=prompt.description))
+        except Exception as exc:  # a prompt that cannot become a tool is still a prompt
+            log.warning("prompt %s cannot be served as an agent tool: %s", prompt.path, exc)
+    return out

@@ -1,0 +1,210 @@
+"""Prompts, resources and prompt-backed agent tools, installed on the server.
+
+:func:`tooldeck.mcp.server.create_server` adapts the tool catalog; this module
+adds the rest of SPEC §6 to the same low-level ``Server``:
+
+* ``prompts/list`` / ``prompts/get`` from a :class:`PromptLibrary` (rescanned
+  on each request and every second in the background);
+* ``resources/list`` (paged), ``resources/templates/list`` and
+  ``resources/read`` from a :class:`ResourceProvider`;
+* the prompt-backed agent tools, listed after the catalog's own tools;
+* ``notifications/prompts/list_changed`` (and ``tools/list_changed`` when the
+  agent tools changed) to every connected client when the directory changes.
+  Clients are remembered from their ``notifications/initialized``; this is the
+  handshake-era channel (protocol 2025-11-25 and older, what the SDK's
+  ``ClientSession`` speaks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.shared.exceptions import MCPError
+
+from tooldeck.core.errors import ToolError
+from tooldeck.core.toolbox import Toolbox
+from tooldeck.mcp.prompts import (
+    AgentFactory,
+    PromptArgumentsError,
+    PromptLibrary,
+    agent_tools,
+    default_agent_factory,
+)
+from tooldeck.mcp.resources import ResourceProvider
+
+log = logging.getLogger("tooldeck.mcp")
+
+RESOURCE_NOT_FOUND = -32002
+_UNSET: Any = object()
+
+
+def _mcp_error(exc: ToolError) -> MCPError:
+    code = RESOURCE_NOT_FOUND if exc.code == "not_found" else types.INVALID_PARAMS
+    return MCPError(code, f"error [{exc.code}]: {exc.message}")
+
+
+class ServerExtras:
+    def __init__(
+        self,
+        rt: Any,
+        prompts_dir: Path | None = None,
+        *,
+        agent_factory: AgentFactory | None = _UNSET,
+        poll_seconds: float = 1.0,
+        resources: bool = True,
+    ) -> None:
+        self.rt = rt
+        self.library = PromptLibrary(prompts_dir) if prompts_dir is not None else None
+        self.resources = ResourceProvider(lambda: rt.workspace) if resources else None
+        self.poll_seconds = poll_seconds
+        self._factory = agent_factory
+        self._agent_box: Toolbox | None = None
+        self._agent_signature: tuple[tuple[str, str], ...] = ()
+        self._sessions: list[Any] = []
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._watcher: asyncio.Task[None] | None = None
+        if self.library is not None:
+            self.library.scan()
+            self.library.on_change(self._changed)
+            self._rebuild_agents()
+
+    # agent tools ----------------------------------------------------------------
+    def _rebuild_agents(self) -> bool:
+        """Rebuild the agent tools; True when their names or descriptions changed."""
+        if self.library is None:
+            return False
+        if self._factory is _UNSET:
+            self._factory = default_agent_factory()
+        tools = agent_tools(self.library, self.rt, self._factory)
+        signature = tuple((t.name, t.description) for t in tools)
+        self._agent_box = Toolbox(tools, budget_tokens=getattr(self.rt, "budget_tokens", 20_000)) if tools else None
+        changed, self._agent_signature = signature != self._agent_signature, signature
+        return changed
+
+    def tools(self) -> Toolbox | None:
+        """The prompt-backed agent tools (None when there are none)."""
+        return self._agent_box
+
+    # change notifications -----------------------------------------------------
+    def _changed(self) -> None:
+        tools_changed = self._rebuild_agents()
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(lambda: loop.create_task(self._broadcast(tools_changed)))
+
+    async def _broadcast(self, tools_changed: bool) -> None:
+        for session in list(self._sessions):
+            try:
+                await session.send_prompt_list_changed()
+                if tools_changed:
+                    await session.send_tool_list_changed()
+            except Exception:  # a client that went away
+                log.debug("list_changed not delivered; forgetting that client", exc_info=True)
+                with contextlib.suppress(ValueError):
+                    self._sessions.remove(session)
+
+    def _attach(self, ctx: Any) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        if ctx.session not in self._sessions:
+            self._sessions.append(ctx.session)
+        if self.library is not None and (self._watcher is None or self._watcher.done()):
+            self._watcher = self._loop.create_task(self.library.watch(self.poll_seconds))
+
+    # handlers -----------------------------------------------------------------
+    async def _initialized(self, ctx: Any, params: Any) -> None:
+        self._attach(ctx)
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        assert self.library is not None
+        self._attach(ctx)
+        await asyncio.to_thread(self.library.scan)
+        prompts = [
+            types.Prompt(
+                name=p.name,
+                description=p.description,
+                arguments=[
+                    types.PromptArgument(
+                        name=a.name,
+                        required=a.required,
+                        description=None if a.required else f"optional; default: {a.default}",
+                    )
+                    for a in p.arguments
+                ],
+            )
+            for p in self.library.sorted()
+        ]
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        assert self.library is not None
+        self._attach(ctx)
+        await asyncio.to_thread(self.library.scan)
+        prompt = self.library.prompts.get(params.name)
+        if prompt is None:
+            why = self.library.broken.get(params.name)
+            known = ", ".join(sorted(self.library.prompts)) or "(none)"
+            detail = f"it cannot be read: {why}" if why else f"available prompts: {known}"
+            raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; {detail}")
+        try:
+            messages = prompt.render(params.arguments)
+        except PromptArgumentsError as exc:
+            raise MCPError(types.INVALID_PARAMS, str(exc)) from exc
+        return types.GetPromptResult(
+            description=prompt.description,
+            messages=[
+                types.PromptMessage(
+                    role="assistant" if m.role == "assistant" else "user",
+                    content=types.TextContent(
+                        type="text", text=m.text if m.role in ("user", "assistant") else f"[{m.role}]\n{m.text}"
+                    ),
+                )
+                for m in messages
+            ],
+        )
+
+    async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        assert self.resources is not None
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        try:
+            return await asyncio.to_thread(self.resources.list, cursor)
+        except ToolError as exc:
+            raise _mcp_error(exc) from exc
+
+    async def _list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        assert self.resources is not None
+        return self.resources.templates()
+
+    async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        assert self.resources is not None
+        try:
+            return await asyncio.to_thread(self.resources.read, str(params.uri))
+        except ToolError as exc:
+            raise _mcp_error(exc) from exc
+        except OSError as exc:
+            raise MCPError(types.INTERNAL_ERROR, f"error [io_error]: {exc.strerror or exc}") from exc
+
+    def install(self, server: Server) -> None:
+        """Register the handlers and advertise ``listChanged`` for prompts and tools."""
+        server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
+        if self.library is not None:
+            server.add_request_handler("prompts/list", types.PaginatedRequestParams, self._list_prompts)
+            server.add_request_handler("prompts/get", types.GetPromptRequestParams, self._get_prompt)
+        if self.resources is not None:
+            server.add_request_handler("resources/list", types.PaginatedRequestParams, self._list_resources)
+            server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
+            server.add_request_handler("resources/read", types.ReadResourceRequestParams, self._read_resource)
+        flags = NotificationOptions(prompts_changed=self.library is not None, tools_changed=self.library is not None)
+        # the HTTP session manager calls create_initialization_options() without
+        # arguments: bind the flags to this server instance
+        server.create_initialization_options = functools.partial(  # type: ignore[method-assign]
+            server.create_initialization_options, flags
+        )
