@@ -1,0 +1,111 @@
+"""The prompt library and the prompt-backed agent tools, in process.
+
+The agent factory here is the test's own small tool builder (the real one,
+``tooldeck.chatmd.agents.agent_tool``, belongs to the ChatMD host): what is
+tested is the server's wiring — agent tools listed beside the catalog,
+callable, and announced with tools/list_changed when the directory changes."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+import mcp_types as types
+import pytest
+from mcp import ClientSession
+from mcp.client._memory import InMemoryTransport
+
+from tooldeck.core import Toolbox, tool
+from tooldeck.core.tool import Tool
+from tooldeck.mcp.prompts import PromptLibrary, agent_tools, default_agent_factory
+from tooldeck.mcp.server import create_server
+from tooldeck.mcp.server_extras import ServerExtras
+from tooldeck.runtime import Runtime
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def prompt_echo_factory(path: Path, rt: Any, *, name: str, description: str | None = None) -> Tool:
+    def run(input: str) -> str:
+        return f"{name} got {input!r} from {path.name}"
+
+    return tool(run, name=name, description=description or name)
+
+
+def test_library_scan_reports_changes_only(tmp_path: Path) -> None:
+    lib = PromptLibrary(tmp_path)
+    fired: list[int] = []
+    lib.on_change(lambda: fired.append(lib.version))
+    assert lib.scan() is False  # empty stays empty
+    (tmp_path / "a.chatmd").write_text("<user>{{x}}</user>")
+    (tmp_path / "bad.chatmd").write_bytes(b"<user>\xff</user>")
+    assert lib.scan() is True and lib.scan() is False
+    assert sorted(lib.prompts) == ["a", "bad"] and fired == [1]
+    (tmp_path / "a.chatmd").unlink()
+    assert lib.scan() is True and sorted(lib.prompts) == ["bad"]
+
+
+def test_without_the_chatmd_host_prompts_are_not_tools(tmp_path: Path) -> None:
+    (tmp_path / "a.chatmd").write_text("<user>x</user>")
+    lib = PromptLibrary(tmp_path)
+    lib.scan()
+    factory = default_agent_factory()
+    try:
+        import tooldeck.chatmd.agents  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        assert factory is None and agent_tools(lib, None, factory) == []
+    else:
+        assert factory is not None
+
+
+def test_agent_tools_are_listed_called_and_announced(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    prompts = tmp_path / "prompts"
+    root.mkdir()
+    prompts.mkdir()
+    (prompts / "triage.chatmd").write_text("<!-- Sort issues. --><user>{{input}}</user>")
+    rt = Runtime.for_dirs([root], state_dir=tmp_path / "state")
+    extras = ServerExtras(rt, prompts, agent_factory=prompt_echo_factory, poll_seconds=0.1)
+
+    @tool
+    def ping() -> str:
+        "Answer pong."
+        return "pong"
+
+    server = create_server(Toolbox([ping]), extras=extras)
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            seen.append("tools")
+        elif isinstance(message, types.PromptListChangedNotification):
+            seen.append("prompts")
+
+    async def scenario() -> None:
+        async with (
+            InMemoryTransport(server) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as s,
+        ):
+            await s.initialize()
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert set(tools) == {"ping", "triage"} and tools["triage"].description == "Sort issues."
+            result = await s.call_tool("triage", {"input": "crash"})
+            assert result.content[0].text == "triage got 'crash' from triage.chatmd"  # type: ignore[union-attr]
+            assert (await s.call_tool("ping", {})).content[0].text == "pong"  # type: ignore[union-attr]
+            (prompts / "summarise.chatmd").write_text("<user>{{input}}</user>")
+            deadline = time.monotonic() + 10
+            while "tools" not in seen and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert "tools" in seen and "prompts" in seen
+            assert {t.name for t in (await s.list_tools()).tools} == {"ping", "triage", "summarise"}
+            # an edit that changes no tool name or description: prompts change, tools do not
+            seen.clear()
+            (prompts / "summarise.chatmd").write_text("<user>Summarise: {{input}}</user>\n")
+            while "prompts" not in seen and time.monotonic() < deadline + 10:
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.3)
+            assert seen == ["prompts"]
+
+    asyncio.run(scenario())
