@@ -42,3 +42,17 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here$extras"
   echo "$want" > "$stamp"
 fi
+
+# The reference MCP filesystem server, for the client-mount tests and the
+# benchmarks: installed from the npm registry into .cache/node when node is here.
+node_dir="$here/.cache/node"
+if command -v npm >/dev/null 2>&1; then
+  if [ ! -f "$node_dir/node_modules/@modelcontextprotocol/server-filesystem/package.json" ]; then
+    echo "setup: installing @modelcontextprotocol/server-filesystem into $node_dir"
+    mkdir -p "$node_dir"
+    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-filesystem \
+      || echo "setup: npm install failed; the filesystem-server tests will be skipped"
+  fi
+else
+  echo "setup: node/npm not found; the tests against the reference filesystem server will be skipped"
+fi

@@ -37,15 +37,20 @@ def local_name(remote: str, prefix: str = "") -> str:
 def annotations_of(t: types.Tool) -> ToolAnnotations:
     """The remote hints; an absent hint takes the MCP default (destructive and
     open-world unless told otherwise), so nothing is promised that the remote
-    did not promise."""
+    did not promise. As the spec says, ``destructiveHint`` only counts when
+    the tool is not read-only."""
     ann = t.annotations
     title = t.title or (ann.title if ann else None)
     if ann is None:
         return ToolAnnotations(title=title, read_only=False, destructive=True, idempotent=False, open_world=True)
+    read_only = bool(ann.read_only_hint)
+    destructive = ann.destructive_hint
+    if destructive is None or read_only:  # the hint only means something for a tool that writes
+        destructive = not read_only
     return ToolAnnotations(
         title=title,
-        read_only=bool(ann.read_only_hint),
-        destructive=True if ann.destructive_hint is None else ann.destructive_hint,
+        read_only=read_only,
+        destructive=destructive,
         idempotent=bool(ann.idempotent_hint),
         open_world=True if ann.open_world_hint is None else ann.open_world_hint,
     )
