@@ -21,15 +21,15 @@ import itertools
 import mimetypes
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
 import mcp_types as types
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
-from tooldeck.workspace.content import looks_binary, read_bytes
-from tooldeck.workspace.roots import Workspace
-from tooldeck.workspace.walk import walk_files
+
+if TYPE_CHECKING:
+    from tooldeck.workspace.roots import Workspace
 
 PAGE_SIZE = 200
 MAX_RESOURCE_BYTES = 16 * 1024 * 1024
@@ -63,6 +63,8 @@ class ResourceProvider:
     page_size: int = PAGE_SIZE
 
     def _files(self) -> Iterator[tuple[str, str]]:
+        from tooldeck.workspace.walk import walk_files  # imported on first use: serve starts faster
+
         ws = self.workspace()
         for root in ws.roots:
             for rel in walk_files(ws.rules(root)):
@@ -98,6 +100,8 @@ class ResourceProvider:
         )
 
     def read(self, uri: str) -> types.ReadResourceResult:
+        from tooldeck.workspace.content import read_bytes
+
         ws = self.workspace()
         rp = ws.resolve(path_of(uri), must_exist=True, field_name="uri")
         fb = read_bytes(rp.abs, rp.requested, MAX_RESOURCE_BYTES + 1, root=rp.root.path)
@@ -122,6 +126,8 @@ class ResourceProvider:
 
 
 def _text_or_none(data: bytes) -> str | None:
+    from tooldeck.workspace.content import looks_binary
+
     if looks_binary(data):
         return None
     try:

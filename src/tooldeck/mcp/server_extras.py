@@ -22,7 +22,7 @@ import contextlib
 import functools
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
@@ -30,14 +30,10 @@ from mcp.shared.exceptions import MCPError
 
 from tooldeck.core.errors import ToolError
 from tooldeck.core.toolbox import Toolbox
-from tooldeck.mcp.prompts import (
-    AgentFactory,
-    PromptArgumentsError,
-    PromptLibrary,
-    agent_tools,
-    default_agent_factory,
-)
 from tooldeck.mcp.resources import ResourceProvider
+
+if TYPE_CHECKING:
+    from tooldeck.mcp.prompts import AgentFactory, PromptLibrary
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -61,7 +57,11 @@ class ServerExtras:
         resources: bool = True,
     ) -> None:
         self.rt = rt
-        self.library = PromptLibrary(prompts_dir) if prompts_dir is not None else None
+        self.library: PromptLibrary | None = None
+        if prompts_dir is not None:  # imported only when prompts are served: serve starts faster
+            from tooldeck.mcp.prompts import PromptLibrary
+
+            self.library = PromptLibrary(prompts_dir)
         self.resources = ResourceProvider(lambda: rt.workspace) if resources else None
         self.poll_seconds = poll_seconds
         self._factory = agent_factory
@@ -80,6 +80,8 @@ class ServerExtras:
         """Rebuild the agent tools; True when their names or descriptions changed."""
         if self.library is None:
             return False
+        from tooldeck.mcp.prompts import agent_tools, default_agent_factory
+
         if self._factory is _UNSET:
             self._factory = default_agent_factory()
         tools = agent_tools(self.library, self.rt, self._factory)
@@ -154,6 +156,8 @@ class ServerExtras:
             known = ", ".join(sorted(self.library.prompts)) or "(none)"
             detail = f"it cannot be read: {why}" if why else f"available prompts: {known}"
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; {detail}")
+        from tooldeck.mcp.prompts import PromptArgumentsError
+
         try:
             messages = prompt.render(params.arguments)
         except PromptArgumentsError as exc:
