@@ -216,3 +216,47 @@ def test_http_server_changing_catalog_over_http() -> None:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_http_endpoint_that_goes_away_is_reconnected_once() -> None:
+    port = free_port()
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([sys.executable, str(CHANGING), "--http", str(port)], stderr=subprocess.DEVNULL)
+        wait_listening(port, proc)
+        return proc
+
+    proc = start()
+    m = mount(f"http://127.0.0.1:{port}/mcp", connect_timeout=10)
+    try:
+        box = Toolbox(m.tools)
+        assert box.call_sync("echo", {"text": "a"}).text == "a"
+        proc.terminate()
+        proc.wait(10)
+        lost = box.call_sync("echo", {"text": "b"})
+        assert lost.error is not None and lost.error.code == "unavailable"
+        assert "reconnected on the next call" in lost.error.message
+        proc = start()  # the endpoint is back (a new server: a new session)
+        assert box.call_sync("echo", {"text": "c"}).text == "c" and m.server.restarts == 1
+        proc.terminate()
+        proc.wait(10)
+        assert box.call_sync("echo", {"text": "d"}).error is not None
+        proc = start()
+        final = box.call_sync("echo", {"text": "e"})
+        assert final.error is not None and "already reconnected 1 time" in final.error.message
+    finally:
+        m.close()
+        proc.terminate()
+        proc.wait(10)
+
+
+def test_cancelling_the_caller_cancels_the_remote_call(changing: Mount) -> None:
+    box = Toolbox(changing.tools)
+
+    async def give_up() -> None:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(box.call("sleep", {}), 0.5)
+
+    asyncio.run(give_up())
+    wait_for(lambda: box.call_sync("cancelled", {}).text == "1")
+    assert box.call_sync("echo", {"text": "still fine"}).text == "still fine"

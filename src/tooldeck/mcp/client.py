@@ -16,7 +16,8 @@ Behaviour (SPEC §6, seed 000):
   ``notifications/tools/list_changed`` marks it stale at once (the flag is
   cleared before each refetch, so a notice arriving during one is kept);
 * a selected tool the catalog lacks triggers one refresh, then a clear error;
-* a server that dies is restarted once; after a second death its tools fail
+* a server that dies is restarted once (an HTTP endpoint that fails is
+  reconnected to once); after a second failure its tools fail
   with ``unavailable`` naming the server and its last stderr lines.
 """
 
@@ -82,6 +83,11 @@ class RemoteServer:
         return self.target.label
 
     @property
+    def restart_word(self) -> str:
+        """A child process is restarted; an HTTP endpoint is reconnected to."""
+        return "restarted" if self.target.kind == "stdio" else "reconnected"
+
+    @property
     def connected(self) -> bool:
         return self._conn is not None and self._conn.alive
 
@@ -131,7 +137,7 @@ class RemoteServer:
             if self.restarts >= self.max_restarts:
                 raise ToolError(
                     ErrorCode.UNAVAILABLE,
-                    f"MCP server {self.label} stopped and was already restarted {self.restarts} time(s); "
+                    f"MCP server {self.label} stopped and was already {self.restart_word} {self.restarts} time(s); "
                     "its tools are unavailable for the rest of this session. Use other tools."
                     + (f"\nits stderr ends with:\n{tail}" if tail else ""),
                 )
@@ -199,7 +205,11 @@ class RemoteServer:
             raise ToolError(
                 ErrorCode.UNAVAILABLE,
                 f"MCP server {self.label} stopped during the call to {remote}"
-                + ("; it will be restarted on the next call: retry if the call is safe to repeat" if again else "")
+                + (
+                    f"; it will be {self.restart_word} on the next call: retry if the call is safe to repeat"
+                    if again
+                    else ""
+                )
                 + (f"\nits stderr ends with:\n{conn.stderr_tail()}" if conn.stderr_tail() else ""),
             ) from exc
         return to_output(result, self.label, remote)

@@ -11,7 +11,8 @@ Tools:
 * ``stats``: how many ``tools/list`` requests were answered;
 * ``progress``: three progress notifications, then ``done``;
 * ``picture``: one text and one PNG image part, plus structured content;
-* ``fail``: an ``isError`` result.
+* ``fail``: an ``isError`` result;
+* ``sleep``: waits 30 s; ``cancelled``: how many sleeps were cancelled.
 
 ``LATE_TOOL=name`` in the environment: a tool of that name appears from the
 second ``tools/list`` on (without any notification).
@@ -37,6 +38,7 @@ EMPTY = {"type": "object", "properties": {}}
 extra: list[str] = []
 removed: set[str] = set()
 lists = 0
+cancelled = 0
 background: set[asyncio.Task[None]] = set()
 
 
@@ -52,6 +54,8 @@ def catalog() -> list[types.Tool]:
         types.Tool(name="progress", description="Report progress.", input_schema=EMPTY),
         types.Tool(name="picture", description="Text, image, structured.", input_schema=EMPTY),
         types.Tool(name="fail", description="Always fails.", input_schema=EMPTY),
+        types.Tool(name="sleep", description="Sleep 30 s.", input_schema=EMPTY),
+        types.Tool(name="cancelled", description="Cancelled sleeps.", input_schema=EMPTY),
     ]
     tools += [types.Tool(name=n, description=f"Dynamic tool {n}.", input_schema=EMPTY) for n in extra]
     late = os.environ.get("LATE_TOOL")
@@ -111,6 +115,16 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             ],
             structured_content={"width": 1, "height": 1},
         )
+    if name == "sleep":
+        global cancelled
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled += 1
+            raise
+        return text("slept")
+    if name == "cancelled":
+        return text(str(cancelled))
     if name == "fail":
         return text("the disk is on fire", is_error=True)
     if name in extra or name == os.environ.get("LATE_TOOL"):
