@@ -16,7 +16,7 @@ import pytest
 from mcp_e2e import free_port, run_http, serve_command, wait_listening
 
 from tooldeck.core import Toolbox
-from tooldeck.core.invocation import Invocation, Progress
+from tooldeck.core.invocation import Invocation, Progress, Replace
 from tooldeck.core.output import ImagePart
 from tooldeck.mcp.client import Mount, mount
 from tooldeck.mcp.client_spec import MountError
@@ -64,6 +64,12 @@ def test_tooldeck_over_stdio_keeps_schema_annotations_and_errors(served: tuple[P
         assert missing.error is not None and missing.error.code == "not_found"  # the remote code survives
         bad = box.call_sync("read_file", "{not json")
         assert bad.error is not None and bad.error.code == "invalid_arguments"
+        # the remote's progress keeps its channel and its replace/append kind
+        seen: list[Progress] = []
+        tree = box.call_sync("get_file_tree", {}, invocation=Invocation.create(seen.append))
+        assert tree.error is None and "hello.txt" in tree.text
+        walking = [p for p in seen if p.update.text.startswith("walk")]
+        assert walking and all(p.channel == "activity" and isinstance(p.update, Replace) for p in walking)
     finally:
         m.close()
     assert not m.server.connected
