@@ -266,3 +266,12 @@ def test_cancelling_the_caller_cancels_the_remote_call(changing: Mount) -> None:
     asyncio.run(give_up())
     wait_for(lambda: box.call_sync("cancelled", {}).text == "1")
     assert box.call_sync("echo", {"text": "still fine"}).text == "still fine"
+
+
+def test_a_server_dying_during_a_call_fails_that_call_then_restarts(changing: Mount) -> None:
+    box = Toolbox(changing.tools)
+    died = box.call_sync("die", {})
+    assert died.error is not None and died.error.code == "unavailable"
+    assert "stopped during the call to die" in died.error.message and "retry if the call is safe" in died.error.message
+    assert "dying on purpose" in died.error.message  # the child's stderr tail
+    assert box.call_sync("echo", {"text": "back"}).text == "back" and changing.server.restarts == 1

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("tooldeck.mcp")
 
 RESOURCE_NOT_FOUND = -32002
+MAX_CLIENTS = 256
 _UNSET: Any = object()
 
 
@@ -118,6 +119,7 @@ class ServerExtras:
             self._loop = asyncio.get_running_loop()
         if ctx.session not in self._sessions:
             self._sessions.append(ctx.session)
+            del self._sessions[:-MAX_CLIENTS]  # HTTP clients that left without an error are forgotten
         if self.library is not None and (self._watcher is None or self._watcher.done()):
             self._watcher = self._loop.create_task(self.library.watch(self.poll_seconds))
 

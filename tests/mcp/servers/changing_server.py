@@ -12,7 +12,8 @@ Tools:
 * ``progress``: three progress notifications, then ``done``;
 * ``picture``: one text and one PNG image part, plus structured content;
 * ``fail``: an ``isError`` result;
-* ``sleep``: waits 30 s; ``cancelled``: how many sleeps were cancelled.
+* ``sleep``: waits 30 s; ``cancelled``: how many sleeps were cancelled;
+* ``die``: the process exits in the middle of the call.
 
 ``LATE_TOOL=name`` in the environment: a tool of that name appears from the
 second ``tools/list`` on (without any notification).
@@ -56,6 +57,7 @@ def catalog() -> list[types.Tool]:
         types.Tool(name="fail", description="Always fails.", input_schema=EMPTY),
         types.Tool(name="sleep", description="Sleep 30 s.", input_schema=EMPTY),
         types.Tool(name="cancelled", description="Cancelled sleeps.", input_schema=EMPTY),
+        types.Tool(name="die", description="Exit during the call.", input_schema=EMPTY),
     ]
     tools += [types.Tool(name=n, description=f"Dynamic tool {n}.", input_schema=EMPTY) for n in extra]
     late = os.environ.get("LATE_TOOL")
@@ -123,6 +125,9 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
             cancelled += 1
             raise
         return text("slept")
+    if name == "die":
+        print("dying on purpose", file=sys.stderr, flush=True)
+        os._exit(3)
     if name == "cancelled":
         return text(str(cancelled))
     if name == "fail":
