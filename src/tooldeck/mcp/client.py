@@ -185,7 +185,7 @@ class RemoteServer:
 
     # calls --------------------------------------------------------------------
     async def call(self, remote: str, arguments: dict[str, Any], inv: Invocation) -> Output:
-        conn = await self._live()
+        await self._live()  # a dead server is restarted first, so the catalog check sees its catalog
         catalog = await self.catalog()
         if remote not in catalog:
             raise ToolError(
@@ -194,9 +194,11 @@ class RemoteServer:
                 f"it offers: {', '.join(sorted(catalog)) or '(nothing)'}",
             )
         conn = await self._live()
-        assert conn.session is not None
+        session = conn.session
         try:
-            result = await conn.session.call_tool(remote, arguments, progress_callback=progress_forwarder(inv))
+            if session is None:  # it ended a moment ago
+                raise MCPError(types.CONNECTION_CLOSED, "Connection closed")
+            result = await session.call_tool(remote, arguments, progress_callback=progress_forwarder(inv))
         except MCPError as exc:
             if exc.code != types.CONNECTION_CLOSED and conn.alive:
                 raise ToolError(ErrorCode.REMOTE_ERROR, f"{remote} on {self.label}: {exc.message}") from exc
