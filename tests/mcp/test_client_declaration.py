@@ -63,3 +63,19 @@ def test_declaration_errors_name_the_position(registry: MountRegistry) -> None:
     with pytest.raises(ChatmdError, match="needs a server"):
         mount_from_element(decl(mcp_server=""), registry=registry)
     assert len(registry) == 0
+
+
+def test_loader_entry_point_in_client_uses_the_runtime_registry(tmp_path: Path) -> None:
+    from tooldeck.mcp import client
+    from tooldeck.mcp.declaration import registry_for
+    from tooldeck.runtime import Runtime
+
+    rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")
+    el = decl(mcp_server=SPEC, name="echo")
+    tools = client.mount_from_element(el, rt=rt, vars=object())  # what the ChatMD loader passes
+    try:
+        assert [t.name for t in tools] == ["echo"] and len(registry_for(rt)) == 1
+        other_rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")
+        assert registry_for(other_rt) is not registry_for(rt)  # runtimes never share mounts
+    finally:
+        registry_for(rt).close()

@@ -328,3 +328,18 @@ async def amount(
 def mount(spec: str, **kwargs: Any) -> Mount:
     """Blocking :func:`amount` for scripts and sync loaders."""
     return client_loop.run_blocking(amount(spec, **kwargs))
+
+
+def mount_from_element(el: Any, **kwargs: Any) -> list[Tool]:
+    """``<tool mcp_server=...>`` → tools; see :mod:`tooldeck.mcp.declaration`
+    (re-exported here: the ChatMD loader looks for it in this module)."""
+    from tooldeck.mcp.declaration import mount_from_element as from_element
+
+    return from_element(el, **kwargs)
+
+
+async def amount_from_element(el: Any, **kwargs: Any) -> list[Tool]:
+    """Async :func:`mount_from_element`."""
+    from tooldeck.mcp.declaration import amount_from_element as from_element
+
+    return await from_element(el, **kwargs)

@@ -19,6 +19,7 @@ import hashlib
 import os
 import threading
 from collections.abc import Mapping
+from typing import Any
 
 from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.core.tool import Tool
@@ -72,12 +73,27 @@ def declaration_key(el: Element, env: Mapping[str, str]) -> MountKey:
     return (str(el.pos), *attrs, *ident)
 
 
+def registry_for(rt: Any | None) -> MountRegistry:
+    """The runtime's own registry (mounts never outlive or cross runtimes), or
+    the process-wide one when no runtime is given."""
+    if rt is None or not hasattr(rt, "service"):
+        return DEFAULT_REGISTRY
+    return rt.service("mcp.mounts", lambda _rt: MountRegistry())  # type: ignore[no-any-return]
+
+
 async def amount_from_element(
-    el: Element, *, env: Mapping[str, str] | None = None, registry: MountRegistry | None = None
+    el: Element,
+    *,
+    env: Mapping[str, str] | None = None,
+    registry: MountRegistry | None = None,
+    rt: Any | None = None,
+    **context: Any,
 ) -> list[Tool]:
-    """The tools of the ``<tool mcp_server=...>`` declaration ``el``."""
+    """The tools of the ``<tool mcp_server=...>`` declaration ``el``. ``rt``
+    selects the runtime's registry; other loader context (``vars``...) is
+    accepted and not needed: the command line is used as written."""
     environ = env if env is not None else os.environ
-    reg = registry if registry is not None else DEFAULT_REGISTRY
+    reg = registry if registry is not None else registry_for(rt)
     spec = el.get("mcp_server")
     if not spec:
         raise ChatmdError(el.pos, "<tool mcp_server=...> needs a server: `stdio:COMMAND ARGS` or an http(s) URL")
@@ -108,8 +124,13 @@ async def amount_from_element(
 
 
 def mount_from_element(
-    el: Element, *, env: Mapping[str, str] | None = None, registry: MountRegistry | None = None
+    el: Element,
+    *,
+    env: Mapping[str, str] | None = None,
+    registry: MountRegistry | None = None,
+    rt: Any | None = None,
+    **context: Any,
 ) -> list[Tool]:
     """Blocking :func:`amount_from_element` for a sync loader (safe to call
     from inside a running event loop: the mount lives on its own loop)."""
-    return client_loop.run_blocking(amount_from_element(el, env=env, registry=registry))
+    return client_loop.run_blocking(amount_from_element(el, env=env, registry=registry, rt=rt, **context))
