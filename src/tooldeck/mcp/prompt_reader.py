@@ -58,7 +58,9 @@ def _parser_messages(text: str, path: Path | None) -> list[Message] | None:
     """Through the ChatMD parser, or None when it is not installed."""
     try:
         from tooldeck.chatmd.parser import parse  # type: ignore[import-not-found]
-    except ImportError:
+    except ImportError as exc:
+        if getattr(exc, "name", None) not in ("tooldeck.chatmd.parser", "tooldeck.chatmd"):
+            log.error("tooldeck.chatmd.parser cannot be imported (%s); using the built-in reader", exc)
         return None
     out: list[Message] = []
     for node in parse(text, path):

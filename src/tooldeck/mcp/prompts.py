@@ -181,8 +181,11 @@ def default_agent_factory() -> AgentFactory | None:
     fake agent."""
     try:
         from tooldeck.chatmd.agents import agent_tool  # type: ignore[import-not-found]
-    except ImportError:
-        log.info("tooldeck.chatmd.agents is not available: prompts are served as MCP prompts, not as agent tools")
+    except ImportError as exc:
+        if getattr(exc, "name", None) in ("tooldeck.chatmd.agents", "tooldeck.chatmd"):
+            log.info("tooldeck.chatmd.agents is not available: prompts are served as MCP prompts, not as agent tools")
+        else:  # the module is there but broken: say so instead of quietly serving no agents
+            log.error("tooldeck.chatmd.agents cannot be imported (%s): prompts are not served as agent tools", exc)
         return None
     return agent_tool  # type: ignore[no-any-return]
 
