@@ -184,3 +184,24 @@ def test_env_prompts_dir_is_served(served: tuple[Path, Path], tmp_path: Path) ->
             assert [p.name for p in (await s.list_prompts()).prompts] == ["env"]
 
     asyncio.run(scenario())
+
+
+def test_modern_protocol_client_reads_prompts_and_resources(served: tuple[Path, Path], tmp_path: Path) -> None:
+    from mcp import Client
+
+    root, state = served
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    write(prompts / "review.chatmd", REVIEW)
+
+    async def scenario() -> None:
+        cmd = serve_command(root, state, "--prompts", str(prompts))
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
+        async with Client(params) as client:  # protocol 2026-07-28: every result carries resultType
+            assert [p.name for p in (await client.list_prompts()).prompts] == ["review"]
+            got = await client.get_prompt("review", {"path": "hello.txt"})
+            assert got.messages[1].content.text == "Review hello.txt. <b>hello.txt</b>"  # type: ignore[union-attr]
+            hello = (await client.read_resource(f"file://{root.resolve()}/hello.txt")).contents[0]
+            assert hello.text == "hello\nworld\n"  # type: ignore[union-attr]
+
+    asyncio.run(scenario())
