@@ -98,7 +98,12 @@ def _server_extras(rt: object, prompts: str | None) -> object:
     from tooldeck.mcp.prompts import resolve_prompts_dir
     from tooldeck.mcp.server_extras import ServerExtras
 
-    return ServerExtras(rt, resolve_prompts_dir(prompts))
+    directory = resolve_prompts_dir(prompts)
+    if directory is not None and not directory.is_dir():
+        print(
+            f"tooldeck: prompts directory {directory} does not exist yet; prompts appear once it does", file=sys.stderr
+        )
+    return ServerExtras(rt, directory)
 
 
 def main() -> None:
