@@ -3,7 +3,7 @@
 Two signals, both from codemaps (tree-sitter, cached by content hash):
 
 1. **imports**: what the file imports, resolved to workspace files
-   (:mod:`tooldeck.context.imports`); strong evidence, score 3 each;
+   (:mod:`tooldeck.selection.imports`); strong evidence, score 3 each;
 2. **definitions of the names it uses**: for each name the file references and
    does not define itself, the files defining it (symbol index), weighted by
    rarity (1 / number of defining files; names defined in more than
@@ -22,7 +22,7 @@ import os
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
-from tooldeck.context.imports import resolve_import
+from tooldeck.selection.imports import resolve_import
 from tooldeck.workspace.roots import Root, Workspace
 
 if TYPE_CHECKING:

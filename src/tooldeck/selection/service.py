@@ -16,7 +16,7 @@ fresh read; the last attempt holds the write lock throughout, so a change
 always lands and never overwrites another process's change.
 
 Automatic codemaps (while the tab's flag is on): the files related to the
-full/slices files (:mod:`tooldeck.context.related`) are kept as ``auto``
+full/slices files (:mod:`tooldeck.selection.related`) are kept as ``auto``
 codemap entries, recomputed after every change. Changing codemap entries by
 hand (adding or removing codemaps, promote, demote) turns the flag off; what
 it had added stays, as ordinary entries. ``clear`` and ``set`` start a fresh
@@ -31,14 +31,14 @@ import random
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from tooldeck.codemap.languages import has_codemap
-from tooldeck.context.db import ContextDB
-from tooldeck.context.expand import expand
-from tooldeck.context.model import LineRange, Mode, SelectedFile, Selection, merge_ranges, subtract_ranges
-from tooldeck.context.package import (
+from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.selection.expand import expand
+from tooldeck.selection.model import LineRange, Mode, SelectedFile, Selection, merge_ranges, subtract_ranges
+from tooldeck.selection.package import (
     Package,
     codemap_chunk,
     fenced,
@@ -48,79 +48,18 @@ from tooldeck.context.package import (
     tree_text,
     unavailable_chunk,
 )
-from tooldeck.context.related import codemap_api, related_files
-from tooldeck.context.tokens import TokenCounter
-from tooldeck.context.workspaces import workspace_service
-from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.selection.related import codemap_api, related_files
+from tooldeck.selection.types import Breakdown, Change, FileTokens, Item, label
 from tooldeck.settings import setting
+from tooldeck.state.tables import ContextDB
+from tooldeck.state.workspaces import workspace_service
 from tooldeck.workspace.content import read_text
+from tooldeck.workspace.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
 
 ATTEMPTS = 12
-
-
-@dataclass(frozen=True, slots=True)
-class Item:
-    """A path to select (file or folder, as a model would name it) and how."""
-
-    path: str
-    mode: Mode = "full"
-    ranges: tuple[LineRange, ...] = ()
-
-
-@dataclass(slots=True)
-class Change:
-    op: str
-    added: list[str] = field(default_factory=list)
-    updated: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    unchanged: list[str] = field(default_factory=list)
-    auto_added: list[str] = field(default_factory=list)
-    auto_removed: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    auto_before: bool = True
-    auto_after: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class FileTokens:
-    path: str
-    shown: str
-    mode: Mode
-    tokens: int
-    auto: bool = False
-    ranges: tuple[LineRange, ...] = ()
-    status: str | None = None  # why the content is not there: missing, unreadable, no codemap...
-
-
-@dataclass(slots=True)
-class Breakdown:
-    prompt: int = 0
-    tree: int = 0
-    framing: int = 0  # section headings and the blank lines between chunks
-    files: list[FileTokens] = field(default_factory=list)
-
-    def of_mode(self, mode: Mode) -> int:
-        return sum(f.tokens for f in self.files if f.mode == mode)
-
-    @property
-    def total(self) -> int:
-        return self.prompt + self.tree + self.framing + sum(f.tokens for f in self.files)
-
-    def components(self) -> dict[str, int]:
-        full, slices, code = self.of_mode("full"), self.of_mode("slices"), self.of_mode("codemap")
-        return {
-            "prompt": self.prompt,
-            "tree": self.tree,
-            "files": full + slices,
-            "full": full,
-            "slices": slices,
-            "code": code,
-            "framing": self.framing,
-            "total": self.total,
-        }
 
 
 class SelectionService:
@@ -542,14 +481,6 @@ class SelectionService:
                 FileTokens(f.path, shown(f.path), f.mode, per_file.get(f.path, 0), f.auto, f.ranges, status.get(f.path))
             )
         return bd
-
-
-def label(f: SelectedFile) -> str:
-    if f.mode == "slices":
-        return f"[slices {f.ranges_label()}]"
-    if f.mode == "codemap":
-        return "[codemap, auto]" if f.auto else "[codemap]"
-    return "[full]"
 
 
 def selection_service(rt: Runtime) -> SelectionService:

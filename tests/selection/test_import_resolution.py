@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tooldeck.context.imports import resolve_import
+from tooldeck.selection.imports import resolve_import
 from tooldeck.workspace.roots import make_root
 
 

@@ -12,8 +12,8 @@ import time
 from pathlib import Path
 
 from tooldeck.catalog import build_toolbox
-from tooldeck.context.selection import selection_service
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
 
 ROUNDS = 40
 
@@ -21,7 +21,7 @@ WORKER = textwrap.dedent(
     """
     import os, sys, time
     from tooldeck.runtime import Runtime
-    from tooldeck.context.selection import Item, selection_service
+    from tooldeck.selection.service import Item, selection_service
 
     root, state, name, rounds, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
     while not os.path.exists(go):

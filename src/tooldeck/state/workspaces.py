@@ -27,8 +27,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from tooldeck.context.db import ContextDB, Folder, TabRow, WorkspaceRow
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.state.tables import ContextDB, Folder, TabRow, WorkspaceRow
 from tooldeck.workspace.roots import Root, Workspace
 
 R = TypeVar("R", WorkspaceRow, TabRow)
