@@ -86,7 +86,7 @@ def _import(el: Element, path: Path | None, chain: tuple[Path, ...]) -> list[Ele
     namespace = el.get("namespace")
     if namespace is not None and not _NAMESPACE_RE.match(namespace):
         raise ChatmdError(el.pos, f"namespace {namespace!r} must be 1-32 letters, digits, _ or -")
-    if len(chain) >= MAX_IMPORT_DEPTH:
+    if len(chain) > MAX_IMPORT_DEPTH:  # chain = the files above this import; 128 nested imports pass
         raise ChatmdError(el.pos, f"imports nest deeper than {MAX_IMPORT_DEPTH} files; is there a loop?")
     base = path.parent if path is not None else Path.cwd()
     target = (base / os.path.expanduser(src)).absolute()

@@ -35,6 +35,8 @@ TAGS: frozenset[str] = frozenset(
 MESSAGE_TAGS: frozenset[str] = frozenset(
     {"msg", "user", "assistant", "system", "developer", "tool_call", "tool_response", "reasoning", "summary", "agent"}
 )
+#: Tags whose body is verbatim text up to the closing tag (like HTML's script).
+VERBATIM_TAGS: frozenset[str] = frozenset({"script"})
 #: Tags that are elements inside a message body (everything else there is text).
 INLINE_TAGS: frozenset[str] = frozenset({"doc", "img", "agent", "summary", "import"})
 
@@ -171,6 +173,8 @@ class _Scanner:
         value = u.group(0)
         if value.endswith("/") and self.text.startswith(">", u.end()):
             value = value[:-1]  # ``<tool name=read_file/>``: the slash closes the tag
+            if not value:
+                raise self.error(f"attribute `{key}` in <{tag}> has no value after `=`")
             self.i = u.end() - 1
         else:
             self.i = u.end()
@@ -216,7 +220,14 @@ def _element(s: _Scanner) -> Element:
     el = Element(name, attrs, [], s.pos(start))
     if closed:
         return el
-    if name in MESSAGE_TAGS:
+    if name in VERBATIM_TAGS:
+        end = re.compile(r"</" + re.escape(name) + r"\s*>").search(s.text, s.i)
+        if end is None:
+            raise _unclosed(s, el, start)
+        if end.start() > s.i:
+            el.children.append(s.text[s.i : end.start()])
+        s.i = end.end()
+    elif name in MESSAGE_TAGS:
         _message_body(s, el, start)
     else:
         _declaration_body(s, el, start)
@@ -283,10 +294,10 @@ def _declaration_body(s: _Scanner, el: Element, start: int) -> None:
     text = s.text
     buf: list[str] = []
 
-    def flush() -> None:
-        if buf:
+    def flush() -> None:  # whitespace between declaration elements is layout, not content
+        if buf and "".join(buf).strip():
             el.children.append(decode_entities("".join(buf)))
-            buf.clear()
+        buf.clear()
 
     while True:
         if s.i >= len(text):
