@@ -8,6 +8,7 @@ model call.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +92,7 @@ def prepare(doc: Document, rt: Runtime, *, depth: int = 0, fallback: ModelConfig
     items = items_of(doc)
     model_name = overrides.pop("model", None)
     if model_name is None and fallback is not None:
-        model = ModelConfig(**{**fallback.__dict__, **overrides})
+        model = dataclasses.replace(fallback, **overrides)
     else:
         try:
             cfg = load_config(rt.workspace.primary.path)

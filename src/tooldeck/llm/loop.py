@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -104,7 +105,7 @@ async def run_conversation(
     emit = _emitter(on_event)
     opts = opts or provider.options()
     if opts.parallel_tool_calls != parallel:
-        opts = RequestOptions(**{**opts.__dict__, "parallel_tool_calls": parallel})  # type: ignore[arg-type]
+        opts = dataclasses.replace(opts, parallel_tool_calls=parallel)
     history: list[Item] = list(items)
     result = Result()
 

@@ -1,0 +1,209 @@
+"""``python -m tooldeck run FILE.chatmd`` end to end against the scripted server.
+
+The runner is a subprocess, as a person runs it; the model is the scripted
+OpenAI-compatible server on 127.0.0.1; the tools are tooldeck's own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.support.openai_server import Reply, ScriptedOpenAI
+from tooldeck.chatmd.conversation import items_of
+from tooldeck.chatmd.document import load
+from tooldeck.llm.types import FunctionCall, FunctionResult, Message
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    (d / "a.txt").write_text("alpha\n")
+    (d / "b.txt").write_text("beta\n")
+    return d
+
+
+def env_for(server: ScriptedOpenAI, tmp: Path) -> dict[str, str]:
+    cfg = tmp / "config.toml"
+    cfg.write_text("[models]\nmax_retries = 1\nbackoff_seconds = 0.05\n")
+    return {
+        **os.environ,
+        "OPENAI_BASE_URL": server.url,
+        "OPENAI_API_KEY": "test-key",
+        "TOOLDECK_STATE_DIR": str(tmp / "state"),
+        "TOOLDECK_CONFIG": str(cfg),
+        "COLUMNS": "200",
+    }
+
+
+def run(file: Path, server: ScriptedOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tooldeck", "run", str(file), *args],
+        cwd=file.parent,
+        env=env_for(server, file.parent.parent),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+PROMPT = """<config model="test-model"/>
+<tool name="read_file"/>
+<system>You are terse.</system>
+<user>
+What do a.txt & b.txt say?
+</user>
+"""
+
+
+def test_run_appends_transcript_with_payload_files_and_resumes(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "chat.chatmd"
+    f.write_text(PROMPT)
+    server.push(
+        Reply.call(("read_file", {"file": "a.txt"}), ("read_file", {"file": "b.txt"}), text="Reading."),
+        Reply.answer("a says alpha, b says beta", reasoning="both files read"),
+    )
+    r = run(f, server)
+    assert r.returncode == 0, r.stderr
+    assert "a says alpha, b says beta" in r.stdout and "→ read_file" in r.stdout and "tokens: input 22" in r.stdout
+    text = f.read_text()
+    assert text.startswith(PROMPT)
+    items = items_of(load(f))
+    calls = [i for i in items if isinstance(i, FunctionCall)]
+    results = [i for i in items if isinstance(i, FunctionResult)]
+    assert [json.loads(c.arguments)["file"] for c in calls] == ["a.txt", "b.txt"]
+    assert [("alpha" in r.output, "beta" in r.output) for r in results] == [(True, False), (False, True)]
+    assert isinstance(items[-1], Message) and items[-1].text == "a says alpha, b says beta"
+    payloads = sorted(p.name for p in (work / ".chatmd" / "chat").iterdir())
+    assert len(payloads) == 4 and all(p.endswith((".call.json", ".result.txt")) for p in payloads)
+    assert '<doc src=".chatmd/chat/' in text and "<reasoning>" in text and "both files read" in text
+    # the model saw the tool results on its second call
+    second = server.requests[1]["body"]["messages"]
+    assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "tool"]
+
+    # nothing new to answer: no model call
+    r = run(f, server)
+    assert r.returncode == 0 and "nothing to do" in r.stdout and len(server.requests) == 2
+
+    # a new user turn resumes the whole conversation
+    f.write_text(f.read_text() + "<user>\nAnd in one word?\n</user>\n")
+    server.push(Reply.answer("alphabeta"))
+    r = run(f, server)
+    assert r.returncode == 0, r.stderr
+    third = server.requests[2]["body"]["messages"]
+    assert [m["role"] for m in third] == ["system", "user", "assistant", "tool", "tool", "assistant", "user"]
+    assert third[3]["content"].endswith("alpha") and third[-1]["content"] == "And in one word?"
+    assert f.read_text().rstrip().endswith("<assistant>\nalphabeta\n</assistant>")
+
+
+def test_show_tool_call_inlines_payloads_and_responses_api(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "inline.chatmd"
+    f.write_text('<config model="m" api="responses" stream="false" show_tool_call/>\n<tool name="read_dir"/>\n'
+                 "<user>list</user>\n")  # fmt: skip
+    server.push(Reply.call(("read_directory", {"path": "."})), Reply.answer("two <txt> files & more"))
+    r = run(f, server, "--no-parallel-tool-calls")
+    assert r.returncode == 0, r.stderr
+    assert server.requests[0]["path"].endswith("/responses")
+    assert server.requests[0]["body"]["parallel_tool_calls"] is False
+    assert server.requests[0]["body"]["stream"] is False
+    text = f.read_text()
+    assert not (work / ".chatmd").exists()
+    assert '<tool_call function_name="read_directory"' in text and '{"path": "."}' in text
+    assert "a.txt\nb.txt" in text
+    assert "RAW|two <txt> files & more|RAW" in text
+    assert items_of(load(f))[-1] == Message("assistant", "two <txt> files & more")
+
+
+def test_load_error_names_line_and_column_and_calls_no_model(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "bad.chatmd"
+    f.write_text('<config model="m"/>\n<user>hi</user>\n  <tool name="read_fil"/>\n')
+    r = run(f, server)
+    assert r.returncode == 2
+    assert f"{f}:3:3: unknown built-in tool 'read_fil'" in " ".join(r.stderr.split())
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("replies", "expected"),
+    [
+        ([Reply.error(401, "Incorrect API key provided")], ["401", "OPENAI_API_KEY", "Incorrect API key"]),
+        ([Reply.error(500, "boom"), Reply.error(503, "boom")], ["503 server error", "2 attempts"]),
+        ([Reply.error(429, "quota", headers={"retry-after": "0"})] * 2, ["429 rate limited"]),
+        ([Reply(calls=[("c1", "", "{}")])], ["without a function name"]),
+    ],
+    ids=["401", "5xx", "429", "malformed"],
+)
+def test_model_errors_are_clear_and_leave_the_file_unchanged(
+    work: Path, server: ScriptedOpenAI, replies: list[Reply], expected: list[str]
+) -> None:
+    f = work / "err.chatmd"
+    f.write_text(PROMPT)
+    server.push(*replies)
+    r = run(f, server)
+    assert r.returncode == 1, r.stdout + r.stderr
+    flat = " ".join(r.stderr.split())
+    for piece in expected:
+        assert piece in flat
+    assert f.read_text() == PROMPT
+
+
+def test_error_after_tool_calls_keeps_them_and_resumes(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "mid.chatmd"
+    f.write_text(PROMPT)
+    server.push(Reply.call(("read_file", {"file": "a.txt"})), Reply.error(401, "key revoked"))
+    r = run(f, server)
+    assert r.returncode == 1 and "key revoked" in r.stderr
+    items = items_of(load(f))
+    assert isinstance(items[-1], FunctionResult) and "alpha" in items[-1].output
+    server.push(Reply.answer("alpha it is"))
+    r = run(f, server)
+    assert r.returncode == 0, r.stderr
+    assert [m["role"] for m in server.requests[-1]["body"]["messages"]] == ["system", "user", "assistant", "tool"]
+    assert items_of(load(f))[-1] == Message("assistant", "alpha it is")
+
+
+def test_invalid_json_arguments_go_back_to_the_model_as_a_tool_error(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "json.chatmd"
+    f.write_text(PROMPT)
+    server.push(Reply.call(("read_file", '{"file": "a.txt"')), Reply.answer("sorry"))
+    r = run(f, server)
+    assert r.returncode == 0, r.stderr
+    tool_msg = server.requests[1]["body"]["messages"][-1]
+    assert tool_msg["role"] == "tool" and "invalid_arguments" in tool_msg["content"]
+    assert "✗ read_file" in r.stdout
+
+
+def test_ctrl_c_leaves_the_file_valid_and_resumable(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "int.chatmd"
+    f.write_text(PROMPT)
+    server.push(Reply.call(("read_file", {"file": "a.txt"})))
+    slow = Reply.answer("too late")
+    slow.delay = 30
+    server.push(slow)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tooldeck", "run", str(f)],
+        cwd=work,
+        env=env_for(server, work.parent),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while len(server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(server.requests) == 2
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    items = items_of(load(f))
+    assert isinstance(items[-1], FunctionResult) and "alpha" in items[-1].output
+    assert not list(work.glob(".int.chatmd.*.tmp"))
