@@ -19,6 +19,7 @@ import pytest
 from tests.support.openai_server import Reply, ScriptedOpenAI
 from tooldeck.chatmd.conversation import items_of
 from tooldeck.chatmd.document import load
+from tooldeck.chatmd.runner import run_file
 from tooldeck.llm.types import FunctionCall, FunctionResult, Message
 
 
@@ -55,6 +56,24 @@ def run(file: Path, server: ScriptedOpenAI, *args: str) -> subprocess.CompletedP
     )
 
 
+class Ran:
+    def __init__(self, returncode: int, stdout: str, stderr: str) -> None:
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def run_here(file: Path, server: ScriptedOpenAI, monkeypatch, capsys, *, parallel: bool = True) -> Ran:  # type: ignore[no-untyped-def]
+    """The same runner in this process (the import of ``openai`` dominates a
+    subprocess's time on a loaded machine; the subprocess tests cover the CLI)."""
+    for key, value in env_for(server, file.parent.parent).items():
+        if key.startswith(("OPENAI_", "TOOLDECK_")):
+            monkeypatch.setenv(key, value)
+    monkeypatch.chdir(file.parent)
+    capsys.readouterr()
+    code = run_file(file, parallel=parallel)
+    out = capsys.readouterr()
+    return Ran(code, out.out, out.err)
+
+
 PROMPT = """<config model="test-model"/>
 <tool name="read_file"/>
 <system>You are terse.</system>
@@ -64,7 +83,9 @@ What do a.txt & b.txt say?
 """
 
 
-def test_run_appends_transcript_with_payload_files_and_resumes(work: Path, server: ScriptedOpenAI) -> None:
+def test_run_appends_transcript_with_payload_files_and_resumes(
+    work: Path, server: ScriptedOpenAI, monkeypatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
     f = work / "chat.chatmd"
     f.write_text(PROMPT)
     server.push(
@@ -90,13 +111,13 @@ def test_run_appends_transcript_with_payload_files_and_resumes(work: Path, serve
     assert [m["role"] for m in second] == ["system", "user", "assistant", "tool", "tool"]
 
     # nothing new to answer: no model call
-    r = run(f, server)
+    r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 0 and "nothing to do" in r.stdout and len(server.requests) == 2
 
     # a new user turn resumes the whole conversation
     f.write_text(f.read_text() + "<user>\nAnd in one word?\n</user>\n")
     server.push(Reply.answer("alphabeta"))
-    r = run(f, server)
+    r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 0, r.stderr
     third = server.requests[2]["body"]["messages"]
     assert [m["role"] for m in third] == ["system", "user", "assistant", "tool", "tool", "assistant", "user"]
@@ -141,13 +162,13 @@ def test_load_error_names_line_and_column_and_calls_no_model(work: Path, server:
     ],
     ids=["401", "5xx", "429", "malformed"],
 )
-def test_model_errors_are_clear_and_leave_the_file_unchanged(
-    work: Path, server: ScriptedOpenAI, replies: list[Reply], expected: list[str]
+def test_model_errors_are_clear_and_leave_the_file_unchanged(  # type: ignore[no-untyped-def]
+    work: Path, server: ScriptedOpenAI, replies: list[Reply], expected: list[str], monkeypatch, capsys
 ) -> None:
     f = work / "err.chatmd"
     f.write_text(PROMPT)
     server.push(*replies)
-    r = run(f, server)
+    r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 1, r.stdout + r.stderr
     flat = " ".join(r.stderr.split())
     for piece in expected:
@@ -155,26 +176,28 @@ def test_model_errors_are_clear_and_leave_the_file_unchanged(
     assert f.read_text() == PROMPT
 
 
-def test_error_after_tool_calls_keeps_them_and_resumes(work: Path, server: ScriptedOpenAI) -> None:
+def test_error_after_tool_calls_keeps_them_and_resumes(work: Path, server: ScriptedOpenAI, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
     f = work / "mid.chatmd"
     f.write_text(PROMPT)
     server.push(Reply.call(("read_file", {"file": "a.txt"})), Reply.error(401, "key revoked"))
-    r = run(f, server)
+    r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 1 and "key revoked" in r.stderr
     items = items_of(load(f))
     assert isinstance(items[-1], FunctionResult) and "alpha" in items[-1].output
     server.push(Reply.answer("alpha it is"))
-    r = run(f, server)
+    r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 0, r.stderr
     assert [m["role"] for m in server.requests[-1]["body"]["messages"]] == ["system", "user", "assistant", "tool"]
     assert items_of(load(f))[-1] == Message("assistant", "alpha it is")
 
 
-def test_invalid_json_arguments_go_back_to_the_model_as_a_tool_error(work: Path, server: ScriptedOpenAI) -> None:
+def test_invalid_json_arguments_go_back_to_the_model_as_a_tool_error(
+    work: Path, server: ScriptedOpenAI, monkeypatch, capsys
+) -> None:  # type: ignore[no-untyped-def]
     f = work / "json.chatmd"
     f.write_text(PROMPT)
     server.push(Reply.call(("read_file", '{"file": "a.txt"')), Reply.answer("sorry"))
-    r = run(f, server)
+    r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 0, r.stderr
     tool_msg = server.requests[1]["body"]["messages"][-1]
     assert tool_msg["role"] == "tool" and "invalid_arguments" in tool_msg["content"]

@@ -57,8 +57,8 @@ def run_file(
     state_dir: str | os.PathLike[str] | None = None,
     console: Console | None = None,
 ) -> int:
-    console = console or Console(highlight=False)
-    err = Console(stderr=True, highlight=False)
+    console = console or Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True)
     file = Path(path).absolute()
     try:
         session = prepare(load(file), launch_runtime(state_dir))
