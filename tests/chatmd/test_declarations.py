@@ -141,3 +141,8 @@ def test_config_is_checked_before_any_model_call(runtime: Runtime) -> None:
     ]:
         with pytest.raises(ChatmdError, match=expected):
             prepare(loads(text + "\n<user>x</user>"), runtime)
+
+
+def test_misspelt_attributes_are_errors(runtime: Runtime) -> None:
+    assert "not 'agnet'" in load_error('<tool name="triage" agnet="x.chatmd"/>', runtime)
+    assert "not 'root'" in load_error('<tool name="read_file" root="docs"/>', runtime)

@@ -230,3 +230,29 @@ def test_ctrl_c_leaves_the_file_valid_and_resumable(work: Path, server: Scripted
     items = items_of(load(f))
     assert isinstance(items[-1], FunctionResult) and "alpha" in items[-1].output
     assert not list(work.glob(".int.chatmd.*.tmp"))
+
+
+def test_a_call_without_response_is_answered_interrupted_on_resume(  # type: ignore[no-untyped-def]
+    work: Path, server: ScriptedOpenAI, monkeypatch, capsys
+) -> None:
+    f = work / "dangling.chatmd"
+    f.write_text(
+        PROMPT + '<tool_call function_name="read_file" tool_call_id="c9">\n{"file": "a.txt"}\n</tool_call>\n'
+        '<tool_call function_name="read_file" tool_call_id="c10">\n{"file": "b.txt"}\n</tool_call>\n'
+        '<tool_response tool_call_id="c10">\nbeta\n</tool_response>\n'
+    )
+    server.push(Reply.answer("retrying later"))
+    r = run_here(f, server, monkeypatch, capsys)
+    assert r.returncode == 0, r.stderr
+    msgs = server.requests[0]["body"]["messages"]
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "tool", "tool"]
+    assert [tc["id"] for tc in msgs[2]["tool_calls"]] == ["c9", "c10"]
+    assert msgs[3]["content"] == "beta" and msgs[4]["tool_call_id"] == "c9"
+    assert "interrupted" in msgs[4]["content"]
+
+
+def test_response_to_an_unknown_call_is_a_load_error(work: Path, server: ScriptedOpenAI, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    f = work / "orphan.chatmd"
+    f.write_text(PROMPT + '<tool_response tool_call_id="zz">\nx\n</tool_response>\n')
+    r = run_here(f, server, monkeypatch, capsys)
+    assert r.returncode == 2 and ":7:1: <tool_response> answers 'zz'" in " ".join(r.stderr.split())

@@ -31,6 +31,8 @@ from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Root, Workspace, make_root
 
 KINDS = ("command", "agent", "mcp_server")
+BUILTIN_ATTRS = frozenset({"name", "description", "namespace", "strict"})
+AGENT_ATTRS = frozenset({"name", "agent", "local", "description", "namespace"})
 _ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
 
@@ -96,6 +98,7 @@ def tools_of(el: Element, ctx: LoadContext) -> list[Tool]:
     if el.has("agent"):
         from tooldeck.chatmd.agents import agent_tool_from_element
 
+        _known_attrs(el, AGENT_ATTRS, "an agent tool")
         return [agent_tool_from_element(el, ctx)]
     if el.has("mcp_server"):
         return external.mcp_tools(el, ctx.rt, vars=ctx.vars)
@@ -106,6 +109,7 @@ def builtin(el: Element, ctx: LoadContext) -> Tool:
     name = el.get("name")
     if not name:
         raise ChatmdError(el.pos, '<tool> needs name="..." (a built-in), or command=, agent= or mcp_server=')
+    _known_attrs(el, BUILTIN_ATTRS, "a built-in")
     description = el.get("description")
     if name == "fork":
         from tooldeck.chatmd.agents import fork_tool
@@ -125,6 +129,13 @@ def builtin(el: Element, ctx: LoadContext) -> Tool:
     if description:
         return base.with_name(base.name, base.description.rstrip() + "\n\n" + description)
     return base
+
+
+def _known_attrs(el: Element, allowed: frozenset[str], what: str) -> None:
+    """A misspelt attribute (``agnet=``) is an error, not silently a different tool."""
+    unknown = sorted(set(el.attrs) - allowed)
+    if unknown:
+        raise ChatmdError(el.pos, f"<tool> for {what} takes {', '.join(sorted(allowed))}; not {unknown[0]!r}")
 
 
 def roots_runtime(reads: list[Element], ctx: LoadContext) -> Runtime:

@@ -40,6 +40,7 @@ class Display:
         self._streamed = False  # text of the current turn already printed by deltas
         self._mid_line = False
         self._last: type | None = None  # the kind of the last streamed delta
+        self._partial: dict[tuple[str, str], str] = {}  # (call id, channel) -> text before its newline
 
     def end_line(self) -> None:
         """End a half-printed streamed line (before an error message)."""
@@ -74,11 +75,16 @@ class Display:
             indent = "  " * event.depth
             c.print(Text(f"{indent}→ {event.call.name} ", style="cyan") + Text(_short(event.call.arguments), "dim"))
         elif isinstance(event, ToolOutput):
-            text = event.text.rstrip("\n")
-            if text:
-                c.print(Text(f"  │ {event.name} [{event.channel}] ", style="dim") + Text(_short(text, 200), "dim"))
+            key = (event.call_id, event.channel)
+            *lines, rest = (self._partial.pop(key, "") + event.text).split("\n")
+            if rest:
+                self._partial[key] = rest
+            for line in lines:
+                self._tool_line(event.name, event.channel, line)
         elif isinstance(event, ToolDone):
             r = event.result
+            for key in [k for k in self._partial if k[0] == r.call_id]:
+                self._tool_line(r.name, key[1], self._partial.pop(key))
             if r.is_error:
                 c.print(Text(f"✗ {r.name}: ", style="red") + Text(_short(r.output, 200)))
             else:
@@ -87,6 +93,12 @@ class Display:
             self._newline()
             what = f"HTTP {event.status}" if event.status else "connection error"
             c.print(Text(f"model endpoint: {what}; retry {event.attempt} in {event.wait_seconds:.1f}s", "yellow"))
+
+    def _tool_line(self, name: str, channel: str, line: str) -> None:
+        """One line of a running tool's progress (streamed chunks are joined into lines)."""
+        if line.strip():
+            self._newline()
+            self.console.print(Text(f"  │ {name} [{channel}] ", style="dim") + Text(_short(line, 200), "dim"))
 
     def usage(self, usage: Usage, turns: int) -> None:
         self._newline()
