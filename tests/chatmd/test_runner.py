@@ -256,3 +256,53 @@ def test_response_to_an_unknown_call_is_a_load_error(work: Path, server: Scripte
     f.write_text(PROMPT + '<tool_response tool_call_id="zz">\nx\n</tool_response>\n')
     r = run_here(f, server, monkeypatch, capsys)
     assert r.returncode == 2 and ":7:1: <tool_response> answers 'zz'" in " ".join(r.stderr.split())
+
+
+@pytest.mark.parametrize("api", ["chat", "responses"])
+def test_config_reaches_the_request(work: Path, server: ScriptedOpenAI, monkeypatch, capsys, api: str) -> None:  # type: ignore[no-untyped-def]
+    f = work / "cfg.chatmd"
+    f.write_text(
+        f'<config model="m7" max_tokens="300" temperature="0.5" reasoning_effort="high" api="{api}"/>\n'
+        "<user>hi</user>\n"
+    )
+    server.push(Reply.answer("hello"))
+    assert run_here(f, server, monkeypatch, capsys).returncode == 0
+    body = server.requests[0]["body"]
+    assert (body["model"], body["temperature"], body["stream"]) == ("m7", 0.5, True)
+    if api == "chat":
+        assert body["max_completion_tokens"] == 300 and body["reasoning_effort"] == "high"
+        assert "tools" not in body
+    else:
+        assert body["max_output_tokens"] == 300 and body["reasoning"]["effort"] == "high"
+
+
+def test_ctrl_c_while_a_tool_runs_keeps_the_call_and_resumes(  # type: ignore[no-untyped-def]
+    work: Path, server: ScriptedOpenAI, monkeypatch, capsys
+) -> None:
+    f = work / "tool_int.chatmd"
+    f.write_text('<config model="m"/>\n<tool name="fork"/>\n<user>go</user>\n')
+    server.push(Reply.call(("fork", {"input": "slow work"})))
+    slow = Reply.answer("never seen")
+    slow.delay = 30
+    server.push(slow)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tooldeck", "run", str(f)],
+        cwd=work,
+        env=env_for(server, work.parent),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while len(server.requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    items = items_of(load(f))
+    assert isinstance(items[-1], FunctionResult) and "interrupted" in items[-1].output  # the call was kept
+    server.push(Reply.answer("resumed"))
+    r = run_here(f, server, monkeypatch, capsys)
+    assert r.returncode == 0, r.stderr
+    assert "interrupted" in server.requests[-1]["body"]["messages"][-1]["content"]
+    assert items_of(load(f))[-1] == Message("assistant", "resumed")
