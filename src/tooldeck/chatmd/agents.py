@@ -20,6 +20,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -41,6 +42,9 @@ from tooldeck.llm.types import (
     ToolStart,
 )
 from tooldeck.runtime import Runtime
+
+if TYPE_CHECKING:
+    from tooldeck.chatmd.declarations import LoadContext
 
 MAX_DEPTH = 4
 FORK_PREAMBLE = (
@@ -136,11 +140,8 @@ def agent_tool(
     return tool(run_agent, name=name, description=desc, open_world=True)
 
 
-def agent_tool_from_element(el: Element, ctx: object) -> Tool:
+def agent_tool_from_element(el: Element, ctx: LoadContext) -> Tool:
     """``<tool name="triage" agent="prompts/triage.chatmd" local/>`` (relative to the prompt directory)."""
-    from tooldeck.chatmd.declarations import LoadContext
-
-    assert isinstance(ctx, LoadContext)
     name, src = el.get("name"), el.get("agent")
     if not name:
         raise ChatmdError(el.pos, '<tool agent=...> needs name="..." (the tool name the model calls)')

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -38,6 +39,7 @@ from tooldeck.llm.types import (
 )
 
 MAX_TURNS = 64
+log = logging.getLogger("tooldeck.llm")
 
 
 @dataclass
@@ -79,9 +81,7 @@ def _emitter(on_event: Callable[[Event], None] | None) -> Callable[[Event], None
         try:
             on_event(event)
         except Exception:  # a display error must not end the conversation
-            import logging
-
-            logging.getLogger("tooldeck.llm").exception("event observer raised; ignored")
+            log.exception("event observer raised; ignored")
 
     return emit
 
