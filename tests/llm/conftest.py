@@ -7,4 +7,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for ``tests.support``
 
-from tests.support.fixtures import server  # noqa: E402, F401
+from tests.support.fixtures import server  # noqa: F401
