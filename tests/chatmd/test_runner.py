@@ -306,3 +306,14 @@ def test_ctrl_c_while_a_tool_runs_keeps_the_call_and_resumes(  # type: ignore[no
     assert r.returncode == 0, r.stderr
     assert "interrupted" in server.requests[-1]["body"]["messages"][-1]["content"]
     assert items_of(load(f))[-1] == Message("assistant", "resumed")
+
+
+def test_lone_surrogate_in_model_text_is_written_as_an_escape(  # type: ignore[no-untyped-def]
+    work: Path, server: ScriptedOpenAI, monkeypatch, capsys
+) -> None:
+    f = work / "sur.chatmd"
+    f.write_text('<config model="m" stream="false"/>\n<user>hi</user>\n')
+    server.push(Reply.answer("bad \ud800 char"))
+    r = run_here(f, server, monkeypatch, capsys)
+    assert r.returncode == 0, r.stderr
+    assert items_of(load(f))[-1] == Message("assistant", "bad \\ud800 char")

@@ -84,6 +84,10 @@ def run_file(
         _fail(err, exc.message)
         err.print(Text("the file is unchanged past the last complete element; run it again to resume", "dim"))
         return EXIT_MODEL
+    except OSError as exc:  # the transcript could not be written (file removed, disk full)
+        display.end_line()
+        _fail(err, f"cannot write the transcript to {file}: {exc.strerror or exc}")
+        return EXIT_MODEL
     except KeyboardInterrupt:
         _fail(err, "interrupted; the file is valid up to the last complete element; run it again to resume")
         return EXIT_INTERRUPTED

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from tooldeck.chatmd.writer import element_text
+from tooldeck.core.output import valid_text
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
 
 PAYLOAD_DIR = ".chatmd"
@@ -54,7 +55,8 @@ class Transcript:
     def append_text(self, text: str) -> None:
         current = self.path.read_bytes()
         sep = b"" if not current or current.endswith(b"\n") else b"\n"
-        atomic_write(self.path, current + sep + text.encode("utf-8"))
+        # model text may carry a lone surrogate (a JSON escape): written as a visible escape
+        atomic_write(self.path, current + sep + valid_text(text).encode("utf-8"))
 
     def append(self, item: Item) -> None:
         """Persist one finished conversation item as its ChatMD element."""
@@ -86,6 +88,6 @@ class Transcript:
         n = 2
         while target.exists():
             target, n = self.payload_dir / f"{stem}-{n}.{suffix}", n + 1
-        atomic_write(target, text.encode("utf-8"))
+        atomic_write(target, valid_text(text).encode("utf-8"))
         src = target.relative_to(self.path.parent).as_posix()
         return element_text(tag, attrs, element_text("doc", {"src": src, "local": None}).rstrip("\n"), raw_body=True)

@@ -18,11 +18,22 @@ from typing import Any
 
 import openai
 
+from tooldeck.core.output import valid_text
 from tooldeck.core.tool import Tool
 from tooldeck.llm import wire_chat, wire_responses
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.settings import ModelConfig
-from tooldeck.llm.types import Event, Item, RequestOptions, Retrying, Turn
+from tooldeck.llm.types import (
+    Event,
+    FunctionCall,
+    Item,
+    Reasoning,
+    ReasoningDelta,
+    RequestOptions,
+    Retrying,
+    TextDelta,
+    Turn,
+)
 
 MAX_RETRY_AFTER = 120.0  # seconds; a longer retry-after fails instead of hanging the run
 
@@ -84,12 +95,12 @@ class Provider:
         opts: RequestOptions | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> Turn:
-        emit = on_event or _no_event
+        emit = _valid_events(on_event or _no_event)
         opts = opts or self.options()
         attempt = 0
         while True:
             try:
-                return await self._once(items, tools, opts, emit)
+                return _valid_turn(await self._once(items, tools, opts, emit))
             except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
                 attempt += 1
                 wait = self._wait(exc, attempt)
@@ -143,6 +154,26 @@ class Provider:
                 "bad_request", f"404 from {url} ({detail}); check the model name ({self.config.model!r}) and the api"
             )
         return ModelError("bad_request", f"{status} from {url}: {detail}", status)
+
+
+def _valid_events(emit: Callable[[Event], None]) -> Callable[[Event], None]:
+    """Deltas as valid UTF-8 (a JSON escape can carry a lone surrogate no terminal can print)."""
+
+    def checked(event: Event) -> None:
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            event = type(event)(valid_text(event.text))
+        emit(event)
+
+    return checked
+
+
+def _valid_turn(turn: Turn) -> Turn:
+    """Model text as valid UTF-8 before anyone writes, prints or sends it back."""
+    turn.text = valid_text(turn.text)
+    if turn.reasoning is not None:
+        turn.reasoning = Reasoning(valid_text(turn.reasoning.text), turn.reasoning.id)
+    turn.calls = [FunctionCall(valid_text(c.call_id), valid_text(c.name), valid_text(c.arguments)) for c in turn.calls]
+    return turn
 
 
 def _detail(exc: Exception) -> str:
