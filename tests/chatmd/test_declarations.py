@@ -146,3 +146,33 @@ def test_config_is_checked_before_any_model_call(runtime: Runtime) -> None:
 def test_misspelt_attributes_are_errors(runtime: Runtime) -> None:
     assert "not 'agnet'" in load_error('<tool name="triage" agnet="x.chatmd"/>', runtime)
     assert "not 'root'" in load_error('<tool name="read_file" root="docs"/>', runtime)
+
+
+def test_conversation_elements_and_inline_docs(runtime: Runtime, tmp_path: Path) -> None:
+    from tooldeck.chatmd.conversation import items_of
+    from tooldeck.llm.types import Message, Reasoning
+
+    (tmp_path / "notes.md").write_text("NOTES <x>\n")
+    (tmp_path / "pic.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    doc = loads(
+        '<system>s</system>\n<msg role="developer">d</msg>\n'
+        '<user>\nread <doc src="notes.md" local/> and <img src="pic.png" local/>\n</user>\n'
+        '<reasoning id="r1"><summary>one</summary><summary>two</summary></reasoning>\n<assistant>a</assistant>\n',
+        tmp_path / "p.chatmd",
+    )
+    items = items_of(doc)
+    assert items[:2] == [Message("system", "s"), Message("developer", "d")]
+    user = items[2]
+    assert isinstance(user, Message) and user.text == "read NOTES <x>\n and"
+    assert len(user.images) == 1 and user.images[0].data_uri.startswith("data:image/png;base64,")
+    assert items[3] == Reasoning("one\n\ntwo", "r1") and items[4] == Message("assistant", "a")
+    for bad, expected in [
+        ('<doc src="notes.md" local/>', "belongs inside a message"),
+        ('<msg role="robot">x</msg>', "needs role="),
+        ('<user><doc src="gone.md" local/></user>', "cannot read"),
+        ('<user><doc src="https://example.com/x"/></user>', "only local files"),
+        ('<user><img src="notes.md" local/></user>', "not an image"),
+        ("<user><agent src='a.chatmd' local>x</agent></user>", "inline <agent> is not supported"),
+    ]:
+        with pytest.raises(ChatmdError, match=expected):
+            items_of(loads(bad, tmp_path / "p.chatmd"))

@@ -108,6 +108,9 @@ def items_of(doc: Document) -> list[Item]:
             if cid not in names:
                 raise ChatmdError(el.pos, f"<tool_response> answers {cid!r}, which no earlier <tool_call> made")
             items.append(FunctionResult(cid, names[cid], body(el)[0], el.has("error")))
+        elif el.tag in ("doc", "img", "summary", "agent"):
+            where = "<reasoning>" if el.tag == "summary" else "a message such as <user>"
+            raise ChatmdError(el.pos, f"<{el.tag}> belongs inside {where}, not at top level")
         elif el.tag == "reasoning":
             summaries = el.elements("summary")
             text = "\n\n".join(body(s)[0] for s in summaries) if summaries else body(el)[0]
