@@ -14,9 +14,7 @@ import email.utils
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import openai
+from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.output import valid_text
 from tooldeck.core.tool import Tool
@@ -34,6 +32,9 @@ from tooldeck.llm.types import (
     TextDelta,
     Turn,
 )
+
+if TYPE_CHECKING:
+    import openai
 
 MAX_RETRY_AFTER = 120.0  # seconds; a longer retry-after fails instead of hanging the run
 
@@ -66,8 +67,10 @@ class Provider:
     """One endpoint + model; :meth:`complete` runs one model turn."""
 
     def __init__(self, config: ModelConfig) -> None:
+        import openai  # imported here: ~1 s of pydantic types, not paid by a file that fails to load
+
         self.config = config
-        self.client = openai.AsyncOpenAI(
+        self.client: openai.AsyncOpenAI = openai.AsyncOpenAI(
             base_url=config.base_url,
             api_key=config.api_key or "unset",  # local servers take any key; OpenAI answers 401
             max_retries=0,
@@ -95,6 +98,8 @@ class Provider:
         opts: RequestOptions | None = None,
         on_event: Callable[[Event], None] | None = None,
     ) -> Turn:
+        import openai
+
         emit = _valid_events(on_event or _no_event)
         opts = opts or self.options()
         attempt = 0
@@ -130,6 +135,8 @@ class Provider:
         return min(base, 30.0) * (1 + random.random() * 0.25)
 
     def _error(self, exc: Exception, attempts: int) -> ModelError:
+        import openai
+
         url = self.config.base_url or "https://api.openai.com/v1"
         status = getattr(exc, "status_code", None)
         detail = _detail(exc)
