@@ -26,16 +26,16 @@ import time
 from pathlib import Path
 
 from tooldeck.catalog import build_toolbox
-from tooldeck.context.selection import selection_service
-from tooldeck.context.tokens import count_with
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
+from tooldeck.workspace.tokens import count_with
 
 # the naive new process: same start-up, then render and tokenize everything (loads the encoder)
 NAIVE_PROCESS = """
 import sys
 from tooldeck.catalog import build_toolbox
-from tooldeck.context.selection import selection_service
-from tooldeck.context.tokens import count_with
+from tooldeck.selection.service import selection_service
+from tooldeck.workspace.tokens import count_with
 from tooldeck.runtime import Runtime
 rt = Runtime.for_dirs([sys.argv[1]], state_dir=sys.argv[2])
 build_toolbox(rt)

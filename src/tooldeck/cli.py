@@ -4,6 +4,7 @@
 * ``tooldeck call TOOL ['{json}'] [--root ROOT ...]``: exit 0 success, 1 tool
   error (error text on stderr), 2 usage error; JSON may come on stdin
 * ``tooldeck tools [--cost] [--profile NAME]``
+* ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
 """
 
 from __future__ import annotations
@@ -135,6 +136,23 @@ def tools(
             typer.echo(f"{name:<22} {summary[:90]}")
     if cost:
         typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+
+
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="The .chatmd file: its conversation, model config and tools.")],
+    parallel_tool_calls: Annotated[
+        bool,
+        typer.Option("--parallel-tool-calls/--no-parallel-tool-calls", help="Run a turn's tool calls in parallel."),
+    ] = True,
+    state_dir: StateOpt = None,
+) -> None:
+    """Run a ChatMD file: call the model, run its tools, append the transcript to the file."""
+    from tooldeck.chatmd.runner import run_file
+
+    code = run_file(file, parallel=parallel_tool_calls, state_dir=state_dir)
+    if code:
+        raise typer.Exit(code)
 
 
 def main() -> None:

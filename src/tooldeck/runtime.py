@@ -78,10 +78,6 @@ class Runtime:
                     svc = self._services[key] = factory(self)
         return svc  # type: ignore[no-any-return]
 
-    def peek_service(self, key: str) -> Any | None:
-        """The service ``key`` if some tool already built it, else None."""
-        return self._services.get(key)
-
     def provide(self, name: str, fn: Callable[..., Any]) -> None:
         """Publish a capability other domains may use if present (e.g. the
         selection domain provides ``selected_paths`` to the file tree)."""

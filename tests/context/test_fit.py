@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldeck.context.fit import Candidate, fit
-from tooldeck.context.model import LineRange
+from tooldeck.selection.model import LineRange
 
 
 def cand(i: int, full: int | None, codemap: int | None, slices: int | None = None) -> Candidate:

@@ -28,13 +28,13 @@ from dataclasses import dataclass, field
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
-from tooldeck.context.model import LineRange, SelectedFile, Selection, merge_ranges
-from tooldeck.context.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
 from tooldeck.context.retrieve import FileInfo, Scored, retrieve, universe
-from tooldeck.context.selection import Item, selection_service
 from tooldeck.runtime import Runtime
+from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
+from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
+from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
 
 DEFAULT_BUDGET = 30_000

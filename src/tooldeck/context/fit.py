@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tooldeck.context.model import LineRange
+from tooldeck.selection.model import LineRange
 
 FitMode = Literal["full", "slices", "codemap", "omitted"]
 COVERAGE_SHARE = 0.3

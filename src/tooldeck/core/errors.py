@@ -37,6 +37,9 @@ class ErrorCode(StrEnum):
     IO_ERROR = "io_error"
     GIT_ERROR = "git_error"
     INTERNAL = "internal_error"
+    MODEL_ERROR = "model_error"
+    DEPTH_LIMIT = "depth_limit"
+    PROMPT_ERROR = "prompt_error"
     REMOTE_ERROR = "remote_error"
     UNAVAILABLE = "unavailable"
 

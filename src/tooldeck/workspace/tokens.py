@@ -1,15 +1,27 @@
-"""Token counting with a real BPE tokenizer that works offline (quicktok:
-tiktoken-identical ids for o200k_base and cl100k_base, no downloads).
+"""The one token service: a real BPE tokenizer that works offline (quicktok:
+tiktoken-identical ids for o200k_base and cl100k_base, no downloads), and a
+counter cached by content hash for texts that are counted again and again.
 
 Loading an encoding takes about half a second, so it happens on first use (or
 in a background warm-up started by a host), never at import time.
+
+Why a cache: a selection breakdown re-counts the same file texts on every
+``workspace_context`` call; BPE over a large selection costs far more than
+hashing it. :class:`TokenCounter` keeps counts in memory and in a persistent
+table (key = encoding + BLAKE2 of the exact text; the store's
+``token_counts`` table, reached through the small :class:`CountStore`
+protocol so this module imports no store), so a repeated call, or a new CLI
+process, only tokenizes what changed, and often never loads the encoder.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 DEFAULT_ENCODING = "o200k_base"
 _lock = threading.Lock()
@@ -39,15 +51,20 @@ def get_encoding(name: str = DEFAULT_ENCODING) -> Any:
         return quicktok.get_encoding(name)
 
 
-def count_tokens(text: str, model: str | None = None) -> int:
-    """Number of BPE tokens in ``text`` for ``model`` (default o200k)."""
+def count_with(encoding: str, text: str) -> int:
+    """Tokens of ``text`` under the encoding named ``encoding`` (o200k_base / cl100k_base)."""
     if not text:
         return 0
-    enc = get_encoding(encoding_name_for(model))
+    enc = get_encoding(encoding)
     try:
         return int(enc.count(text))  # = len(encode_ordinary(text)), without building the ids
     except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates
         return int(enc.count(text.encode("utf-8", "replace").decode("utf-8", "replace")))
+
+
+def count_tokens(text: str, model: str | None = None) -> int:
+    """Number of BPE tokens in ``text`` for ``model`` (default o200k)."""
+    return count_with(encoding_name_for(model), text)
 
 
 def count_many(texts: list[str], model: str | None = None) -> list[int]:
@@ -67,3 +84,61 @@ def warm_up() -> None:
     """Load the default encoding now. It takes ~0.6 s and holds the GIL (the
     whole process stalls), so hosts call it when idle, never on a hot path."""
     get_encoding()
+
+
+MEMORY_ENTRIES = 50_000
+
+
+class CountStore(Protocol):
+    """Where cached counts persist (``state.tables.ContextDB`` implements it)."""
+
+    def token_counts(self, keys: Sequence[str]) -> dict[str, int]: ...
+
+    def save_token_counts(self, counts: dict[str, int]) -> None: ...
+
+
+class TokenCounter:
+    """Counts cached in memory (LRU) and in a :class:`CountStore`, keyed by encoding + text hash."""
+
+    def __init__(self, db: CountStore, encoding: Callable[[], str]) -> None:
+        self.db = db
+        self.encoding = encoding
+        self._memory: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # texts actually tokenized (for tests and benchmarks)
+
+    @staticmethod
+    def key(encoding: str, text: str) -> str:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return f"{encoding}:{digest}"
+
+    def count(self, text: str) -> int:
+        return self.count_many([text])[0]
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        encoding = self.encoding()
+        keys = [self.key(encoding, t) if t else "" for t in texts]
+        found: dict[str, int] = {"": 0}
+        with self._lock:
+            for k in keys:
+                if k in self._memory:
+                    self._memory.move_to_end(k)
+                    found[k] = self._memory[k]
+        missing = sorted({k for k in keys if k not in found})
+        if missing:
+            found.update(self.db.token_counts(missing))
+        fresh: dict[str, int] = {}
+        for k, t in zip(keys, texts, strict=True):
+            if k not in found:
+                found[k] = fresh[k] = count_with(encoding, t)
+                self.computed += 1
+        if fresh:
+            self.db.save_token_counts(fresh)
+        with self._lock:
+            for k in keys:
+                if k:
+                    self._memory[k] = found[k]
+                    self._memory.move_to_end(k)
+            while len(self._memory) > MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
+        return [found[k] for k in keys]

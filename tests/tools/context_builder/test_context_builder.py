@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tooldeck.context.builder import ContextBuilder
-from tooldeck.context.selection import selection_service
+from tooldeck.selection.service import selection_service
 
 FILES = {
     "shop/cart.py": '''"""Shopping cart."""

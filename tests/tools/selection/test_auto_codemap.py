@@ -3,8 +3,8 @@ files defining the names it uses; changing codemaps by hand stops that."""
 
 from __future__ import annotations
 
-from tooldeck.context.selection import Item, selection_service
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import Item, selection_service
 from tooldeck.settings import settings_service
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from tooldeck.context.selection import selection_service
-from tooldeck.context.tokens import count_with
+from tooldeck.selection.service import selection_service
+from tooldeck.workspace.tokens import count_with
 
 
 def test_workspace_context_sections_and_token_breakdown(call, project, runtime, box):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tooldeck.context.model import SelectedFile
-from tooldeck.context.package import Package
-from tooldeck.context.selection import selection_service
-from tooldeck.context.tokens import count_with
 from tooldeck.runtime import Runtime
+from tooldeck.selection.model import SelectedFile
+from tooldeck.selection.package import Package
+from tooldeck.selection.service import selection_service
+from tooldeck.workspace.tokens import count_with
 
 
 def selected(rt: Runtime, *, with_auto: bool = False) -> dict[str, tuple[str, bool]]:
@@ -239,7 +239,7 @@ def test_package_fence_survives_backticks_in_content(project: Path, runtime):
     (project / "docs/fences.md").write_text("```python\nx = 1\n```\n")
     svc = selection_service(runtime)
     svc.set_prompt("")
-    from tooldeck.context.selection import Item
+    from tooldeck.selection.service import Item
 
     svc.add([Item("docs/fences.md")])
     pkg, _ = svc.package()

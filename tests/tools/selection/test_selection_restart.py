@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from tooldeck.catalog import build_toolbox
-from tooldeck.context.selection import selection_service
-from tooldeck.context.workspaces import workspace_service
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
+from tooldeck.state.workspaces import workspace_service
 
 
 def test_new_runtime_on_the_same_state_dir_sees_everything(call, project, state_dir, runtime):

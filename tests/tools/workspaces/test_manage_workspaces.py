@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tooldeck.catalog import build_toolbox
-from tooldeck.context.selection import selection_service
-from tooldeck.context.workspaces import workspace_service
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
+from tooldeck.state.workspaces import workspace_service
 
 
 @pytest.fixture

@@ -69,7 +69,7 @@ def render_result(result: object, rt: Runtime) -> str:
 def tools(rt: Runtime) -> list[Tool]:
     def context_builder(args: ContextBuilderInput, invocation: Invocation) -> str:
         from tooldeck.context.builder import context_builder_service
-        from tooldeck.context.selection import selection_service
+        from tooldeck.selection.service import selection_service
 
         budget = args.budget or _default_budget(rt)
         result = context_builder_service(rt).build(

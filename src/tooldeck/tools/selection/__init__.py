@@ -15,7 +15,7 @@ def tools(rt: Runtime) -> list[Tool]:
     from tooldeck.tools.selection import context, manage, prompt
 
     def selected_paths() -> list[str]:
-        from tooldeck.context.selection import selection_service
+        from tooldeck.selection.service import selection_service
 
         return selection_service(rt).selected_paths()
 

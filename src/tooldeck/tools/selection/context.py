@@ -13,13 +13,13 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from tooldeck.context.package import fenced
-from tooldeck.context.selection import selection_service
-from tooldeck.context.workspaces import workspace_service
 from tooldeck.core import Output, ToolInput, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.selection.package import fenced
+from tooldeck.selection.service import selection_service
 from tooldeck.settings import setting
+from tooldeck.state.workspaces import workspace_service
 from tooldeck.tools.selection import views
 
 Section = Literal["prompt", "selection", "code", "files", "tree", "tokens"]

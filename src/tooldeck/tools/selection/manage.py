@@ -6,7 +6,7 @@ codemaps. Folders expand recursively under the ignore rules. Adding a file in
 full or as slices adds, as automatic codemaps, the files it imports and the
 files defining names it uses; changing codemaps by hand (codemap_only
 add/remove, promote, demote) turns that off. ``preview`` is ``add`` without
-saving. The rules live in :mod:`tooldeck.context.selection`.
+saving. The rules live in :mod:`tooldeck.selection.service`.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from tooldeck.context.model import LineRange
-from tooldeck.context.selection import Item, selection_service
-from tooldeck.context.workspaces import workspace_service
 from tooldeck.core import ToolInput, invalid_arguments, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.selection.model import LineRange
+from tooldeck.selection.service import Item, selection_service
+from tooldeck.state.workspaces import workspace_service
 from tooldeck.tools.selection import views
 
 

@@ -16,11 +16,11 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tooldeck.context.selection import selection_service
-from tooldeck.context.workspaces import workspace_service
 from tooldeck.core import ToolInput, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
+from tooldeck.state.workspaces import workspace_service
 from tooldeck.tools.common import resolve_new_file, write_text
 from tooldeck.workspace.atomic import write_file
 

@@ -6,8 +6,8 @@ same lines for the same state.
 
 from __future__ import annotations
 
-from tooldeck.context.selection import Breakdown, Change, FileTokens
-from tooldeck.context.workspaces import Current
+from tooldeck.selection.service import Breakdown, Change, FileTokens
+from tooldeck.state.workspaces import Current
 from tooldeck.workspace.roots import Workspace
 
 SUMMARY_FILES = 30

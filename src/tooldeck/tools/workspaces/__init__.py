@@ -19,8 +19,8 @@ log = logging.getLogger("tooldeck.workspaces")
 def restore(rt: Runtime) -> None:
     """Bind the launch workspace and apply stored settings; a broken store
     must not stop a server from starting (the tools then report it)."""
-    from tooldeck.context.workspaces import workspace_service
     from tooldeck.settings import settings_service
+    from tooldeck.state.workspaces import workspace_service
 
     try:
         workspace_service(rt)

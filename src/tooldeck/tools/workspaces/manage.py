@@ -5,7 +5,7 @@ Actions: list, switch, create, delete, add_folder, remove_folder, list_tabs,
 select_tab, create_tab (mode blank | fork), close_tab. The seed's window
 options (window_id, open_in_new_window) have no meaning in a server without
 windows and are not accepted. Semantics (binding, focus, restarts) are in
-:mod:`tooldeck.context.workspaces`.
+:mod:`tooldeck.state.workspaces`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from tooldeck.context.workspaces import WorkspaceService, workspace_service
 from tooldeck.core import ToolInput, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.settings import setting
+from tooldeck.state.workspaces import WorkspaceService, workspace_service
 
 Action = Literal[
     "list",
