@@ -83,6 +83,9 @@ def test_prompts_over_stdio_follow_the_directory(served: tuple[Path, Path], tmp_
             assert caps is not None and caps.prompts is not None and caps.prompts.list_changed
             listed = (await s.list_prompts()).prompts
             assert [p.name for p in listed] == ["review"]
+            tools = {t.name: t for t in (await s.list_tools()).tools}
+            assert "review" in tools and tools["review"].description == "Review one file for bugs."  # agent tool
+            assert list(tools["review"].input_schema["properties"]) == ["input"]
             assert listed[0].description == "Review one file for bugs."
             args = {a.name: a.required for a in listed[0].arguments or []}
             assert args == {"focus": False, "path": True}
@@ -102,7 +105,9 @@ def test_prompts_over_stdio_follow_the_directory(served: tuple[Path, Path], tmp_
             # added while serving: seen by the background check, announced
             write(prompts / "explain.chatmd", "<user>Explain {{topic}}</user>\n<assistant>Sure.</assistant>\n")
             await changes.wait("prompts", 1)
+            await changes.wait("tools", 1)  # a new agent tool too
             assert sorted(p.name for p in (await s.list_prompts()).prompts) == ["explain", "review"]
+            assert "explain" in {t.name for t in (await s.list_tools()).tools}
             explained = await s.get_prompt("explain", {"topic": "MCP"})
             assert text(explained) == [("user", "Explain MCP"), ("assistant", "Sure.")]
 
@@ -116,7 +121,9 @@ def test_prompts_over_stdio_follow_the_directory(served: tuple[Path, Path], tmp_
             (prompts / "explain.chatmd").unlink()
             await changes.wait("prompts", 3)
             assert [p.name for p in (await s.list_prompts()).prompts] == ["review"]
-            assert "tools" not in changes.methods  # no agent tools without the ChatMD host
+            await changes.wait("tools", 2)
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "explain" not in names and "review" in names and "read_file" in names
 
     asyncio.run(scenario())
 

@@ -27,7 +27,8 @@ from tooldeck.mcp import client_loop
 from tooldeck.mcp.client import Mount, amount
 from tooldeck.mcp.client_spec import MountError
 
-ATTRS = {"mcp_server", "name", "include", "includes", "strict", "client_id_env", "client_secret_env"}
+# ``namespace`` is set by ChatMD imports; the loader applies it to the names
+ATTRS = {"mcp_server", "name", "include", "includes", "strict", "client_id_env", "client_secret_env", "namespace"}
 MountKey = tuple[str, ...]
 
 
