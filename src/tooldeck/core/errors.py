@@ -37,6 +37,9 @@ class ErrorCode(StrEnum):
     IO_ERROR = "io_error"
     GIT_ERROR = "git_error"
     INTERNAL = "internal_error"
+    HTTP_ERROR = "http_error"
+    NETWORK_ERROR = "network_error"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
 
 
 class ToolError(Exception):
