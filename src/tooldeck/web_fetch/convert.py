@@ -120,7 +120,8 @@ class _Scan(HTMLParser):
                 self.inserts.append((start + 4, f' data-lang="{inherited}"'))
         self._depth[tag] = self._depth.get(tag, 0) + 1
         is_main = tag == "main" or amap.get("role", "").lower() == "main"
-        if (is_main and self.main is None) or tag == "article":
+        main_open = any(kind == "main" for *_, kind in self._open)
+        if (is_main and self.main is None and not main_open) or (tag == "article" and not is_main):
             inner = start + len(self.get_starttag_text() or "")
             self._open.append((tag, self._depth[tag], inner, "main" if is_main else "article"))
 

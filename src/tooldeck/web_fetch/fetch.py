@@ -17,6 +17,7 @@ so an endless or huge response costs at most the cap.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -77,7 +78,17 @@ class Fetcher:
 
     def __init__(self, policy: WebPolicy) -> None:
         self.policy = policy
+        verify: ssl.SSLContext | bool = True
+        if policy.ca_bundle:
+            try:
+                verify = ssl.create_default_context(cafile=policy.ca_bundle)
+            except (OSError, ssl.SSLError) as exc:
+                raise ToolError(
+                    ErrorCode.UNSUPPORTED, f"[web] ca_bundle {policy.ca_bundle!r} cannot be loaded ({exc})"
+                ) from exc
+            verify.load_default_certs()  # extra CAs, not instead of the system's
         self._client = httpx.Client(
+            verify=verify,
             trust_env=False,
             follow_redirects=False,
             limits=httpx.Limits(max_keepalive_connections=0),

@@ -44,6 +44,7 @@ class WebPolicy:
     user_agent: str = "tooldeck-webpage-to-markdown/0.1"
     cache_entries: int = 128
     cache_seconds: float = 300.0
+    ca_bundle: str | None = None  # PEM file of extra trusted CAs (a company proxy's, a test's)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -75,6 +76,7 @@ class WebPolicy:
             "user_agent": str,
             "cache_entries": int,
             "cache_seconds": float,
+            "ca_bundle": str,
         }
         values: dict[str, Any] = {}
         for key, kind in known.items():

@@ -180,3 +180,30 @@ def web_settings(server: _Server, **over: object) -> dict[str, object]:
 def web_box(runtime: Runtime, web_server: _Server) -> Toolbox:
     runtime.settings["web"] = web_settings(web_server)
     return build_toolbox(runtime)
+
+
+@pytest.fixture(scope="module")
+def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[_Server, Path]]:
+    """The same server over TLS with a self-signed certificate for ``localhost``."""
+    import shutil
+    import ssl
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    d = tmp_path_factory.mktemp("tls")
+    cert, key = d / "cert.pem", d / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True, timeout=60,
+    )  # fmt: skip
+    srv = _Server()
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(cert, key)
+    srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv, cert
+    srv.shutdown()
+    srv.server_close()

@@ -215,3 +215,19 @@ def test_cli_call_as_a_subprocess(tmp_path: Path, web_server: Any) -> None:
         timeout=60,
     )
     assert r.returncode == 1 and r.stderr.startswith("error [denied]")
+
+
+def test_https_connects_to_the_checked_address_and_verifies_the_host_name(runtime: Runtime, tls_server: Any) -> None:
+    srv, cert = tls_server
+    runtime.settings["web"] = web_settings(srv, allow_private_hosts=["127.0.0.1", "::1"], ca_bundle=str(cert))
+    box = build_toolbox(runtime)
+    text = ok(box, f"https://localhost:{srv.server_port}/plain")  # the certificate names localhost, not 127.0.0.1
+    assert text.endswith("just plain text\nsecond line")
+    assert srv.host_headers[-1] == f"localhost:{srv.server_port}"
+    # by address the name check fails: the certificate is verified, not ignored
+    res = err(box, f"https://127.0.0.1:{srv.server_port}/plain", "network_error")
+    assert "CERTIFICATE_VERIFY_FAILED" in res.text or "certificate" in res.text.lower()
+    # without the CA the self-signed certificate is refused
+    runtime2 = Runtime(runtime.workspace, state_dir=runtime.state_dir)
+    runtime2.settings["web"] = web_settings(srv, allow_private_hosts=["127.0.0.1", "::1"])
+    err(build_toolbox(runtime2), f"https://localhost:{srv.server_port}/plain", "network_error")
