@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ssl
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -134,7 +135,7 @@ class Fetcher:
             "Host": target.host_header,
             "User-Agent": self.policy.user_agent,
             "Accept": _ACCEPT,
-            "Accept-Encoding": "gzip, deflate",
+            "Accept-Encoding": "gzip",
         }
         extensions = {"sni_hostname": target.host} if target.scheme == "https" else {}
         remaining = max(0.05, deadline - time.monotonic())
@@ -174,21 +175,44 @@ class Fetcher:
     def _read_body(
         self, resp: httpx.Response, target: Target, deadline: float, check_cancelled: Callable[[], None] | None
     ) -> bytes:
+        """The body, decompressed here with a bound on the output: httpx would
+        inflate a whole chunk (or a chain of encodings) before the cap could
+        be checked, and a few kilobytes of gzip can expand to gigabytes."""
         cap = self.policy.max_bytes
         declared = resp.headers.get("content-length")
-        if declared and declared.strip().isdigit() and int(declared) > cap:
+        encoding = resp.headers.get("content-encoding", "").strip().lower()
+        if not encoding and declared and declared.strip().isdigit() and int(declared) > cap:
             raise _too_large(target, cap, f"it declares {int(declared)} bytes")
+        if encoding in ("", "identity"):
+            inflater = None
+        elif encoding in ("gzip", "x-gzip", "deflate"):
+            inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib header, detected
+        else:
+            raise ToolError(
+                ErrorCode.UNSUPPORTED,
+                f"{target.url} was sent with content encoding {encoding!r}; only gzip and deflate are decoded",
+            )
         chunks: list[bytes] = []
         size = 0
-        for chunk in resp.iter_bytes():
-            size += len(chunk)
-            if size > cap:
-                raise _too_large(target, cap, "the body kept going")
-            chunks.append(chunk)
-            if time.monotonic() > deadline:
-                raise _timeout(target, self.policy)
-            if check_cancelled is not None:
-                check_cancelled()
+        try:
+            for raw in resp.iter_raw():
+                pending = raw
+                while pending:
+                    if inflater is None:
+                        data, pending = pending, b""
+                    else:
+                        data = inflater.decompress(pending, cap - size + 1)
+                        pending = inflater.unconsumed_tail
+                    size += len(data)
+                    if size > cap:
+                        raise _too_large(target, cap, "the body kept going")
+                    chunks.append(data)
+                if time.monotonic() > deadline:
+                    raise _timeout(target, self.policy)
+                if check_cancelled is not None:
+                    check_cancelled()
+        except zlib.error as exc:
+            raise ToolError(ErrorCode.NETWORK_ERROR, f"{target.url}: the compressed body is corrupt ({exc})") from exc
         return b"".join(chunks)
 
 

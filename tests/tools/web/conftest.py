@@ -6,6 +6,7 @@ was not downloaded whole."""
 
 from __future__ import annotations
 
+import gzip
 import threading
 import time
 from collections import Counter
@@ -93,6 +94,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, b"\x00\x01\x02" * 10, "application/octet-stream")
         elif path == "/declared-big":
             self._send(200, b"<html>" + b"x" * 300_000 + b"</html>", "text/html")
+        elif path == "/gzip":
+            self._send(200, gzip.compress(PAGE.encode()), "text/html", {"Content-Encoding": "gzip"})
+        elif path == "/gzip-bomb":  # 50 MB of spaces in ~50 KB, twice compressed
+            body = gzip.compress(gzip.compress(b" " * 50_000_000))
+            self._send(200, body, "text/html", {"Content-Encoding": "gzip, gzip"})
+        elif path == "/gzip-big":
+            self._send(
+                200, gzip.compress(b"<p>" + b"z" * 5_000_000 + b"</p>"), "text/html", {"Content-Encoding": "gzip"}
+            )
         elif path == "/endless":
             self._endless()
         elif path == "/loop":

@@ -78,6 +78,14 @@ def test_oversized_bodies_are_refused(web_box: Toolbox, web_server: Any) -> None
     assert 0 < web_server.written["/endless"] < 20_000_000
 
 
+def test_compressed_bodies_are_capped_after_decompression(web_box: Toolbox, web_server: Any) -> None:
+    assert "# Widget manual" in ok(web_box, web_server.url("/gzip"))
+    res = err(web_box, web_server.url("/gzip-big"), "too_large")  # small on the wire, 5 MB inflated
+    assert "200000-byte limit" in res.text
+    res = err(web_box, web_server.url("/gzip-bomb"), "unsupported")  # stacked encodings are not decoded
+    assert "gzip, gzip" in res.text
+
+
 def test_redirects_followed_loops_and_chains_capped(web_box: Toolbox, web_server: Any) -> None:
     text = ok(web_box, web_server.url("/to-page"))
     assert text.startswith(f"Source: {web_server.url('/page')} (redirected from {web_server.url('/to-page')})")

@@ -64,8 +64,9 @@ def build(rt: Runtime) -> Tool:
             "Download a public web page and return it as Markdown: headings, tables, links and code blocks "
             "(with their language) kept; menus, sidebars, footers and cookie banners dropped; the <main> "
             "content preferred. HTML, Markdown, plain text and JSON only. GitHub blob URLs are fetched raw; "
-            "#Lx-Ly anchors return those lines numbered in a fenced block. Results are cached for 5 minutes. "
-            "Private and local network addresses are refused."
+            "#Lx-Ly anchors return those lines numbered in a fenced block. Results are cached for 5 minutes; "
+            "a long page is paged (continue with the cursor the result names). Private and local network "
+            "addresses are refused."
         ),
         read_only=True,
         idempotent=True,
