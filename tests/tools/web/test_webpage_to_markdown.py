@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import web_settings
+from web_testserver import web_settings
 
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.toolbox import Toolbox, ToolResult
