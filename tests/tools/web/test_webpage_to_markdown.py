@@ -97,9 +97,11 @@ def test_redirects_followed_loops_and_chains_capped(web_box: Toolbox, web_server
     assert web_server.hits["/chain/4"] >= 1 and web_server.hits["/chain/5"] == before  # hop 5 never requested
 
 
-def test_slow_server_times_out(web_box: Toolbox, web_server: Any) -> None:
+def test_slow_server_times_out(runtime: Runtime, web_server: Any) -> None:
+    runtime.settings["web"] = web_settings(web_server, read_timeout=0.5)
+    box = build_toolbox(runtime)
     started = time.monotonic()
-    res = err(web_box, web_server.url("/slow"), "timeout")
+    res = err(box, web_server.url("/slow"), "timeout")
     assert time.monotonic() - started < 2.4
     assert "did not answer in time" in res.text
 
