@@ -106,8 +106,9 @@ class Fetcher:
         current = url
         for _hop in range(self.policy.max_redirects + 1):
             target = parse_target(current)
-            addr = resolve_checked(target, self.policy)
-            location, fetched = self._request(target, addr, deadline, check_cancelled)
+            location, fetched = self._connect_any(
+                target, resolve_checked(target, self.policy), deadline, check_cancelled
+            )
             if fetched is not None:
                 return fetched
             visited.append(current)
@@ -125,6 +126,22 @@ class Fetcher:
             "fetch the final URL directly if you know it",
             {"chain": [*visited, current]},
         )
+
+    def _connect_any(
+        self, target: Target, addrs: list[IPAddress], deadline: float, check_cancelled: Callable[[], None] | None
+    ) -> tuple[str, Fetched | None]:
+        """Try the checked addresses in turn until one accepts the connection
+        (a host with an IPv6 address on a machine without IPv6 still works).
+        Only a failure to connect moves on: nothing was sent yet."""
+        for i, addr in enumerate(addrs):
+            try:
+                return self._request(target, addr, deadline, check_cancelled)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                if i == len(addrs) - 1 or time.monotonic() > deadline:
+                    if isinstance(exc, httpx.ConnectTimeout):
+                        raise _timeout(target, self.policy) from exc
+                    raise _network_error(target, exc) from exc
+        raise AssertionError("resolve_checked returns at least one address")
 
     def _request(
         self, target: Target, addr: IPAddress, deadline: float, check_cancelled: Callable[[], None] | None
@@ -164,13 +181,12 @@ class Fetcher:
                     )
                 body = self._read_body(resp, target, deadline, check_cancelled)
                 return "", Fetched(target.url, resp.status_code, media, kind, charset, body)
+        except (httpx.ConnectError, httpx.ConnectTimeout):
+            raise  # _connect_any tries the next address
         except httpx.TimeoutException as exc:
             raise _timeout(target, self.policy) from exc
         except httpx.TransportError as exc:
-            raise ToolError(
-                ErrorCode.NETWORK_ERROR,
-                f"cannot fetch {target.url}: {type(exc).__name__} ({exc}); check the URL or retry later",
-            ) from exc
+            raise _network_error(target, exc) from exc
 
     def _read_body(
         self, resp: httpx.Response, target: Target, deadline: float, check_cancelled: Callable[[], None] | None
@@ -222,6 +238,13 @@ def _http_error(target: Target, status: int, reason: str) -> ToolError:
         ErrorCode.HTTP_ERROR,
         f"{target.url} answered HTTP {status} {reason}; {hint}",
         {"status": status},
+    )
+
+
+def _network_error(target: Target, exc: Exception) -> ToolError:
+    return ToolError(
+        ErrorCode.NETWORK_ERROR,
+        f"cannot fetch {target.url}: {type(exc).__name__} ({exc}); check the URL or retry later",
     )
 
 

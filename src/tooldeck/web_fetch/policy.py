@@ -159,15 +159,16 @@ def check_address(addr: IPAddress, host: str, policy: WebPolicy) -> None:
     )
 
 
-def resolve_checked(target: Target, policy: WebPolicy) -> IPAddress:
-    """Resolve ``target.host``, check every address, return the one to connect to."""
+def resolve_checked(target: Target, policy: WebPolicy) -> list[IPAddress]:
+    """Resolve ``target.host`` and check every address; the checked addresses,
+    in the resolver's order of preference (the fetcher tries them in turn)."""
     try:
         literal = ipaddress.ip_address(target.host.strip("[]"))
     except ValueError:
         literal = None
     if literal is not None:
         check_address(literal, target.host, policy)
-        return literal
+        return [literal]
     try:
         infos = socket.getaddrinfo(target.host, target.port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError) as exc:
@@ -185,4 +186,4 @@ def resolve_checked(target: Target, policy: WebPolicy) -> IPAddress:
         raise ToolError(ErrorCode.NETWORK_ERROR, f"host {target.host!r} has no address", {"reason": "dns"})
     for addr in addrs:  # all of them: the connection must not depend on which one the OS picks
         check_address(addr, target.host, policy)
-    return addrs[0]
+    return addrs

@@ -15,6 +15,7 @@ import pytest
 from web_testserver import web_settings
 
 from tooldeck.catalog import build_toolbox
+from tooldeck.core.errors import ToolError
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.runtime import Runtime
 
@@ -241,3 +242,20 @@ def test_https_connects_to_the_checked_address_and_verifies_the_host_name(runtim
     runtime2 = Runtime(runtime.workspace, state_dir=runtime.state_dir)
     runtime2.settings["web"] = web_settings(srv, allow_private_hosts=["127.0.0.1", "::1"])
     err(build_toolbox(runtime2), f"https://localhost:{srv.server_port}/plain", "network_error")
+
+
+def test_the_next_checked_address_is_tried_when_one_refuses(web_server: Any) -> None:
+    import ipaddress
+
+    from tooldeck.web_fetch.fetch import Fetcher
+    from tooldeck.web_fetch.policy import WebPolicy, parse_target
+
+    fetcher = Fetcher(WebPolicy.from_table(web_settings(web_server, allow_private_hosts=["127.0.0.0/8"])))
+    target = parse_target(web_server.url("/plain"))
+    dead, live = ipaddress.ip_address("127.0.0.2"), ipaddress.ip_address("127.0.0.1")  # nothing listens on .2
+    _location, fetched = fetcher._connect_any(target, [dead, live], time.monotonic() + 10, None)
+    assert fetched is not None and fetched.body == b"just plain text\nsecond line\n"
+    with pytest.raises(ToolError) as exc:
+        fetcher._connect_any(target, [dead], time.monotonic() + 10, None)
+    assert exc.value.code == "network_error"
+    fetcher.close()
