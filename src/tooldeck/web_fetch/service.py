@@ -39,20 +39,19 @@ class WebService:
         url = url.strip()
         parse_target(url)  # a bad URL is refused before anything else
         blob = parse_blob(url, self.policy.github_raw_base)
-        key = url if blob is not None else urldefrag(url).url
+        # a blob is cached as its raw text, so several #L slices of one file cost one download
+        key = "raw " + blob.raw_url if blob is not None else urldefrag(url).url
         with self._lock:
-            hit = self._cache.get(key)
-        if hit is not None:
-            return hit
-        if blob is not None:
-            fetched = self.fetcher.fetch(blob.raw_url, check_cancelled)
-            text = render_blob(blob, decode_body(fetched.body, fetched.charset, html=False))
-        else:
-            fetched = self.fetcher.fetch(key, check_cancelled)
-            text = render_page(key, fetched)
-        with self._lock:
-            self._cache[key] = text
-        return text
+            text = self._cache.get(key)
+        if text is None:
+            if blob is not None:
+                fetched = self.fetcher.fetch(blob.raw_url, check_cancelled)
+                text = decode_body(fetched.body, fetched.charset, html=False)
+            else:
+                text = render_page(key, self.fetcher.fetch(key, check_cancelled))
+            with self._lock:
+                self._cache[key] = text
+        return render_blob(blob, text) if blob is not None else text
 
 
 def render_page(url: str, fetched: Fetched) -> str:

@@ -172,6 +172,10 @@ def test_github_blob_slices(web_box: Toolbox, web_server: Any) -> None:
     whole = ok(web_box, "https://github.com/acme/widgets/blob/v1/Makefile")
     assert "Lines 1-30 of 30" in whole and "```makefile\n 1 | line_1 = 1\n" in whole
     assert "30 | line_30 = 30\n```" in whole
+    hits = sum(n for p, n in web_server.hits.items() if p.startswith("/raw/"))
+    again = ok(web_box, "https://github.com/acme/widgets/blob/main/src/pkg/mod.py#L7-L8")  # same file: cached
+    assert again.endswith("```python\n7 | line_7 = 7\n8 | line_8 = 8\n```")
+    assert sum(n for p, n in web_server.hits.items() if p.startswith("/raw/")) == hits
     res = err(web_box, "https://github.com/acme/widgets/blob/main/a.py#L99", "invalid_arguments")
     assert "past the end" in res.text and "30 lines" in res.text
     assert any(h.startswith("127.0.0.1:") for h in web_server.host_headers)
