@@ -197,7 +197,7 @@ class Fetcher:
         cap = self.policy.max_bytes
         declared = resp.headers.get("content-length")
         encoding = resp.headers.get("content-encoding", "").strip().lower()
-        if not encoding and declared and declared.strip().isdigit() and int(declared) > cap:
+        if declared and declared.strip().isdigit() and int(declared) > cap:  # compressed or not, too big
             raise _too_large(target, cap, f"it declares {int(declared)} bytes")
         if encoding in ("", "identity"):
             inflater = None
