@@ -40,6 +40,9 @@ class ErrorCode(StrEnum):
     MODEL_ERROR = "model_error"
     DEPTH_LIMIT = "depth_limit"
     PROMPT_ERROR = "prompt_error"
+    HTTP_ERROR = "http_error"
+    NETWORK_ERROR = "network_error"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
 
 
 class ToolError(Exception):
