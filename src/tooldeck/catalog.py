@@ -16,7 +16,7 @@ from tooldeck.runtime import Runtime
 
 # One module per domain, each exposing tools(runtime) -> list[Tool].
 DOMAINS: tuple[str, ...] = (
-    "tooldeck.tools.workspaces",  # first: restores stored roots before other domains describe them
+    "tooldeck.tools.workspaces",  # stored roots are restored by Runtime.start(), not here: order is free
     "tooldeck.tools.files",
     "tooldeck.tools.selection",
     "tooldeck.tools.git",
