@@ -23,9 +23,11 @@ from collections.abc import Callable, Iterable
 
 from tooldeck.core.errors import ErrorCode, ToolError
 
-# Asks the person a yes/no question (the MCP host sets one when the client can
-# elicit); called from a tool's worker thread, returns True only on an explicit yes.
-AskPerson = Callable[[str], bool]
+# Asks the person a yes/no question (the MCP host sets one: elicitation);
+# called from a tool's worker thread. True only on an explicit yes; False when
+# the person said no (or did not answer); None when nobody can be asked (the
+# client of this call cannot elicit).
+AskPerson = Callable[[str], "bool | None"]
 
 
 def _inside(path: str, parent: str) -> bool:
@@ -84,11 +86,15 @@ class Boundary:
                 f"The assistant wants to {what}, which gives it access to {listed} "
                 f"(outside the allowed folders: {self.describe()}). Allow?"
             )
-            if ask(question):
+            answer = ask(question)
+            if answer:
                 for p in outside:
                     self.allow(p)
                 return
-            raise ToolError(ErrorCode.DENIED, f"the person declined access to {listed}; work inside the current roots")
+            if answer is not None:
+                raise ToolError(
+                    ErrorCode.DENIED, f"the person declined access to {listed}; work inside the current roots"
+                )
         raise ToolError(
             ErrorCode.DENIED,
             f"{listed} is outside the folders this server may open ({self.describe()}); roots are set by the "

@@ -148,3 +148,16 @@ def test_building_the_catalog_changes_nothing(root: Path, state_dir: Path, tmp_p
     names = [t.name for t in build_tools(reordered, tuple(reversed(DOMAINS)))]
     assert "manage_workspaces" in names
     assert roots(reordered) == [os.path.realpath(root), os.path.realpath(extra)]
+
+
+def test_root_describing_tools_follow_a_switch(root: Path, state_dir: Path, outside: Path) -> None:
+    rt, box = started(root, state_dir, allow=[outside])
+    assert box.get("read_file").parameters["properties"]["root"]["enum"] == ["root"]
+    before = box.generation
+    assert not run(box, "manage_workspaces", {"action": "add_folder", "folder_path": str(outside)}).is_error
+    assert box.generation > before
+    assert box.get("read_file").parameters["properties"]["root"]["enum"] == ["root", "outside"]
+    assert os.path.realpath(outside) in box.get("read_directory").description
+    assert not run(box, "manage_workspaces", {"action": "create", "name": "O", "folder_path": str(outside)}).is_error
+    assert box.get("read_file").parameters["properties"]["root"]["enum"] == ["outside"]
+    assert run(box, "read_file", {"file": "secret.txt", "root": "outside"}).text.endswith("secret")
