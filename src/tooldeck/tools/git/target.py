@@ -35,6 +35,14 @@ class Target:
     repo: Repo
     base_dir: str  # output paths are relative to this directory
     notes: list[str] = field(default_factory=list)
+    # repository-relative folders git is limited to, when the roots are
+    # subdirectories of the repository (None: the whole checkout is inside a root)
+    limits: list[str] | None = None
+
+    def within_limits(self, rel: str) -> bool:
+        if self.limits is None:
+            return True
+        return any(lim == "." or rel == lim or rel.startswith(lim + "/") for lim in self.limits)
 
     @property
     def label(self) -> str:
@@ -61,7 +69,19 @@ class Target:
         rel = os.path.relpath(full, top).replace(os.sep, "/")
         if rel == ".git" or rel.startswith(".git/"):
             raise invalid_arguments(f"field `{field_name}`: {path!r} is inside .git", field=field_name)
+        if not self.within_limits(rel):
+            shown = ", ".join(self.show(lim) if lim != "." else "." for lim in self.limits or [])
+            raise ToolError(
+                ErrorCode.OUTSIDE_ROOTS,
+                f"field `{field_name}`: {path!r} is outside the workspace roots (the repository {top} is larger "
+                f"than the roots; git is limited to {shown}); give a path inside a root",
+            )
         return rel
+
+    def limit(self, paths: list[str] | None) -> list[str] | None:
+        """``paths`` (repository-relative, already checked), or the roots'
+        folders when git must not look at the whole repository."""
+        return paths if paths is not None else (list(self.limits) if self.limits is not None else None)
 
     def worktree_line(self) -> str | None:
         """Worktree metadata (branch, main checkout path) when the repository
@@ -129,6 +149,8 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
                 raise
             root, directory = None, real
     repo = open_repo(directory, shown=repo_root or (root.id if root else directory), timeout=timeout)
+    # the roots' folders relative to this checkout, kept when moving to the main checkout (same layout)
+    first = _root_subdirs(rt, repo)
     if suffix == "main":
         main = worktrees(repo)[0]
         if main.bare:
@@ -139,12 +161,34 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
     base = repo.toplevel
     if root is not None and (_inside(repo.toplevel, root.path) or _inside(root.path, repo.toplevel)):
         base = root.path
-    target = Target(repo, base)
+    target = Target(repo, base, limits=_root_limits(rt, repo, first))
     if repo.jj_root:
         missing = "; `jj` is not installed, so jj-only state (its working-copy commit) is not shown"
         state = "" if jj_installed() else missing
         target.notes.append(f"jj: this is a colocated Jujutsu repository, read through git{state}")
     return target
+
+
+def _root_subdirs(rt: Runtime, repo: Repo) -> list[str] | None:
+    """The roots inside ``repo`` as repository-relative folders; None when a
+    root contains the whole checkout (no limit needed)."""
+    subs: list[str] = []
+    for r in rt.workspace.roots:
+        if _inside(repo.toplevel, r.path):
+            return None
+        if _inside(r.path, repo.toplevel):
+            subs.append(os.path.relpath(r.path, repo.toplevel).replace(os.sep, "/"))
+    return subs
+
+
+def _root_limits(rt: Runtime, repo: Repo, first: list[str] | None) -> list[str] | None:
+    """What git is limited to in ``repo``: the roots' folders in it, else the
+    folders found in the checkout the call started from (a ``:main`` checkout
+    or a linked worktree outside the roots: the same layout)."""
+    here = _root_subdirs(rt, repo)
+    if here is None:
+        return None
+    return here or first or None
 
 
 def selected_repo_paths(rt: Runtime, target: Target) -> list[str] | None:
