@@ -142,3 +142,39 @@ def test_a_stored_wider_workspace_does_not_come_back_read_only(served: tuple[Pat
             assert res.is_error and "outside_roots" in text_of(res), text_of(res)
 
     anyio.run(scenario)
+
+
+def test_over_http_elicitation_and_list_changed_reach_the_caller(served: tuple[Path, Path], outside: Path) -> None:
+    """Over streamable HTTP the question and the notification ride the call's own stream."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp_e2e import free_port, run_http
+
+    root, state = served
+    notes: list[Any] = []
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"allow": True})
+
+    async def on_message(message: Any) -> None:
+        notes.append(message)
+
+    env = {"TOOLDECK_CONFIG": str(state / "no-config.toml")}
+    with run_http(root, state, f"127.0.0.1:{free_port()}", env=env) as server:
+
+        async def scenario() -> None:
+            async with (
+                httpx2.AsyncClient(timeout=30) as client,
+                streamable_http_client(server.url, http_client=client) as (read, write),
+                ClientSession(read, write, elicitation_callback=elicit, message_handler=on_message) as s,
+            ):
+                await s.initialize()
+                res = await s.call_tool("manage_workspaces", {"action": "add_folder", "folder_path": str(outside)})
+                assert not res.is_error, text_of(res)
+                with anyio.fail_after(10):
+                    while not any(isinstance(n, types.ToolListChangedNotification) for n in notes):
+                        await anyio.sleep(0.02)
+                tools = {t.name: t for t in (await s.list_tools()).tools}
+                assert tools["read_file"].input_schema["properties"]["root"]["enum"] == ["root", "outside"]
+
+        anyio.run(scenario)

@@ -27,7 +27,7 @@ log = logging.getLogger("tooldeck.mcp")
 # The request context of the tools/call being served (copied into the tool's worker thread).
 CURRENT_CALL: contextvars.ContextVar[Any] = contextvars.ContextVar("tooldeck_mcp_call", default=None)
 
-ANSWER_TIMEOUT = 600.0  # the person may be away; no answer in time is a no
+ANSWER_TIMEOUT = 300.0  # the person may be away; no answer in time is a no
 QUESTION_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
