@@ -78,3 +78,12 @@ def test_workspace_commands(setup: tuple[Path, Path, Path, Path]) -> None:
     res = tooldeck("workspace", "remove", "Theirs", state=state, config=config)
     assert res.returncode == 0 and "deleted workspace" in res.stdout
     assert "Theirs" not in tooldeck("workspace", "list", state=state, config=config).stdout
+
+
+def test_the_fast_serve_parser_takes_allow_root() -> None:
+    from tooldeck.launch import parse_serve
+
+    parsed = parse_serve(["/r", "--allow-root", "/a", "--allow-root=/b", "--profile", "read-only"])
+    assert parsed is not None
+    assert parsed.roots == ["/r"] and parsed.allow_roots == ["/a", "/b"] and parsed.profile == "read-only"
+    assert parse_serve(["--allow-root"]) is None  # a missing value: the full CLI says so

@@ -251,7 +251,8 @@ class Workspace:
         ids = ", ".join(f"{r.id}:" for r in self.roots)
         return invalid_arguments(
             f"field `{field_name}`: {shown} exists in none of the {len(self.roots)} roots, so where to create it "
-            f"is ambiguous; prefix a root id ({self.roots[1].id}:{path}) or give an absolute path. Root ids: {ids}",
+            f"is ambiguous; prefix a root id ({self.roots[1].id}:{path}) or give an absolute path. Root ids: {ids} "
+            "(to change an existing file, check its path with file_search)",
             field=field_name,
         )
 
