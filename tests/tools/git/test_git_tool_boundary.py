@@ -138,3 +138,22 @@ def test_registered_worktrees_and_submodules_are_followed(root: Path, call, tmp_
     assert (root / "wt" / ".git").is_file()
     out = call.ok("git", {"op": "log", "repo_root": "wt"})
     assert "add submodule" in out
+
+
+def test_a_worktree_outside_the_roots_is_limited_like_the_root(
+    sub_root: tuple[Toolbox, GitCLI, Path], tmp_path: Path
+) -> None:
+    """The root is outer/sub; a linked worktree of outer lies outside the roots:
+    reached by path or with :main, git still sees only sub/."""
+    box, outer, _ = sub_root
+    wt = tmp_path / "wt-outer"
+    outer("worktree", "add", "-q", "-b", "feat", str(wt))
+    (wt / "outer.txt").write_text(f"{OUTER} in worktree\n")
+    (wt / "sub" / "inner.txt").write_text("inner in worktree\n")
+    res = run(box, {"op": "diff", "repo_root": str(wt), "detail": "patches"})
+    assert not res.is_error, res.text
+    assert OUTER not in res.text and "inner in worktree" in res.text
+    res = run(box, {"op": "blame", "repo_root": str(wt), "path": str(wt / "outer.txt")})
+    assert res.error is not None and res.error.code == "outside_roots", res.text
+    main = run(box, {"op": "log", "repo_root": ":main", "detail": "patches"})
+    assert not main.is_error and OUTER not in main.text

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
-from tooldeck.git.repo import Repo, Worktree, jj_installed, open_repo, worktrees
+from tooldeck.git.repo import Repo, jj_installed, open_repo, worktrees
 from tooldeck.git.runner import refuse_option
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Root
@@ -111,8 +111,9 @@ def _strip_suffix(raw: str, root_ids: set[str]) -> tuple[str, str | None]:
     return raw, None
 
 
-def _known_worktree(rt: Runtime, real: str, timeout: float) -> Worktree | None:
-    """A worktree (at ``real``) of a repository that some root belongs to."""
+def _known_worktree(rt: Runtime, real: str, timeout: float) -> Repo | None:
+    """The checkout, under a root, of the repository that has a worktree at
+    ``real`` (None when no root's repository has one)."""
     for root in rt.workspace.roots:
         try:
             repo = open_repo(root.path, timeout=timeout)
@@ -120,7 +121,7 @@ def _known_worktree(rt: Runtime, real: str, timeout: float) -> Worktree | None:
             continue
         for wt in worktrees(repo):
             if wt.path == real:
-                return wt
+                return repo
     return None
 
 
@@ -134,6 +135,7 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
         refuse_option(raw, field_name)
     raw, suffix = _strip_suffix(raw, {r.id for r in ws.roots})
     root: Root | None
+    known: Repo | None = None
     if not raw:
         root, directory = ws.primary, ws.primary.path
     elif any(r.id == raw for r in ws.roots):
@@ -145,12 +147,14 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
             root, directory = rp.root, rp.abs if os.path.isdir(rp.abs) else os.path.dirname(rp.abs)
         except ToolError as exc:
             real = os.path.realpath(os.path.join(ws.primary.path, raw))
-            if exc.code != ErrorCode.OUTSIDE_ROOTS or _known_worktree(rt, real, timeout) is None:
+            known = _known_worktree(rt, real, timeout) if exc.code == ErrorCode.OUTSIDE_ROOTS else None
+            if known is None:
                 raise
             root, directory = None, real
     repo = open_repo(directory, shown=repo_root or (root.id if root else directory), timeout=timeout)
-    # the roots' folders relative to this checkout, kept when moving to the main checkout (same layout)
-    first = _root_subdirs(rt, repo)
+    # the roots' folders relative to the checkout they are in, kept when moving to
+    # another checkout of the repository (:main, a worktree outside the roots: same layout)
+    first = _root_subdirs(rt, known if root is None and known is not None else repo)
     if suffix == "main":
         main = worktrees(repo)[0]
         if main.bare:
