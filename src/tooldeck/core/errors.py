@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     IO_ERROR = "io_error"
     GIT_ERROR = "git_error"
     INTERNAL = "internal_error"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
 
 
 class ToolError(Exception):
