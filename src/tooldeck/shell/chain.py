@@ -141,33 +141,32 @@ def parse_chain(text: str) -> Chain:
     pipeline: list[tuple[str, ...]] = []
     argv: list[str] = []
     op: Op | None = None
-    last_offset = 0
+    dangling: tuple[str, int] | None = None  # an operator still waiting for its right-hand command
     for kind, value, offset in _tokens(text):
-        last_offset = offset
+        assert value is not None
         if kind == "word":
-            assert value is not None
             if not argv and ASSIGNMENT.match(value) and not _quoted_at(text, offset):
                 raise _refuse("=", offset)
             argv.append(value)
+            dangling = None
             continue
         if not argv:
-            if value == ";" and not pipeline and not steps:
-                continue  # leading blank lines / separators
-            if value == ";" and not pipeline:
-                continue  # "a ; ; b" or a trailing newline after ;
+            if value == ";" and not pipeline and op in (None, ";"):
+                continue  # blank lines, "a ; ; b", a trailing newline
             raise ChainSyntaxError(f"{value!r} needs a command on both sides", offset)
         pipeline.append(tuple(argv))
         argv = []
+        dangling = (value, offset) if value != ";" else None
         if value == "|":
             continue
         steps.append(Step(op, tuple(pipeline)))
         pipeline, op = [], value  # type: ignore[assignment]
+    if dangling is not None:
+        raise ChainSyntaxError(f"{dangling[0]!r} needs a command after it", dangling[1])
     if argv:
         pipeline.append(tuple(argv))
     if pipeline:
         steps.append(Step(op, tuple(pipeline)))
-    elif op in ("&&", "||") or (steps and op is None):
-        raise ChainSyntaxError(f"{op!r} needs a command after it", last_offset)
     if not steps:
         raise ChainSyntaxError("the command is empty: give a program and its arguments", 0)
     return Chain(tuple(steps))

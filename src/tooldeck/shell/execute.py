@@ -2,8 +2,8 @@
 
 The runner never involves a shell: a pipeline ``a | b`` is two processes
 joined by an ``os.pipe``; ``;``, ``&&`` and ``||`` are decided here from exit
-codes. Every pipeline gets its own process group (the first stage leads it)
-and every run its own pids cgroup where the machine has one. At a limit —
+codes. Every process gets its own session and process group (the kill
+signals each) and every run its own pids cgroup where the machine has one. At a limit —
 wall time, idle time (no output), a cancelled call — the tree is ended:
 SIGTERM to the groups, a short grace, then SIGKILL to the groups and to every
 pid left in the cgroup; inside bubblewrap the pid namespace dies with its
@@ -126,12 +126,10 @@ class _Run:
                     stderr=err_w if err_w is not None else out_w,
                     cwd=self.spec.cwd,
                     env=self.spec.env if self.spec.env is not None else {},
-                    start_new_session=i == 0,
-                    process_group=None if i == 0 else procs[0].pid,
+                    start_new_session=True,  # bwrap --new-session needs its own session anyway
                     preexec_fn=self._preexec(),
                 )
-                if i == 0:
-                    self.groups.append(proc.pid)
+                self.groups.append(proc.pid)
                 procs.append(proc)
                 if prev_r is not None:
                     os.close(prev_r)

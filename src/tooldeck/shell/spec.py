@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from tooldeck.shell.declare import Fail, as_bool, as_list
+from tooldeck.shell.chain import ChainSyntaxError, parse_chain
+from tooldeck.shell.declare import Fail, as_bool
 
 Mode = Literal["fixed", "structured", "chain", "raw", "script"]
 MODES: tuple[str, ...] = ("fixed", "structured", "chain", "raw", "script")
@@ -53,6 +54,21 @@ def file_sha256(path: str) -> str:
         for block in iter(lambda: fh.read(1 << 16), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _argv(value: Any, key: str, fail: Fail) -> tuple[str, ...]:
+    """A command as a list of words, or one string in the chain grammar (one program, no operators)."""
+    if isinstance(value, list | tuple) and value and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    if isinstance(value, str):
+        try:
+            chain = parse_chain(value)
+        except ChainSyntaxError as exc:
+            fail(f"{key}: {exc}", key)
+        if len(chain.steps) == 1 and len(chain.steps[0].pipeline) == 1:
+            return chain.steps[0].pipeline[0]
+        fail(f"{key}: give one program and its arguments (no |, ;, && or ||)", key)
+    fail(f"{key}: expected a non-empty list of strings (program first) or one command string", key)
 
 
 def _choice(value: Any, choices: tuple[str, ...], key: str, fail: Fail) -> Any:
@@ -94,8 +110,8 @@ def build_tool_spec(name: str, data: Mapping[str, Any], *, base_dir: str, fail: 
         fail(f"type={data.get('type')!r}: only type=shell is a shell tool", "type")
     mode = _choice(data.get("mode", "structured"), MODES, "mode", fail)
     runtime = str(data.get("runtime") or "builtin:workspace-readonly@1")
-    command = as_list(data["command"], "command", fail) if "command" in data else ()
-    interpreter = as_list(data["interpreter"], "interpreter", fail) if "interpreter" in data else ()
+    command = _argv(data["command"], "command", fail) if "command" in data else ()
+    interpreter = _argv(data["interpreter"], "interpreter", fail) if "interpreter" in data else ()
     arguments = _choice(data.get("arguments", "none"), ("none", "append"), "arguments", fail)
     script = digest = None
     if mode == "fixed" and not command:
