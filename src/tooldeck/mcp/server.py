@@ -30,6 +30,8 @@ from tooldeck.core.invocation import Append, Invocation, Progress
 from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
+from tooldeck.mcp.elicit import approver_for
+from tooldeck.shell.approval import approver_scope
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -269,7 +271,8 @@ def create_server(
                 relay = ProgressRelay(ctx)
                 invocation = Invocation.create(relay)
             # custom tools receive the {"input": ...} object; their decoders unwrap it
-            result = await box.call(params.name, params.arguments, invocation=invocation)
+            with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
+                result = await box.call(params.name, params.arguments, invocation=invocation)
             return _for_version(ctx, to_call_result(result))
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output
-from tooldeck.shell.approval import ApprovalRequest, SessionApprovals, current_approver
+from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, SessionApprovals, current_approver
 from tooldeck.shell.audit import AuditLog
 from tooldeck.shell.execute import RunSpec, run_async
 from tooldeck.shell.policy import Decision, decide
@@ -116,7 +116,10 @@ class ShellService:
                 f"`{ask.command}` needs approval ({decision.explain()}) and nobody can be asked here, so it is "
                 "denied. Use a command the runtime's policy allows, or ask the user to allow it in the config.",
             )
-        answer = await approver.approve(ask)
+        try:
+            answer = await approver.approve(ask)
+        except Exception:  # a broken host approver has approved nothing
+            answer = ApprovalAnswer(False, "once", "error")
         self.audit.write("approval", tool=req.tool, command=ask.command, approved=answer.approved,
                          scope=answer.scope, by=answer.by)  # fmt: skip
         if not answer.approved:
