@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -59,13 +60,12 @@ def parent() -> Path | None:
 
 
 class PidsCgroup:
-    """One run's cgroup. ``procs_fd`` is written by the child before exec."""
+    """One run's cgroup; processes join it through :meth:`exec_prefix`."""
 
     def __init__(self, path: Path, max_pids: int) -> None:
         self.path = path
         path.mkdir()
         (path / "pids.max").write_text(str(max_pids))
-        self.procs_fd = os.open(path / "cgroup.procs", os.O_WRONLY)
 
     @classmethod
     def create(cls, max_pids: int) -> PidsCgroup | None:
@@ -77,9 +77,15 @@ class PidsCgroup:
         except OSError:
             return None
 
-    def join_in_child(self) -> None:
-        """Runs in the forked child before exec (keep it to one system call)."""
-        os.write(self.procs_fd, b"0")
+    def exec_prefix(self) -> list[str]:
+        """An argv prefix that joins the cgroup, then execs the rest of the argv.
+
+        Why a constant /bin/sh line and not ``preexec_fn``: a Python
+        ``preexec_fn`` forces a full fork of the host process (measured ~15 ms
+        per spawn here, against ~3 ms for this helper). The script is fixed;
+        the command follows as positional parameters, which ``exec "$@"``
+        passes on verbatim: no word of it is ever parsed by the shell."""
+        return ["/bin/sh", "-c", 'echo 0 > "$0" && exec "$@"', str(self.path / "cgroup.procs")]
 
     def pids(self) -> list[int]:
         try:
@@ -96,8 +102,10 @@ class PidsCgroup:
         return any(line.split()[-1] != "0" for line in text.splitlines() if line.startswith("max"))
 
     def kill_all(self, timeout: float = 2.0) -> None:
+        """SIGKILL every member, again until the cgroup is empty or ``timeout`` passes
+        (0: a single pass)."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        while True:
             pids = self.pids()
             if not pids:
                 return
@@ -106,17 +114,30 @@ class PidsCgroup:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.01)
+            if time.monotonic() >= deadline:
+                return
+            time.sleep(0.005)
 
     def close(self) -> None:
-        self.kill_all()
+        """Kill what is left, then remove the cgroup; while the kernel is still
+        tearing down the killed processes (rmdir: EBUSY), a daemon thread
+        retries, so the call does not wait for that bookkeeping."""
+        self.kill_all(timeout=0)  # one pass: SIGKILL to every member; the thread below finishes
+        if not self._rmdir():
+            threading.Thread(target=self._rmdir_later, daemon=True).start()
+
+    def _rmdir(self) -> bool:
         try:
-            os.close(self.procs_fd)
+            self.path.rmdir()
+            return True
+        except FileNotFoundError:
+            return True
         except OSError:
-            pass
-        for _ in range(50):
-            try:
-                self.path.rmdir()
+            return False
+
+    def _rmdir_later(self) -> None:
+        for _ in range(500):
+            if self._rmdir():
                 return
-            except OSError:
-                time.sleep(0.01)
+            self.kill_all(0.05)
+            time.sleep(0.01)

@@ -103,9 +103,8 @@ class _Run:
         return None
 
     # spawning ------------------------------------------------------------
-    def _preexec(self) -> Callable[[], None] | None:
-        cg = self.cg
-        return cg.join_in_child if cg is not None else None
+    def _argv(self, argv: list[str]) -> list[str]:
+        return [*self.cg.exec_prefix(), *argv] if self.cg is not None else argv
 
     def _spawn_pipeline(self, stages: list[list[str]]) -> tuple[list[subprocess.Popen[bytes]], list[int]]:
         out_r, out_w = os.pipe()
@@ -120,14 +119,13 @@ class _Run:
                 last = i == len(stages) - 1
                 nxt_r, nxt_w = (None, None) if last else os.pipe()
                 proc = subprocess.Popen(
-                    argv,
+                    self._argv(argv),
                     stdin=prev_r if prev_r is not None else subprocess.DEVNULL,
                     stdout=out_w if last else nxt_w,
                     stderr=err_w if err_w is not None else out_w,
                     cwd=self.spec.cwd,
                     env=self.spec.env if self.spec.env is not None else {},
-                    start_new_session=True,  # bwrap --new-session needs its own session anyway
-                    preexec_fn=self._preexec(),
+                    start_new_session=True,  # own group: the kill signals it
                 )
                 self.groups.append(proc.pid)
                 procs.append(proc)
@@ -194,6 +192,8 @@ class _Run:
         procs, fds = self._spawn_pipeline(stages)
         try:
             self._pump(procs, fds)
+            if not self.res.limit:  # the pipes closed: the stages are exiting, reap them promptly
+                _wait_briefly(procs, EXIT_GRACE)
         finally:
             if any(p.poll() is None for p in procs) or self.res.limit:
                 self.kill_tree(procs)
@@ -225,6 +225,15 @@ class _Run:
         else:
             self.res.exit_code = status
         return self.res
+
+
+def _wait_briefly(procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return
 
 
 def _feed(fd: int, data: bytes) -> None:

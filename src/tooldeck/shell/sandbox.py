@@ -100,7 +100,10 @@ def bwrap_argv(exe: str, plan: SandboxPlan, command: list[str]) -> list[str]:
     if not plan.network:
         argv.append("--unshare-net")
     for p in plan.system_paths:
-        argv += ["--ro-bind-try", p, p]
+        if os.path.islink(p):  # merged /usr: /bin -> usr/bin is a link, not a second mount
+            argv += ["--symlink", os.readlink(p), p]
+        else:
+            argv += ["--ro-bind-try", p, p]
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
     for p in plan.read:
         argv += ["--ro-bind", p, p]
