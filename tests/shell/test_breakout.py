@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import socket
 import stat
+import subprocess
 from dataclasses import replace
 from pathlib import Path
 
@@ -236,3 +237,20 @@ def test_raw_mode_is_off_unless_the_runtime_allows_it(root: Path, state_dir: Pat
     s2 = Shell(root, state_dir).add(replace(spec, name="raw2", runtime="raw-ok"), allowed)
     res = s2.call("raw2", {"code": "echo $((6*7)) > out.txt; cat out.txt"})
     assert not res.is_error and "42" in res.text
+
+
+def test_git_works_in_a_worktree_but_its_repository_stays_read_only(tmp_path: Path, state_dir: Path) -> None:
+    main, wt = tmp_path / "main", tmp_path / "wt"
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
+    subprocess.run([*git, "init", "-q", str(main)], check=True)
+    (main / "f.txt").write_text("x\n")
+    subprocess.run([*git, "-C", str(main), "add", "f.txt"], check=True)
+    subprocess.run([*git, "-C", str(main), "commit", "-qm", "init"], check=True)
+    subprocess.run([*git, "-C", str(main), "worktree", "add", "-q", str(wt)], check=True)
+    rt = dev_runtime()
+    s = Shell(wt, state_dir).add(ShellToolSpec(name="sh", mode="structured", runtime=rt.id, result="structured"), rt)
+    out = s.structured("sh", {"program": "git", "arguments": ["log", "--oneline"]})
+    assert out["exit_code"] == 0 and "init" in out["stdout"]
+    hook = main / ".git" / "hooks" / "post-checkout"
+    out = s.structured("sh", {"program": "cp", "arguments": ["/etc/hostname", str(hook)]})
+    assert out["exit_code"] != 0 and not hook.exists()

@@ -105,15 +105,16 @@ def bwrap_argv(exe: str, plan: SandboxPlan, command: list[str]) -> list[str]:
         else:
             argv += ["--ro-bind-try", p, p]
     argv += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp", "--tmpfs", "/run"]
+    git_dirs: list[str] = []
     for p in plan.read:
         argv += ["--ro-bind", p, p]
+        git_dirs += _git_dirs(p)
     for p in plan.extra_ro:
         argv += ["--ro-bind", p, p]
-    git_dirs: list[str] = []
     for p in plan.write:
         argv += ["--bind", p, p]
         git_dirs += _git_dirs(p)
-    for g in git_dirs:  # after the write binds: read-only again
+    for g in dict.fromkeys(git_dirs):  # after the write binds: read-only again (a worktree's too)
         argv += ["--ro-bind", g, g]
     for h in plan.hide:
         argv += ["--tmpfs", h]
