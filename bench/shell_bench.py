@@ -39,7 +39,7 @@ FLOOD = ["sh", "-c", "head -c 100000000 /dev/zero | tr '\\0' x"]
 
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
@@ -128,7 +128,9 @@ def main() -> None:
     if args.flood_child:
         flood_child(args.flood_child)
         return
-    print(f"machine: {platform.machine()} {os.cpu_count()} cpus, {platform.platform()}; python {platform.python_version()}")
+    load = os.getloadavg()[0]
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, load {load:.1f}, {platform.platform()}; "
+          f"python {platform.python_version()}")  # fmt: skip
     rows = latency(args.runs)
     base = statistics.median(rows[0][1])
     print(f"\nlatency, {args.runs} runs each (ms)")

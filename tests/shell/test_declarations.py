@@ -212,3 +212,12 @@ def test_runtimes_extend_each_other_in_toml(root: Path) -> None:
     assert child.limits.wall_seconds == 5 and child.limits.idle_seconds == 3 and child.sandbox.write == ("workspace",)
     assert [t.name for t in cfg.tools] == ["t"]
     json.dumps([t.mode for t in cfg.tools])
+
+
+def test_flags_on_a_tool_element(root: Path, state_dir: Path) -> None:
+    s = Shell(root, state_dir)
+    tool = tool_from_element(el("tool", {"name": "t", "type": "shell", "mode": "chain", "rationale": None,
+                                         "stdin": None}), {}, base_dir=root, service=s.service)  # fmt: skip
+    props = tool.parameters["properties"]
+    assert {"command", "rationale", "stdin", "cwd"} <= set(props)
+    assert "rationale" not in tool.parameters.get("required", [])

@@ -177,6 +177,8 @@ def spec_from_element(el: Element, *, base_dir: str | os.PathLike[str]) -> Shell
     name = data.pop("name", None)
     if not name:
         raise ChatmdError(el.pos, "<tool>: name is required")
+    if "rationale" in data and data["rationale"] is None:  # the bare flag: the model may give one
+        data["rationale"] = "optional"
     for child in _elements(el, TOOL_CHILDREN, where):
         where.pos[child.tag] = child.pos
         if child.tag in ("command", "interpreter"):
