@@ -145,7 +145,9 @@ def main() -> None:
     print(f"{'case':<28}{'before MB':>10}{'peak MB':>9}{'growth MB':>11}{'ms':>8}{'returned chars':>16}")
     for name, r in results.items():
         growth = r["peak_mb"] - r["before_mb"]
-        print(f"{name:<28}{r['before_mb']:>10.1f}{r['peak_mb']:>9.1f}{growth:>11.1f}{r['ms']:>8.0f}{r['returned_chars']:>16}")
+        print(
+            f"{name:<28}{r['before_mb']:>10.1f}{r['peak_mb']:>9.1f}{growth:>11.1f}{r['ms']:>8.0f}{r['returned_chars']:>16}"
+        )
     ratio = (results["capture_output"]["peak_mb"] - results["capture_output"]["before_mb"]) / max(
         0.1, results["tooldeck"]["peak_mb"] - results["tooldeck"]["before_mb"]
     )

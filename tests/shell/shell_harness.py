@@ -47,5 +47,3 @@ class Shell:
         assert not res.is_error, res.text
         assert res.output is not None and res.output.structured is not None
         return res.output.structured
-
-

@@ -130,7 +130,7 @@ def test_fixed_tool_from_element(root: Path, state_dir: Path) -> None:
 @needs_bwrap
 def test_script_tool_checks_its_hash(root: Path, state_dir: Path) -> None:
     script = root / "hello.sh"
-    script.write_text("echo hello from script \"$1\"\n")
+    script.write_text('echo hello from script "$1"\n')
     digest = hashlib.sha256(script.read_bytes()).hexdigest()
     tool_el = el("tool", {"name": "hello", "type": "shell", "mode": "script", "rationale": "required"},
                  el("interpreter", {"program": "sh"}), el("script", {"path": "hello.sh", "sha256": digest}),
@@ -186,9 +186,7 @@ def test_toml_errors_name_the_file(root: Path) -> None:
         shell_config(load_config(root, user_path=root / "none.toml"), root)
 
 
-@pytest.mark.parametrize(
-    "table", ['[sandbox]\nmode = "off"', "[sandbox]\nnetwork = true", '[policy]\nraw = "allow"']
-)
+@pytest.mark.parametrize("table", ['[sandbox]\nmode = "off"', "[sandbox]\nnetwork = true", '[policy]\nraw = "allow"'])
 def test_project_file_cannot_weaken_the_sandbox(root: Path, tmp_path: Path, table: str) -> None:
     body = f'[shell.runtimes.x]\nextends = "builtin:workspace-development@1"\n[shell.runtimes.x.{table[1:]}\n'
     (root / ".tooldeck.toml").write_text(body)

@@ -72,7 +72,7 @@ def test_result_modes(root: Path, state_dir: Path) -> None:
     s = Shell(root, state_dir)
     for mode in ("combined", "stdout", "structured"):
         s.add(ShellToolSpec(name=f"r_{mode}", mode="chain", runtime=rt.id, result=mode), rt)  # type: ignore[arg-type]
-    cmd = {"command": "python3 -c 'import sys; print(\"out\"); print(\"err\", file=sys.stderr); sys.exit(3)'"}
+    cmd = {"command": 'python3 -c \'import sys; print("out"); print("err", file=sys.stderr); sys.exit(3)\''}
     combined = s.call("r_combined", cmd).text
     assert "out" in combined and "err" in combined and "[exit 3" in combined
     stdout = s.call("r_stdout", cmd).text

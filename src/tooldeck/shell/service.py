@@ -225,6 +225,3 @@ def _emitter(inv: Invocation, redact: Redactor, budget: int) -> Callable[[str, b
             inv.emit_text(channel, text)
 
     return emit
-
-
-

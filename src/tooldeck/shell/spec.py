@@ -120,7 +120,7 @@ def build_tool_spec(name: str, data: Mapping[str, Any], *, base_dir: str, fail: 
         fail(f"mode={mode}: the model supplies the command; remove command/interpreter", "command")
     if mode == "raw":
         if not interpreter:
-            fail("mode=raw needs interpreter = [program, flags...], e.g. [\"bash\", \"-c\"]", "interpreter")
+            fail('mode=raw needs interpreter = [program, flags...], e.g. ["bash", "-c"]', "interpreter")
         command = interpreter
     if mode == "script":
         script, digest = _script(data, base_dir, fail)

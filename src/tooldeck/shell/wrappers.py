@@ -33,8 +33,25 @@ _OPTS_WITH_VALUE: dict[str, frozenset[str]] = {
     "taskset": frozenset(),
     "time": frozenset({"-f", "--format", "-o", "--output"}),
     "xargs": frozenset(
-        {"-a", "--arg-file", "-d", "--delimiter", "-E", "-I", "-L", "--max-lines", "-n", "--max-args", "-P",
-         "--max-procs", "-s", "--max-chars", "--process-slot-var", "--eof", "--replace"}
+        {
+            "-a",
+            "--arg-file",
+            "-d",
+            "--delimiter",
+            "-E",
+            "-I",
+            "-L",
+            "--max-lines",
+            "-n",
+            "--max-args",
+            "-P",
+            "--max-procs",
+            "-s",
+            "--max-chars",
+            "--process-slot-var",
+            "--eof",
+            "--replace",
+        }
     ),
 }
 _ARBITRARY_FLAGS = {"env": ("-S", "--split-string"), "ionice": ("-p", "--pid"), "git": ("-c", "--config-env")}
