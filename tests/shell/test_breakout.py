@@ -254,3 +254,13 @@ def test_git_works_in_a_worktree_but_its_repository_stays_read_only(tmp_path: Pa
     hook = main / ".git" / "hooks" / "post-checkout"
     out = s.structured("sh", {"program": "cp", "arguments": ["/etc/hostname", str(hook)]})
     assert out["exit_code"] != 0 and not hook.exists()
+
+
+def test_a_program_outside_what_the_sandbox_shows_is_refused_clearly(shell: Shell, tmp_path: Path) -> None:
+    hidden = tmp_path / "bin"
+    hidden.mkdir()
+    tool = hidden / "tool"
+    tool.write_text("#!/bin/sh\necho ran\n")
+    tool.chmod(0o755)
+    message = _refused(shell, "sh", {"program": str(tool)}, "not_found")
+    assert "does not show" in message

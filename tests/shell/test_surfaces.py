@@ -79,8 +79,10 @@ command = "python3 --version"
 
 def test_cli_bad_config_is_reported(root: Path, state_dir: Path) -> None:
     (root / ".tooldeck.toml").write_text('[shell.runtimes.x]\nextends = "builtin:workspace-readonly@1"\nnetwrok = 1\n')
-    done = cli(root, state_dir, "shell", {"program": "ls"})
-    assert done.returncode != 0 and "netwrok" in done.stderr
+    done = cli(root, state_dir, "shell", {})
+    assert done.returncode == 1 and "error [unsupported]" in done.stderr and "netwrok" in done.stderr
+    done = cli(root, state_dir, "read_file", {"path": ".tooldeck.toml"})  # the other tools still work
+    assert done.returncode == 0 and "netwrok" in done.stdout
 
 
 async def _serve(root: Path, state: Path, callback: Any, body: Any) -> Any:

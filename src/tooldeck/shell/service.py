@@ -128,8 +128,14 @@ class ShellService:
             self.approvals.remember(ask)
         return answer.by
 
-    def _resolve_argvs(self, req: ShellRequest, decision: Decision, cwd: str) -> list[tuple[str | None, list]]:
+    def _resolve_argvs(
+        self, req: ShellRequest, decision: Decision, cwd: str, visible: list[str]
+    ) -> list[tuple[str | None, list]]:
+        """Each stage's argv with its program replaced by the resolved executable
+        the policy judged; one the sandbox would not show is refused here, with
+        a message that says why, instead of a bare exec failure inside."""
         real = {c.argv: c.real for c in decision.commands}
+        sandboxed = req.runtime.sandbox.mode == "required"
         out: list[tuple[str | None, list[list[str]]]] = []
         for op, stages in req.steps:
             resolved = []
@@ -140,6 +146,13 @@ class ShellService:
                         ErrorCode.NOT_FOUND,
                         f"program {argv[0]!r} not found on the runtime PATH ({req.runtime.environment.path}) "
                         f"or relative to {cwd}; check the name",
+                        {"fields": ["program"]},
+                    )
+                if sandboxed and not any(_inside(exe, v) for v in visible):
+                    raise ToolError(
+                        ErrorCode.NOT_FOUND,
+                        f"program {argv[0]!r} is {exe}, which the sandbox does not show (it sees the system "
+                        f"directories and the runtime's roots); use a program installed under {', '.join(visible[:6])}",
                         {"fields": ["program"]},
                     )
                 resolved.append([exe, *argv[1:]])
@@ -190,7 +203,7 @@ class ShellService:
                             "do not try to get around it: use another approach or ask the user")  # fmt: skip
         if decision.action == "ask":
             await self._approve(req, decision)
-        steps = self._resolve_argvs(req, decision, cwd)
+        steps = self._resolve_argvs(req, decision, cwd, [*read, *write, *rt.sandbox.system_paths, *req.extra_ro])
         if req.script is not None and file_sha256(req.script[0]) != req.script[1]:
             self.audit.write("decision", tool=req.tool, action="deny", reason="script hash changed")
             raise ToolError(ErrorCode.DENIED, f"script {req.script[0]} changed since it was declared (sha256 "

@@ -12,8 +12,12 @@ docs/shell.md.
 
 from __future__ import annotations
 
+import logging
+
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+
+log = logging.getLogger("tooldeck.shell")
 
 DEFAULT_TOOL = "shell"
 
@@ -27,13 +31,30 @@ def _service(rt: Runtime):  # type: ignore[no-untyped-def]
     return rt.service("shell", factory)
 
 
+def _unavailable(reason: str) -> Tool:
+    """A bad shell configuration fails closed without taking the other tools
+    down: one `shell` tool that runs nothing and says what to fix."""
+    from tooldeck.core.errors import ErrorCode, ToolError
+    from tooldeck.core.tool import tool
+
+    def shell() -> str:
+        raise ToolError(ErrorCode.UNSUPPORTED, f"shell tools are unavailable: {reason}; fix the configuration")
+
+    return tool(shell, name=DEFAULT_TOOL, description=f"Unavailable: the shell configuration is invalid ({reason}).")
+
+
 def tools(rt: Runtime) -> list[Tool]:
+    from tooldeck.config import ConfigError
     from tooldeck.shell.profiles import BUILTIN, DEFAULT_RUNTIME
     from tooldeck.shell.spec import ShellToolSpec
     from tooldeck.shell.toml_decl import load_shell_config
     from tooldeck.shell.tool_factory import make_tool
 
-    cfg = load_shell_config(rt.workspace.roots[0].path)
+    try:
+        cfg = load_shell_config(rt.workspace.roots[0].path)
+    except ConfigError as exc:
+        log.error("shell configuration: %s", exc)
+        return [_unavailable(str(exc))]
     specs = list(cfg.tools)
     if not specs and cfg.default_tool:
         runtime = "default" if "default" in cfg.runtimes else DEFAULT_RUNTIME
