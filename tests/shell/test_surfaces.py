@@ -165,3 +165,49 @@ def test_mcp_lists_the_shell_tool(root: Path, state_dir: Path, tool: str) -> Non
     schema = tools[tool].input_schema
     assert set(schema["properties"]) >= {"program", "arguments", "cwd", "rationale", "stdin"}
     assert "builtin:workspace-readonly@1" in (tools[tool].description or "")
+
+
+def test_mcp_elicitation_over_streamable_http(root: Path, state_dir: Path) -> None:
+    import socket
+    import time
+
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    (root / ".tooldeck.toml").write_text(ASKING)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cmd = [sys.executable, "-m", "tooldeck", "serve", str(root), "--state-dir", str(state_dir), "--http",
+           f"127.0.0.1:{port}"]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=env_for(state_dir))  # fmt: skip
+    asked: list[str] = []
+
+    async def on_elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"decision": "once"})
+
+    async def go() -> types.CallToolResult:
+        async with (
+            httpx2.AsyncClient(timeout=30) as client,
+            streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=client) as (read, write),
+            ClientSession(read, write, elicitation_callback=on_elicit) as s,
+        ):
+            await s.initialize()
+            return await s.call_tool("shell", {"program": "touch", "arguments": ["via-http"]})
+
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        result = asyncio.run(go())
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert not result.is_error, _text(result)
+    assert len(asked) == 1 and "touch via-http" in asked[0]
+    assert (root / "via-http").exists()
