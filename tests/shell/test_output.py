@@ -95,3 +95,23 @@ def test_audit_log_records_requests_and_decisions(shell: Shell, state_dir: Path)
     assert records[1]["resolved"] == ["/usr/bin/echo"] and records[2]["exit_code"] == 0
     assert records[4]["rules"] == ["no-rm"] and records[3]["command"] == "rm x"
     assert (state_dir / "shell-audit.jsonl").stat().st_mode & 0o077 == 0  # not readable by others
+
+
+def test_chain_refusals_are_audited(shell: Shell) -> None:
+    shell.call("ch", {"command": "echo $(id)"})
+    records = shell.service.audit.read()
+    assert [r["event"] for r in records] == ["request", "decision"]
+    assert records[1]["action"] == "deny" and "substitution" in records[1]["reason"]
+
+
+@needs_bwrap
+def test_a_root_inside_the_state_directory_stays_visible(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    root = state / "project"
+    root.mkdir(parents=True)
+    (root / "f.txt").write_text("visible\n")
+    (state / "db").write_text("hidden\n")
+    rt = dev_runtime()
+    s = Shell(root, state).add(ShellToolSpec(name="sh", mode="structured", runtime=rt.id, result="structured"), rt)
+    out = s.structured("sh", {"program": "cat", "arguments": ["f.txt", str(state / "db")]})
+    assert out["stdout"] == "visible\n" and "hidden" not in out["stdout"]

@@ -118,6 +118,9 @@ def bwrap_argv(exe: str, plan: SandboxPlan, command: list[str]) -> list[str]:
         argv += ["--ro-bind", g, g]
     for h in plan.hide:
         argv += ["--tmpfs", h]
+        for p in (*plan.read, *plan.write):  # a root inside the hidden directory stays visible
+            if p != h and p.startswith(h.rstrip("/") + "/"):
+                argv += ["--bind" if p in plan.write else "--ro-bind", p, p]
     argv += ["--chdir", plan.cwd, "--clearenv"]
     for key, value in plan.env.items():
         argv += ["--setenv", key, value]

@@ -77,13 +77,15 @@ def describe(spec: ShellToolSpec, rt: ShellRuntime) -> str:
     return "\n".join(lines)
 
 
-def _steps(spec: ShellToolSpec, args: Any) -> list[tuple[str | None, list[list[str]]]]:
+def _steps(spec: ShellToolSpec, args: Any, service: ShellService) -> list[tuple[str | None, list[list[str]]]]:
     if spec.mode == "structured":
         return [(None, [[args.program, *args.arguments]])]
     if spec.mode == "chain":
         try:
             chain = parse_chain(args.command)
-        except ChainSyntaxError as exc:
+        except ChainSyntaxError as exc:  # refused before the service: audit it here
+            service.audit.write("request", tool=spec.name, runtime=spec.runtime, mode="chain", command=args.command)
+            service.audit.write("decision", tool=spec.name, action="deny", reason=f"chain syntax: {exc}")
             raise invalid_arguments(str(exc), field="command") from exc
         return [(step.op, [list(a) for a in step.pipeline]) for step in chain.steps]
     if spec.mode == "raw":
@@ -106,7 +108,7 @@ def make_tool(spec: ShellToolSpec, rt: ShellRuntime, service: ShellService) -> T
             tool=spec.name,
             mode=spec.mode,
             runtime=rt,
-            steps=_steps(spec, args),
+            steps=_steps(spec, args, service),
             result=spec.result,
             declared=spec.mode in ("fixed", "script"),
             raw_code=spec.mode == "raw",
