@@ -220,3 +220,17 @@ def test_unsandboxed_runtime_is_said_in_the_description(root: Path, state_dir: P
     s = Shell(root, state_dir).add(ShellToolSpec(name="u", mode="structured", runtime=rt.id), rt)
     tool = s.box.get("u")
     assert tool is not None and "NOT sandboxed" in tool.description
+
+
+@needs_cgroup
+def test_read_only_profile_keeps_child_processes_to_a_handful(root: Path, state_dir: Path) -> None:
+    from tooldeck.shell.profiles import BUILTIN, Policy
+
+    rt = replace(BUILTIN["builtin:workspace-readonly@1"], policy=Policy(default="allow"))
+    s = Shell(root, state_dir).add(ShellToolSpec(name="ro", mode="structured", runtime=rt.id, result="structured"), rt)
+    code = (
+        "import os,time\nn=0\ntry:\n    for _ in range(50):\n        if os.fork()==0:\n            time.sleep(2)\n"
+        "            os._exit(0)\n        n+=1\nexcept OSError:\n    pass\nprint(n, flush=True)"
+    )
+    out = s.structured("ro", py(code))
+    assert out["pids_limit_reached"] is True and int(out["stdout"]) < 8
