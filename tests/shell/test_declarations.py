@@ -219,3 +219,16 @@ def test_flags_on_a_tool_element(root: Path, state_dir: Path) -> None:
     props = tool.parameters["properties"]
     assert {"command", "rationale", "stdin", "cwd"} <= set(props)
     assert "rationale" not in tool.parameters.get("required", [])
+
+
+def test_declared_tools_replace_the_default_tool(root: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tooldeck.runtime import Runtime
+    from tooldeck.tools.shell import tools
+
+    monkeypatch.setenv("TOOLDECK_CONFIG", str(state_dir / "no-user-config.toml"))
+    rt = Runtime.for_dirs([root], state_dir=state_dir)
+    assert [t.name for t in tools(rt)] == ["shell"]
+    (root / ".tooldeck.toml").write_text('[shell.tools.run]\nmode = "chain"\n')
+    assert [t.name for t in tools(rt)] == ["run"]
+    (root / ".tooldeck.toml").write_text("[shell]\ndefault_tool = false\n")
+    assert tools(rt) == []

@@ -67,14 +67,11 @@ runtime = "build"
 command = "python3 --version"
 """
     )
-    done = cli(root, state_dir, "run", {"command": "echo made > x"})
-    assert done.returncode == 1 and "redirection" in done.stderr
     done = cli(root, state_dir, "run", {"command": "touch made && ls -A"})
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["stdout"] == ".tooldeck.toml\nmade\n"
     done = cli(root, state_dir, "py_version", {})
     assert done.returncode == 0 and done.stdout.startswith("Python 3"), done.stderr
-    assert cli(root, state_dir, "shell", {"program": "ls"}).returncode == 2  # declared tools replace the default
 
 
 def test_cli_bad_config_is_reported(root: Path, state_dir: Path) -> None:
