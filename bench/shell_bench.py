@@ -5,6 +5,8 @@ Latency (N runs each, in this process, after 5 warm-up runs):
 * baseline: ``subprocess.run(["true"])``;
 * bwrap only: ``subprocess.run`` of the same bubblewrap command line tooldeck
   builds (what the sandbox itself costs);
+* tooldeck, sandbox off: the same call on a runtime with ``sandbox.mode = "off"``
+  (everything but bubblewrap: what tooldeck itself adds);
 * tooldeck: a whole ``shell`` tool call through the Toolbox — decode, policy
   (PATH resolution, wrapper inspection), audit log (3 JSONL lines), sandbox
   argv, pids cgroup, spawn, pump, render.
@@ -64,7 +66,12 @@ def build_box(root: str, state: str, output_bytes: int = 64_000):  # type: ignor
     rt = replace(dev, policy=replace(dev.policy, default="allow", raw="allow"),
                  limits=replace(dev.limits, output_bytes=output_bytes))  # fmt: skip
     svc = ShellService(lambda: [(root, False)], state)
-    return Toolbox([make_tool(ShellToolSpec(name="shell", mode="structured", runtime=rt.id), rt, svc)]), svc, rt
+    unboxed = replace(rt, id="unsandboxed", sandbox=replace(rt.sandbox, mode="off"))
+    tools = [
+        make_tool(ShellToolSpec(name="shell", mode="structured", runtime=rt.id), rt, svc),
+        make_tool(ShellToolSpec(name="shell_nosandbox", mode="structured", runtime=unboxed.id), unboxed, svc),
+    ]
+    return Toolbox(tools), svc, rt
 
 
 def latency(runs: int) -> list[tuple[str, list[float]]]:
@@ -80,13 +87,14 @@ def latency(runs: int) -> list[tuple[str, list[float]]]:
         argv = bwrap_argv(probe(), plan, ["/usr/bin/true"])
         args = json.dumps({"program": "true"})
 
-        def tool_call() -> None:
-            res = box.call_sync("shell", args)
+        def tool_call(name: str = "shell") -> None:
+            res = box.call_sync(name, args)
             assert not res.is_error and "[exit 0" in res.text, res.text
 
         return [
             ("subprocess.run(['true'])", timed(lambda: subprocess.run(["true"], check=True), runs)),
             ("bwrap only", timed(lambda: subprocess.run(argv, check=True), runs)),
+            ("tooldeck, sandbox off", timed(lambda: tool_call("shell_nosandbox"), runs)),
             ("tooldeck shell tool", timed(tool_call, runs)),
         ]
 
