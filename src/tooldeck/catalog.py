@@ -26,6 +26,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.structure",
     "tooldeck.tools.context_builder",
     "tooldeck.tools.web",
+    "tooldeck.tools.shell",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).

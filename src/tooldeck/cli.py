@@ -112,7 +112,10 @@ def call(
         if not isinstance(parsed, dict):
             typer.echo("tooldeck: arguments must be a JSON object", err=True)
             raise typer.Exit(EXIT_USAGE)
-    result = box.call_sync(name, raw)
+    from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
+
+    with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
+        result = box.call_sync(name, raw)
     if result.is_error:
         typer.echo(result.text, err=True)
         raise typer.Exit(EXIT_TOOL_ERROR)

@@ -43,6 +43,7 @@ class ErrorCode(StrEnum):
     HTTP_ERROR = "http_error"
     NETWORK_ERROR = "network_error"
     TOO_MANY_REDIRECTS = "too_many_redirects"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
 
 
 class ToolError(Exception):

@@ -30,7 +30,9 @@ from tooldeck.core.invocation import Append, Invocation, Progress
 from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
+from tooldeck.mcp.elicit import approver_for
 from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
+from tooldeck.shell.approval import approver_scope
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -275,7 +277,8 @@ def create_server(
             token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
             try:
                 # custom tools receive the {"input": ...} object; their decoders unwrap it
-                result = await box.call(params.name, params.arguments, invocation=invocation)
+                with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
+                    result = await box.call(params.name, params.arguments, invocation=invocation)
             finally:
                 CURRENT_CALL.reset(token)
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
