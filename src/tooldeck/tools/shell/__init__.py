@@ -22,7 +22,8 @@ log = logging.getLogger("tooldeck.shell")
 DEFAULT_TOOL = "shell"
 
 
-def _service(rt: Runtime):  # type: ignore[no-untyped-def]
+def shell_service(rt: Runtime):  # type: ignore[no-untyped-def]
+    """The process's shell service (roots, audit log, session approvals), built once."""
     from tooldeck.shell.service import ShellService
 
     def factory(r: Runtime) -> ShellService:
@@ -59,5 +60,5 @@ def tools(rt: Runtime) -> list[Tool]:
     if not specs and cfg.default_tool:
         runtime = "default" if "default" in cfg.runtimes else DEFAULT_RUNTIME
         specs = [ShellToolSpec(name=DEFAULT_TOOL, mode="structured", runtime=runtime, rationale="optional", stdin=True)]
-    service = _service(rt)
+    service = shell_service(rt)
     return [make_tool(s, cfg.runtimes.get(s.runtime) or BUILTIN[s.runtime], service) for s in specs]
