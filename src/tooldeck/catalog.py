@@ -24,6 +24,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.search",
     "tooldeck.tools.structure",
     "tooldeck.tools.context_builder",
+    "tooldeck.tools.index",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
@@ -49,6 +50,9 @@ PROFILES: dict[str, tuple[str, ...] | None] = {
         "get_code_structure",
         "find_symbol",
         "find_references",
+        "markdown_search",
+        "query_vector_db",
+        "pydoc_search",
     ),
 }
 
