@@ -4,6 +4,7 @@
 * ``tooldeck call TOOL ['{json}'] [--root ROOT ...]``: exit 0 success, 1 tool
   error (error text on stderr), 2 usage error; JSON may come on stdin
 * ``tooldeck tools [--cost] [--profile NAME]``
+* ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
 
 from __future__ import annotations
@@ -135,6 +136,12 @@ def tools(
             typer.echo(f"{name:<22} {summary[:90]}")
     if cost:
         typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+
+
+from tooldeck.cli_index import index_app, search  # noqa: E402  (index and search verbs, docs/index.md)
+
+app.add_typer(index_app, name="index")
+app.command("search")(search)
 
 
 def main() -> None:

@@ -40,6 +40,11 @@ def _label(s: Symbol) -> str:
     return f"{s.parent}.{s.name}" if s.parent else s.name
 
 
+def _free_or_outer(o: Symbol | None, u: Symbol) -> bool:
+    """A line held by nobody, or by the class around ``u`` (a method's decorator)."""
+    return o is None or (o is not u and o.line < u.line and o.end_line >= u.end_line)
+
+
 def _windows(start: int, end: int) -> list[tuple[int, int]]:
     """1-based inclusive line ranges of at most MAX_LINES."""
     out = []
@@ -64,7 +69,7 @@ def chunk_code(path: str, text: str, symbols: list[Symbol]) -> list[Chunk]:
             owner[ln] = u
     for u in units:  # leading comments and decorators go with the definition below them
         ln = u.line - 1
-        while ln >= 1 and owner[ln] is None and lines[ln - 1].strip().startswith(_LEAD):
+        while ln >= 1 and _free_or_outer(owner[ln], u) and lines[ln - 1].strip().startswith(_LEAD):
             owner[ln] = u
             ln -= 1
     chunks: list[Chunk] = []

@@ -77,36 +77,40 @@ def static_model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
+_LOADED: dict[str, Any] = {}  # backend -> encode function, shared by every StaticEmbedder of the process
+_LOAD_LOCK = threading.Lock()
+
+
 class StaticEmbedder:
     """The packaged static model (see the module docstring)."""
 
     def __init__(self, backend: str = "auto") -> None:
         self.model_dir = static_model_dir()
         self.model_id = f"static:tokenlearn-static-model@{_version('tokenlearn-static-model')}"
-        self._encode: Any = None
         self._backend = backend
-        self._lock = threading.Lock()
 
     def _load(self) -> Any:
-        with self._lock:
-            if self._encode is not None:
-                return self._encode
-            if self._backend in ("auto", "rust"):
-                try:
-                    from static_model._static_model import encode_batch  # type: ignore[import-not-found]
+        with _LOAD_LOCK:
+            if self._backend in _LOADED:
+                return _LOADED[self._backend]
+            _LOADED[self._backend] = encode = self._load_backend()
+            return encode
 
-                    model_dir = str(self.model_dir)
-                    self._encode = lambda texts: np.asarray(encode_batch(model_dir, texts, 512), dtype=np.float32)
-                    return self._encode
-                except ImportError:
-                    if self._backend == "rust":
-                        raise
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            from model2vec import StaticModel
+    def _load_backend(self) -> Any:
+        if self._backend in ("auto", "rust"):
+            try:
+                from static_model._static_model import encode_batch  # type: ignore[import-not-found]
 
-            model = StaticModel.from_pretrained(str(self.model_dir))
-            self._encode = lambda texts: model.encode(texts, show_progress_bar=False)
-            return self._encode
+                model_dir = str(self.model_dir)
+                return lambda texts: np.asarray(encode_batch(model_dir, texts, 512), dtype=np.float32)
+            except ImportError:
+                if self._backend == "rust":
+                    raise
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from model2vec import StaticModel
+
+        model = StaticModel.from_pretrained(str(self.model_dir))
+        return lambda texts: model.encode(texts, show_progress_bar=False)
 
     def embed(self, texts: list[str]) -> np.ndarray:
         encode = self._load()
