@@ -18,6 +18,7 @@ from tooldeck.codemap.model import CLASS_LIKE, Symbol
 from tooldeck.index.model import Chunk
 
 MAX_LINES = 80
+_CLOSERS = frozenset({"}", "};", "end", ")", "]"})
 _LEAD = ("@", "#", "//", "/*", "*", "///", "--", ";;", "(*")
 
 
@@ -38,6 +39,15 @@ def _parent_is_class(s: Symbol, symbols: list[Symbol]) -> bool:
 
 def _label(s: Symbol) -> str:
     return f"{s.parent}.{s.name}" if s.parent else s.name
+
+
+def _bare_header(piece: list[str], u: Symbol | None) -> bool:
+    """A class's own lines that are only its header and closing brace (``class
+    Cart {`` ... ``}`` around methods): no chunk, its methods carry its name."""
+    if u is None or u.kind not in CLASS_LIKE:
+        return False
+    body = [s.strip() for s in piece if s.strip()]
+    return len(body) <= 2 and all(s in _CLOSERS or u.name in s for s in body)
 
 
 def _free_or_outer(o: Symbol | None, u: Symbol) -> bool:
@@ -79,7 +89,7 @@ def chunk_code(path: str, text: str, symbols: list[Symbol]) -> list[Chunk]:
         end = ln
         while end + 1 <= n and owner[end + 1] is u:
             end += 1
-        if any(lines[i - 1].strip() for i in range(ln, end + 1)):
+        if any(lines[i - 1].strip() for i in range(ln, end + 1)) and not _bare_header(lines[ln - 1 : end], u):
             chunks.extend(_make(path, lines, ln, end, u))
         ln = end + 1
     return chunks
