@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from tooldeck.index.dense import write_vectors
-from tooldeck.index.embed import Embedder
+from tooldeck.index.embed import Embedder, normalise
 from tooldeck.index.layout import Layout
 from tooldeck.index.lexical import write_lexical
 from tooldeck.index.model import BuildReport, Chunk
@@ -110,6 +110,10 @@ def build_index(
                 source_row.append(by_text.get(th, -1))
         report.files = len(file_hashes)
         report.files_removed = len(set(old_files) - set(file_hashes))
+        if prev is not None and live is not None and _unchanged(prev, spec, file_hashes, report):
+            report.chunks, report.generation = len(prev.chunks), live.name
+            report.seconds = time.perf_counter() - t0
+            return report  # nothing to write: the live generation is this build's result
         vectors = _vectors(chunks, source_row, prev, embedder, report, progress, check)
         build = layout.new_build_dir(spec.name)
         write_lexical(build / "lexical", chunks)
@@ -138,6 +142,28 @@ def build_index(
     return report
 
 
+def _unchanged(prev: OpenIndex, spec: BuildSpec, file_hashes: dict[str, str], report: BuildReport) -> bool:
+    man = prev.manifest
+    return (
+        report.files_changed == 0
+        and file_hashes == prev.files
+        and man.get("source") == spec.source
+        and man.get("description") == spec.description
+        and all(man.get(k) == v for k, v in spec.extra.items())
+    )
+
+
+def embed_chunks(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
+    """One unit vector per chunk: the normalised sum of its views' vectors."""
+    views = [c.embed_views() for c in chunks]
+    n = len(views[0]) if views else 0
+    flat = embedder.embed([v for vs in views for v in vs])
+    if not len(flat):
+        return flat
+    summed = flat.reshape(len(chunks), n, -1).sum(axis=1)
+    return normalise(summed)
+
+
 def _vectors(
     chunks: list[Chunk],
     source_row: list[int],
@@ -154,8 +180,8 @@ def _vectors(
         parts = []
         for a in range(0, len(todo), EMBED_BATCH):
             check()
-            batch = [chunks[i].embed_text() for i in todo[a : a + EMBED_BATCH]]
-            parts.append(embedder.embed(batch))
+            batch = todo[a : a + EMBED_BATCH]
+            parts.append(embed_chunks(embedder, [chunks[i] for i in batch]))
             progress("embedding", min(a + EMBED_BATCH, len(todo)), len(todo))
         new = np.vstack(parts)
     dim = new.shape[1] if new is not None else (prev.vectors.shape[1] if prev is not None and len(prev.chunks) else 0)
