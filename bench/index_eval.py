@@ -218,9 +218,8 @@ def quality(tmp: Path) -> None:
     ranked = best_fusions([d_runs, c_runs])
     print("\nfusion grid, mean hybrid MRR over both sets (top 5):")
     for m, b in ranked[:5]:
-        print(
-            f"  {describe(b):<28} {m:.3f}   docs {metrics(d_runs, 'hybrid', b)[1]:.3f}  code {metrics(c_runs, 'hybrid', b)[1]:.3f}"
-        )
+        docs_mrr, code_mrr = metrics(d_runs, "hybrid", b)[1], metrics(c_runs, "hybrid", b)[1]
+        print(f"  {describe(b):<28} {m:.3f}   docs {docs_mrr:.3f}  code {code_mrr:.3f}")
     cv = cross_validated([d_runs, c_runs])
     print(f"2-fold cross-validated hybrid MRR (fusion chosen on the other half): docs {cv[0]:.3f}, code {cv[1]:.3f}")
 
