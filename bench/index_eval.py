@@ -180,7 +180,7 @@ def cross_validated(sets: list[list[Run]]) -> list[float]:
     return [t / len(runs) for t, runs in zip(totals, sets, strict=True)]
 
 
-def print_table(d_runs: list[Run], c_runs: list[Run], f: fuse.Fusion) -> None:
+def print_table(d_runs: list[Run], c_runs: list[Run], f_docs: fuse.Fusion, f_code: fuse.Fusion) -> None:
     print(f"{'set':<22}{'n':>4}  {'lexical R@5/MRR':>16}  {'dense R@5/MRR':>16}  {'hybrid R@5/MRR':>16}")
     rows = [
         ("docs (all)", d_runs, None),
@@ -192,6 +192,7 @@ def print_table(d_runs: list[Run], c_runs: list[Run], f: fuse.Fusion) -> None:
     ]
     for label, runs, only in rows:
         n = sum(1 for r, _ in runs if only is None or r.kind == only)
+        f = f_docs if runs is d_runs else f_code
         cells = []
         for mode in ("lexical", "dense", "hybrid"):
             r5, mrr = metrics(runs, mode, f, only)
@@ -212,15 +213,13 @@ def quality(tmp: Path) -> None:
     )
     d_runs = evaluate_set(svc, "click-docs", load("docs_click.jsonl"), code=False)
     c_runs = evaluate_set(svc, "click-code", load("code_click.jsonl"), code=True)
-    f = fuse.DEFAULT
-    print(f"\nhybrid = {describe(f)} (tooldeck.index.fuse.DEFAULT)\n")
-    print_table(d_runs, c_runs, f)
-    ranked = best_fusions([d_runs, c_runs])
-    print("\nfusion grid, mean hybrid MRR over both sets (top 5):")
-    for m, b in ranked[:5]:
-        docs_mrr, code_mrr = metrics(d_runs, "hybrid", b)[1], metrics(c_runs, "hybrid", b)[1]
-        print(f"  {describe(b):<28} {m:.3f}   docs {docs_mrr:.3f}  code {code_mrr:.3f}")
-    cv = cross_validated([d_runs, c_runs])
+    f_docs, f_code = fuse.for_kind("markdown"), fuse.for_kind("code")
+    print(f"\nhybrid = docs: {describe(f_docs)}; code: {describe(f_code)} (tooldeck.index.fuse.BY_KIND)\n")
+    print_table(d_runs, c_runs, f_docs, f_code)
+    for name, runs in (("docs", d_runs), ("code", c_runs)):
+        top = best_fusions([runs])[:4]
+        print(f"\nfusion grid on {name} (hybrid MRR, best 4): " + "; ".join(f"{describe(b)} {m:.3f}" for m, b in top))
+    cv = [cross_validated([d_runs])[0], cross_validated([c_runs])[0]]
     print(f"2-fold cross-validated hybrid MRR (fusion chosen on the other half): docs {cv[0]:.3f}, code {cv[1]:.3f}")
 
 

@@ -37,6 +37,7 @@ class ErrorCode(StrEnum):
     IO_ERROR = "io_error"
     GIT_ERROR = "git_error"
     INTERNAL = "internal_error"
+    MODEL_MISMATCH = "model_mismatch"
 
 
 class ToolError(Exception):

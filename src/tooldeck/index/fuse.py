@@ -38,6 +38,13 @@ class Fusion:
 
 
 DEFAULT = Fusion()
+# Per index kind (a docs section and a code definition are found differently);
+# pydoc chunks (signatures and docstrings) read like prose and use DEFAULT.
+BY_KIND: dict[str, Fusion] = {"markdown": DEFAULT, "code": DEFAULT}
+
+
+def for_kind(kind: str) -> Fusion:
+    return BY_KIND.get(kind, DEFAULT)
 
 Fused = list[tuple[int, float, int | None, int | None]]  # (id, score, lexical rank, dense rank)
 

@@ -60,7 +60,7 @@ class OpenIndex:
         k: int,
         mode: Mode = "hybrid",
         query_vector: np.ndarray | None = None,
-        fusion: fuse.Fusion = fuse.DEFAULT,
+        fusion: fuse.Fusion | None = None,
     ) -> list[Hit]:
         n = fuse.CANDIDATES if mode == "hybrid" else k
         lex = self.lexical().search(query, max(n, k)) if mode in ("hybrid", "lexical") else []
@@ -69,5 +69,5 @@ class OpenIndex:
             return [Hit(self.chunks[i], s, r, None) for r, (i, s) in enumerate(lex[:k], 1)]
         if mode == "dense":
             return [Hit(self.chunks[i], s, None, r) for r, (i, s) in enumerate(den[:k], 1)]
-        fused = fuse.fuse(lex, den, self.vectors, query_vector, fusion)
+        fused = fuse.fuse(lex, den, self.vectors, query_vector, fusion or fuse.for_kind(self.kind))
         return [Hit(self.chunks[i], s, lr, dr) for i, s, lr, dr in fused[:k]]

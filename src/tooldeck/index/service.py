@@ -188,7 +188,7 @@ class IndexService:
             if idx.model_id != model:
                 how = HOW_TO_BUILD.get(idx.kind, HOW_TO_BUILD["markdown"]).format(name=name)
                 raise ToolError(
-                    "model_mismatch",
+                    ErrorCode.MODEL_MISMATCH,
                     f"index {name!r} was built with the embedding model {idx.model_id}, but the configured model "
                     f"is {model}; vectors of two models are not comparable. Rebuild it with {how}, or switch "
                     '[index] embeddings back in the config (or search with mode "lexical")',
