@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -68,78 +69,102 @@ def build_index(
         layout.cleanup(spec.name)  # debris of a crashed build goes first
         live = layout.current(spec.name)
         prev = OpenIndex(live) if live is not None else None
-        same_model = prev is not None and prev.model_id == embedder.model_id and prev.kind == spec.kind
-        old_files = prev.files if same_model and prev is not None else {}
-        by_path: dict[str, list[int]] = {}
-        by_text: dict[str, int] = {}
-        if same_model and prev is not None:
-            for i, c in enumerate(prev.chunks):
-                by_path.setdefault(c.path, []).append(i)
-                by_text.setdefault(prev.text_hashes[i], i)
-        chunks: list[Chunk] = []
-        hashes: list[str] = []
-        source_row: list[int] = []  # row of the reused vector in prev, or -1 when it must be embedded
-        file_hashes: dict[str, str] = {}
-        total = len(files)
-        for n, rel in enumerate(files, 1):
-            check()
-            if n % 50 == 0 or n == total:
-                progress("files", n, total)
-            data = load(rel)
-            if data is None:
-                report.skipped.append(rel)
-                continue
-            h = content_hash(data)
-            file_hashes[rel] = h
-            if old_files.get(rel) == h and prev is not None:
-                for i in by_path.get(rel, []):
-                    chunks.append(prev.chunks[i])
-                    hashes.append(prev.text_hashes[i])
-                    source_row.append(i)
-                continue
-            report.files_changed += 1
-            try:
-                text = data.decode("utf-8")
-            except UnicodeDecodeError:
-                report.skipped.append(rel)
-                continue
-            for c in chunker(rel, text, data):
-                th = c.text_hash
-                chunks.append(c)
-                hashes.append(th)
-                source_row.append(by_text.get(th, -1))
-        report.files = len(file_hashes)
-        report.files_removed = len(set(old_files) - set(file_hashes))
-        if prev is not None and live is not None and _unchanged(prev, spec, file_hashes, report):
+        if prev is not None and (prev.model_id != embedder.model_id or prev.kind != spec.kind):
+            prev = None  # another model or kind: nothing is reusable
+        col = _collect(prev, files, load, chunker, report, progress, check)
+        report.files = len(col.file_hashes)
+        report.files_removed = len(set(prev.files if prev else {}) - set(col.file_hashes))
+        if prev is not None and live is not None and _unchanged(prev, spec, col.file_hashes, report):
             report.chunks, report.generation = len(prev.chunks), live.name
             report.seconds = time.perf_counter() - t0
             return report  # nothing to write: the live generation is this build's result
-        vectors = _vectors(chunks, source_row, prev, embedder, report, progress, check)
+        vectors = _vectors(col.chunks, col.source_row, prev, embedder, report, progress, check)
         build = layout.new_build_dir(spec.name)
-        write_lexical(build / "lexical", chunks)
-        write_vectors(build / "vectors.npy", vectors)
-        (build / "chunks.json").write_text(
-            json.dumps({"rows": [c.to_row() for c in chunks], "hashes": hashes}, ensure_ascii=False)
-        )
-        report.chunks = len(chunks)
-        manifest = {
-            "format": FORMAT,
-            "name": spec.name,
-            "kind": spec.kind,
-            "source": spec.source,
-            "description": spec.description,
-            "model": embedder.model_id,
-            "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0,
-            "files": file_hashes,
-            "chunks": len(chunks),
-            "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-            **spec.extra,
-        }
-        (build / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False))
+        _write_generation(build, spec, embedder.model_id, col, vectors)
+        report.chunks = len(col.chunks)
         report.generation = layout.publish(spec.name, build)
         layout.cleanup(spec.name)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+@dataclass
+class _Collected:
+    chunks: list[Chunk] = field(default_factory=list)
+    hashes: list[str] = field(default_factory=list)
+    source_row: list[int] = field(default_factory=list)  # row of a reusable vector in prev, or -1: embed it
+    file_hashes: dict[str, str] = field(default_factory=dict)
+
+    def add(self, chunk: Chunk, text_hash: str, row: int) -> None:
+        self.chunks.append(chunk)
+        self.hashes.append(text_hash)
+        self.source_row.append(row)
+
+
+def _collect(
+    prev: OpenIndex | None,
+    files: Sequence[str],
+    load: Loader,
+    chunker: Chunker,
+    report: BuildReport,
+    progress: Progress,
+    check: Callable[[], None],
+) -> _Collected:
+    """Every file's chunks: an unchanged file's from ``prev``, a changed one's from the chunker."""
+    old_files = prev.files if prev is not None else {}
+    by_path: dict[str, list[int]] = {}
+    by_text: dict[str, int] = {}
+    if prev is not None:
+        for i, c in enumerate(prev.chunks):
+            by_path.setdefault(c.path, []).append(i)
+            by_text.setdefault(prev.text_hashes[i], i)
+    col = _Collected()
+    total = len(files)
+    for n, rel in enumerate(files, 1):
+        check()
+        if n % 50 == 0 or n == total:
+            progress("files", n, total)
+        data = load(rel)
+        if data is None:
+            report.skipped.append(rel)
+            continue
+        h = col.file_hashes[rel] = content_hash(data)
+        if prev is not None and old_files.get(rel) == h:
+            for i in by_path.get(rel, []):
+                col.add(prev.chunks[i], prev.text_hashes[i], i)
+            continue
+        report.files_changed += 1
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            report.skipped.append(rel)
+            del col.file_hashes[rel]
+            continue
+        for c in chunker(rel, text, data):
+            th = c.text_hash
+            col.add(c, th, by_text.get(th, -1))
+    return col
+
+
+def _write_generation(build: Path, spec: BuildSpec, model_id: str, col: _Collected, vectors: np.ndarray) -> None:
+    write_lexical(build / "lexical", col.chunks)
+    write_vectors(build / "vectors.npy", vectors)
+    rows = {"rows": [c.to_row() for c in col.chunks], "hashes": col.hashes}
+    (build / "chunks.json").write_text(json.dumps(rows, ensure_ascii=False))
+    manifest = {
+        "format": FORMAT,
+        "name": spec.name,
+        "kind": spec.kind,
+        "source": spec.source,
+        "description": spec.description,
+        "model": model_id,
+        "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0,
+        "files": col.file_hashes,
+        "chunks": len(col.chunks),
+        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        **spec.extra,
+    }
+    (build / "manifest.json").write_text(json.dumps(manifest, ensure_ascii=False))
 
 
 def _unchanged(prev: OpenIndex, spec: BuildSpec, file_hashes: dict[str, str], report: BuildReport) -> bool:

@@ -46,6 +46,7 @@ BY_KIND: dict[str, Fusion] = {"markdown": DEFAULT, "code": DEFAULT}
 def for_kind(kind: str) -> Fusion:
     return BY_KIND.get(kind, DEFAULT)
 
+
 Fused = list[tuple[int, float, int | None, int | None]]  # (id, score, lexical rank, dense rank)
 
 
