@@ -34,7 +34,7 @@ def build(rt: Runtime) -> list[Tool]:
         return build_output(report, f'search it with query_vector_db {{"query": ..., "index": "{report.name}"}}')
 
     def query_vector_db(args: QueryVectorDbInput) -> Output:
-        """Hybrid search (BM25 + dense, rank-fused) over a code index built by index_code.
+        """Hybrid search (BM25 + embeddings, fused) over a code index built by index_code.
 
         Each result: file, line range, enclosing symbol and the chunk's first lines."""
         from tooldeck.index.service import index_service
