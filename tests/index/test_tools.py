@@ -102,7 +102,7 @@ def test_pydoc_search_reads_a_package_without_importing_it(  # type: ignore[no-u
         {
             "__init__.py": '"""Boomlib: tools that explode when imported."""\nraise RuntimeError("imported!")\n',
             "fuse.py": 'def light_fuse(seconds: float = 3.0) -> None:\n    """Start the countdown of a fuse."""\n',
-            "_private.py": "def hidden():\n    pass\n",
+            "_private.py": 'def countdown_fuse_hidden():\n    """Countdown of a fuse, privately."""\n',
         },
     )
     monkeypatch.syspath_prepend(str(site))
@@ -110,5 +110,6 @@ def test_pydoc_search_reads_a_package_without_importing_it(  # type: ignore[no-u
     assert "boomlib.fuse.light_fuse" in out.splitlines()[1]
     assert "def light_fuse(seconds: float=3.0) -> None" in out
     assert "boomlib" not in sys.modules
+    assert "countdown_fuse_hidden" not in out  # private modules are not the documented API
     call.err("pydoc_search", {"query": "x", "package": "no_such_package_here"}, code="not_found")
     call.err("pydoc_search", {"query": "x", "package": "../etc"}, code="invalid_arguments")

@@ -141,9 +141,10 @@ def _py_files(start: Path, base: Path) -> list[str]:
         return [start.relative_to(base).as_posix()]
     out: list[str] = []
     for dirpath, dirs, names in os.walk(start):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__" and not d.startswith("."))
+        # private packages and modules (`_impl/`, `_compat.py`) are not the package's documented API
+        dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
         for n in sorted(names):
-            if n.endswith(".py"):
+            if n.endswith(".py") and (n == "__init__.py" or not n.startswith("_")):
                 out.append((Path(dirpath) / n).relative_to(base).as_posix())
                 if len(out) >= MAX_PACKAGE_FILES:
                     return out
