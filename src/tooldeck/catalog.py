@@ -27,6 +27,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.context_builder",
     "tooldeck.tools.web",
     "tooldeck.tools.shell",
+    "tooldeck.tools.index",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
@@ -52,6 +53,9 @@ PROFILES: dict[str, tuple[str, ...] | None] = {
         "get_code_structure",
         "find_symbol",
         "find_references",
+        "markdown_search",
+        "query_vector_db",
+        "pydoc_search",
     ),
 }
 

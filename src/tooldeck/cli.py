@@ -5,6 +5,7 @@
   error (error text on stderr), 2 usage error; JSON may come on stdin
 * ``tooldeck tools [--cost] [--profile NAME]``
 * ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
+* ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
 
 from __future__ import annotations
@@ -223,6 +224,12 @@ def workspace_remove(
     from tooldeck.state import person
 
     _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
+
+
+from tooldeck.cli_index import index_app, search  # noqa: E402  (index and search verbs, docs/index.md)
+
+app.add_typer(index_app, name="index")
+app.command("search")(search)
 
 
 def main() -> None:

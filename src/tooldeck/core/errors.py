@@ -44,6 +44,7 @@ class ErrorCode(StrEnum):
     NETWORK_ERROR = "network_error"
     TOO_MANY_REDIRECTS = "too_many_redirects"
     SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    MODEL_MISMATCH = "model_mismatch"
 
 
 class ToolError(Exception):
