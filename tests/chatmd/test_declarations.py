@@ -101,18 +101,30 @@ def test_home_and_tool_dir_variables(runtime: Runtime, root: Path) -> None:
     assert t is not None and f"- h: {Path.home().resolve()}" in t.description and f"- t: {root}" in t.description
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tooldeck.shell") is not None, reason="the shell runtime is present")
-@pytest.mark.parametrize(
-    "decl",
-    [
-        '<tool name="git_status" command="git status" description="Show git status"/>',
+def test_legacy_command_becomes_a_fixed_shell_tool(runtime: Runtime) -> None:
+    (Path(runtime.workspace.primary.path) / "marker.txt").write_text("here\n")
+    box = box_of('<tool name="listing" command="ls" description="List the root"/>', runtime)
+    tool = box.get("listing")
+    assert tool is not None and tool.description.startswith("List the root")
+    res = box.call_sync("listing", "{}")
+    assert not res.is_error, res.text
+    assert "marker.txt" in res.text
+
+
+def test_shell_access_runtime_and_structured_tool(runtime: Runtime) -> None:
+    decl = (
         '<shell_access id="dev" extends="builtin:workspace-development@1"/>\n'
-        '<tool name="shell" type="shell" mode="structured" runtime="dev"/>',
-    ],
-)
-def test_shell_declarations_need_the_shell_runtime(runtime: Runtime, decl: str) -> None:
-    msg = load_error(decl, runtime)
-    assert "needs the shell runtime" in msg and "<string>:1:1" in msg
+        '<tool name="sh" type="shell" mode="structured" runtime="dev"/>'
+    )
+    box = box_of(decl, runtime)
+    res = box.call_sync("sh", '{"program": "echo", "arguments": ["a;b", "$(id)"]}')
+    assert not res.is_error, res.text
+    assert "a;b $(id)" in res.text  # literal argv: no shell meaning
+
+
+def test_shell_tool_naming_an_undeclared_runtime_is_a_load_error(runtime: Runtime) -> None:
+    msg = load_error('<tool name="sh" type="shell" mode="structured" runtime="nope"/>', runtime)
+    assert "nope" in msg and "<string>:1:1" in msg
 
 
 @pytest.mark.skipif(importlib.util.find_spec("tooldeck.mcp.client") is not None, reason="the MCP client is present")

@@ -11,10 +11,12 @@ function per hook, so it is the only place to adjust when they land.
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.chatmd.paths import PathVars
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 
@@ -28,24 +30,35 @@ def _module(name: str, el: Element, needs: str) -> ModuleType:
         raise ChatmdError(el.pos, f"<{el.tag}> needs the {needs}, which this tooldeck does not have ({name})") from exc
 
 
-def shell_runtimes(elements: list[Element], rt: Runtime, **ctx: Any) -> dict[str, Any]:
-    """``<shell_access id=...>`` elements -> runtimes by id (shell domain)."""
+def _base_dir(el: Element, vars: PathVars) -> Path:
+    """Relative paths of a declaration resolve from the file it appears in (``${source_dir}``)."""
+    return el.pos.file.parent if el.pos.file is not None else vars.prompt_dir
+
+
+def shell_runtimes(elements: list[Element], rt: Runtime, *, vars: PathVars) -> dict[str, Any]:
+    """``<shell_access id=...>`` elements -> runtimes by id (shell domain); a
+    later runtime may extend an earlier one."""
     if not elements:
         return {}
     decl = _module("tooldeck.shell.chatmd_decl", elements[0], "shell runtime")
+    roots = [root.path for root in rt.workspace.roots]
     out: dict[str, Any] = {}
     for el in elements:
-        runtime = decl.runtime_from_element(el, rt=rt, **ctx)
+        runtime = decl.runtime_from_element(el, base_dir=_base_dir(el, vars), roots=roots, known=out)
         out[el.get("id") or getattr(runtime, "id", "")] = runtime
     return out
 
 
-def shell_tool(el: Element, runtimes: dict[str, Any], rt: Runtime, **ctx: Any) -> Tool:
-    """``<tool type="shell" ...>`` or a legacy ``<tool command="...">`` -> a Tool."""
+def shell_tool(el: Element, runtimes: dict[str, Any], rt: Runtime, *, vars: PathVars) -> Tool:
+    """``<tool type="shell" ...>`` or a legacy ``<tool command="...">`` -> a Tool
+    sharing the process's shell service (audit log, session approvals)."""
     decl = _module("tooldeck.shell.chatmd_decl", el, "shell runtime")
+    from tooldeck.tools.shell import shell_service
+
+    service = shell_service(rt)
     if el.has("command"):
-        return decl.legacy_command_tool(el, rt=rt, **ctx)  # type: ignore[no-any-return]
-    return decl.tool_from_element(el, runtimes, rt=rt, **ctx)  # type: ignore[no-any-return]
+        return decl.legacy_command_tool(el, runtimes, service=service)  # type: ignore[no-any-return]
+    return decl.tool_from_element(el, runtimes, base_dir=_base_dir(el, vars), service=service)  # type: ignore[no-any-return]
 
 
 def mcp_tools(el: Element, rt: Runtime, **ctx: Any) -> list[Tool]:

@@ -78,7 +78,10 @@ def run_file(
     transcript = Transcript(file, show_tool_call=session.show_tool_call)
     display = Display(console)
     try:
-        result = asyncio.run(_run(session, transcript, display, parallel))
+        from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
+
+        with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
+            result = asyncio.run(_run(session, transcript, display, parallel))
     except ModelError as exc:
         display.end_line()
         _fail(err, exc.message)

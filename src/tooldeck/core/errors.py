@@ -40,6 +40,11 @@ class ErrorCode(StrEnum):
     MODEL_ERROR = "model_error"
     DEPTH_LIMIT = "depth_limit"
     PROMPT_ERROR = "prompt_error"
+    HTTP_ERROR = "http_error"
+    NETWORK_ERROR = "network_error"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    MODEL_MISMATCH = "model_mismatch"
     REMOTE_ERROR = "remote_error"
     UNAVAILABLE = "unavailable"
 

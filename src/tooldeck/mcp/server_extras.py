@@ -208,7 +208,8 @@ class ServerExtras:
             server.add_request_handler("resources/list", types.PaginatedRequestParams, self._list_resources)
             server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self._list_templates)
             server.add_request_handler("resources/read", types.ReadResourceRequestParams, self._read_resource)
-        flags = NotificationOptions(prompts_changed=self.library is not None, tools_changed=self.library is not None)
+        # tools change anyway (manage_workspaces rebuilds the root-describing tools)
+        flags = NotificationOptions(prompts_changed=self.library is not None, tools_changed=True)
         # the HTTP session manager calls create_initialization_options() without
         # arguments: bind the flags to this server instance
         server.create_initialization_options = functools.partial(  # type: ignore[method-assign]

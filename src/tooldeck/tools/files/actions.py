@@ -58,15 +58,20 @@ class FindReplaceInput(ToolInput):
 
 
 def build(rt: Runtime) -> list[Tool]:
-    def read_for_edit(path: str, expected: str | None) -> tuple[ResolvedPath, str, bytes, int]:
-        ws = rt.workspace  # read per call: manage_workspaces can switch it
-        rp = ws.resolve(path, write=True)
-        shown = ws.display(rp.abs)
-        fb = read_bytes(rp.abs, shown, root=rp.root.path)
-        text = decode_text(fb.data, shown)
-        check_expected_hash(expected, fb.data, shown)
-        return rp, text, fb.data, fb.mode
+    return [build_file_actions(rt), build_append_to_file(rt), build_find_and_replace(rt)]
 
+
+def read_for_edit(rt: Runtime, path: str, expected: str | None) -> tuple[ResolvedPath, str, bytes, int]:
+    ws = rt.workspace  # read per call: manage_workspaces can switch it
+    rp = ws.resolve(path, write=True)
+    shown = ws.display(rp.abs)
+    fb = read_bytes(rp.abs, shown, root=rp.root.path)
+    text = decode_text(fb.data, shown)
+    check_expected_hash(expected, fb.data, shown)
+    return rp, text, fb.data, fb.mode
+
+
+def build_file_actions(rt: Runtime) -> Tool:
     def file_actions(args: FileActionsInput) -> str:
         ws = rt.workspace
         for field, value in (("path", args.path), ("new_path", args.new_path)):
@@ -116,6 +121,16 @@ def build(rt: Runtime) -> list[Tool]:
         batch.commit()
         return f"Moved {s_shown} -> {d_shown}"
 
+    return tool(
+        file_actions,
+        description="Create, delete or move a file. create refuses an existing file unless "
+        "if_exists=overwrite and creates parent folders; delete removes one file (never a folder); move "
+        "renames a file, refusing an existing destination unless if_exists=overwrite.",
+        destructive=True,
+    )
+
+
+def build_append_to_file(rt: Runtime) -> Tool:
     def append_to_file(args: AppendInput) -> str:
         ws = rt.workspace
         rp = ws.resolve(args.path, must_exist=False, write=True)
@@ -131,9 +146,17 @@ def build(rt: Runtime) -> list[Tool]:
             data = write_text(rp, args.content)
         return f"Appended {len(args.content)} characters to {shown} [hash={content_hash(data)}]"
 
+    return tool(
+        append_to_file,
+        description="Append text to a file: a newline, then the content (never deduplicated). "
+        "Creates the file if missing.",
+    )
+
+
+def build_find_and_replace(rt: Runtime) -> Tool:
     def find_and_replace(args: FindReplaceInput) -> str:
         ws = rt.workspace
-        rp, text, _, mode = read_for_edit(args.path, args.expected_hash)
+        rp, text, _, mode = read_for_edit(rt, args.path, args.expected_hash)
         shown = ws.display(rp.abs)
         count = text.count(args.find)
         if count == 0:
@@ -158,23 +181,9 @@ def build(rt: Runtime) -> list[Tool]:
         data = write_text(rp, new, mode=mode)
         return f"Replaced {count} occurrence(s) in {shown} [hash={content_hash(data)}]"
 
-    return [
-        tool(
-            file_actions,
-            description="Create, delete or move a file. create refuses an existing file unless "
-            "if_exists=overwrite and creates parent folders; delete removes one file (never a folder); move "
-            "renames a file, refusing an existing destination unless if_exists=overwrite.",
-            destructive=True,
-        ),
-        tool(
-            append_to_file,
-            description="Append text to a file: a newline, then the content (never deduplicated). "
-            "Creates the file if missing.",
-        ),
-        tool(
-            find_and_replace,
-            description="Replace an exact substring in a file. With all=false the text must occur exactly "
-            "once; several matches are an error (use all=true or apply_patch).",
-            destructive=True,
-        ),
-    ]
+    return tool(
+        find_and_replace,
+        description="Replace an exact substring in a file. With all=false the text must occur exactly "
+        "once; several matches are an error (use all=true or apply_patch).",
+        destructive=True,
+    )
