@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,9 +127,15 @@ def test_shell_tool_naming_an_undeclared_runtime_is_a_load_error(runtime: Runtim
     assert "nope" in msg and "<string>:1:1" in msg
 
 
-@pytest.mark.skipif(importlib.util.find_spec("tooldeck.mcp.client") is not None, reason="the MCP client is present")
-def test_mcp_mount_needs_the_mcp_client(runtime: Runtime) -> None:
-    assert "needs the MCP client" in load_error('<tool mcp_server="stdio:npx -y brave-search-mcp"/>', runtime)
+def test_mcp_server_declaration_mounts_a_remote_catalog(runtime: Runtime, tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    (remote / "far.txt").write_text("from the other server\n")
+    cmd = f"stdio:{sys.executable} -m tooldeck serve {remote} --state-dir {tmp_path / 'remote-state'}"
+    box = box_of(f'<tool mcp_server="{cmd}" include="read_file,get_file_tree"/>', runtime)
+    assert sorted(box.names) == ["get_file_tree", "read_file"]
+    res = box.call_sync("read_file", '{"path": "far.txt"}')
+    assert not res.is_error and "from the other server" in res.text, res.text
 
 
 def test_agent_declaration_checks_the_prompt_file(runtime: Runtime, tmp_path: Path) -> None:
