@@ -31,7 +31,6 @@ from __future__ import annotations
 import errno
 import os
 import random
-import secrets
 import stat
 import time
 from collections.abc import Callable
@@ -199,7 +198,7 @@ class AtomicBatch:
         undoable = len(self._ops) > 1
         jr: Journal | None = None
         try:
-            self._prepare(secrets.token_hex(6), undoable)
+            self._prepare(journal.new_batch_id(), undoable)
             entries = [op.entry for op in self._ops if op.entry is not None]
             if undoable or any(e.tmp for e in entries):
                 jr = Journal.begin(self.state_dir, self._batch_id, entries, undoable=undoable)

@@ -26,11 +26,12 @@ import json
 import logging
 import os
 import queue
+import secrets
 import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace import locks
@@ -114,7 +115,7 @@ class Journal:
         dir_fd = os.open(os.path.join(base, batch_id), os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
         fd = os.open(INTENT, os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC, 0o600, dir_fd=dir_fd)
         fcntl.flock(fd, fcntl.LOCK_EX)
-        data = json.dumps({"version": 1, "undoable": undoable, "entries": [asdict(e) for e in entries]})
+        data = json.dumps({"version": 1, "undoable": undoable, "entries": [vars(e) for e in entries]})
         view = memoryview(data.encode("utf-8"))
         while view:
             view = view[os.write(fd, view) :]
@@ -236,6 +237,22 @@ def recover(state_dir: str | os.PathLike[str]) -> int:
     return done
 
 
+def new_batch_id() -> str:
+    """``<pid>-<random>``: the pid tells a journal folder without an intent
+    (its writer died between the two) from one whose writer is still starting."""
+    return f"{os.getpid()}-{secrets.token_hex(5)}"
+
+
+def _alive(batch_id: str) -> bool:
+    try:
+        os.kill(int(batch_id.split("-", 1)[0]), 0)
+    except ProcessLookupError:
+        return False
+    except (ValueError, OSError):
+        return True  # not ours to judge (another user's process, an odd name): the age rule decides
+    return True
+
+
 def _recover_one(state_dir: str, base: str, batch_id: str) -> int:
     path = os.path.join(base, batch_id)
     try:
@@ -249,9 +266,9 @@ def _recover_one(state_dir: str, base: str, batch_id: str) -> int:
             break
         except FileNotFoundError:
             continue
-    if file_fd < 0:  # crashed before writing its intent (or while removing it): nothing was staged
+    if file_fd < 0:  # died before writing its intent (or while removing it): nothing was staged
         try:
-            if time.time() - os.fstat(dir_fd).st_mtime > STALE_EMPTY_SECONDS:
+            if not _alive(batch_id) or time.time() - os.fstat(dir_fd).st_mtime > STALE_EMPTY_SECONDS:
                 os.rmdir(path)
         except OSError:
             pass
