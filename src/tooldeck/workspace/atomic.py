@@ -56,7 +56,8 @@ from tooldeck.workspace.tempnames import temp_name
 T = TypeVar("T")
 
 # Fault injection for tests: called with (step, rel_path) before each step of a
-# batch commit ("stage", "apply"); raising there simulates an I/O failure.
+# batch commit ("stage", "apply", and "done" after the commit point); raising
+# there simulates an I/O failure (and ``os._exit`` there, a crash).
 FaultHook = Callable[[str, str], None]
 fault_hook: FaultHook | None = None
 
@@ -289,6 +290,8 @@ class AtomicBatch:
             op.applied = True
         if jr is not None and len(self._ops) > 1:
             jr.mark_done()
+            if fault_hook:
+                fault_hook("done", "")
 
     def _rollback(self, jr: Journal | None) -> None:
         # best effort for every op: one failed restore must not stop the others
