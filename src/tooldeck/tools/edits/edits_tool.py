@@ -25,7 +25,7 @@ from tooldeck.tools.common import check_expected_hash, join_spelling, split_spel
 from tooldeck.tools.edits.match import LADDER, Span, find
 from tooldeck.tools.edits.recover import recover
 from tooldeck.workspace.atomic import AtomicBatch, retrying
-from tooldeck.workspace.content import content_hash, decode_text, read_bytes
+from tooldeck.workspace.content import HASH_CHARS, decode_text, read_bytes
 from tooldeck.workspace.roots import ResolvedPath
 
 HASH_DOC = "Hash from read_file; refused with `conflict` if the file changed since."
@@ -176,12 +176,13 @@ def _apply(rt: Runtime, args: ApplyEditsInput) -> str:
         counts = _counted(diff)
         data = new_text.encode("utf-8")
     del doc
-    if changed := digest is None or hashlib.sha256(data).digest() != digest:
+    new_hash = hashlib.sha256(data)
+    if changed := digest is None or new_hash.digest() != digest:
         batch = AtomicBatch(rt.state_dir)
         batch.write(rp.root.path, rp.rel, data, expect_digest=digest, expect_absent=digest is None)
         batch.commit()
     note = "" if changed else " (no change: the file already had this content)"
-    out = [f"{head}: +{counts[0]} -{counts[1]} lines{note} [hash={content_hash(data)}]"]
+    out = [f"{head}: +{counts[0]} -{counts[1]} lines{note} [hash={new_hash.hexdigest()[:HASH_CHARS]}]"]
     out.extend(n for n in notes if n)
     if args.verbose and diff:
         out.extend(diff[:MAX_DIFF_LINES])
