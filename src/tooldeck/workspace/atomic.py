@@ -217,6 +217,8 @@ class AtomicBatch:
             self._discard(jr)
             raise
         dirs, self._dirs = list(self._dirs.values()), {}
+        for op in self._ops:  # the cleanup job must not keep the contents alive
+            op.data = op.expect = None
         journal.later(lambda: self._cleanup(jr, dirs))
 
     # internals ----------------------------------------------------------------

@@ -113,17 +113,16 @@ def same_content(dfd: int, name: str, expect: bytes | None, digest: bytes | None
         if not stat.S_ISREG(st.st_mode) or (expect is not None and st.st_size != len(expect)):
             return False
         hasher = hashlib.sha256() if expect is None else None
-        view = memoryview(expect) if expect is not None else None
         pos = 0
         while chunk := os.read(fd, CHUNK):
-            if view is not None:
-                if view[pos : pos + len(chunk)] != chunk:
+            if expect is not None:
+                if not expect.startswith(chunk, pos):  # a memcmp in place, no slice copied
                     return False
             elif hasher is not None:
                 hasher.update(chunk)
             pos += len(chunk)
-        if view is not None:
-            return pos == len(view)
+        if expect is not None:
+            return pos == len(expect)
         return hasher is not None and hasher.digest() == digest
     finally:
         os.close(fd)

@@ -49,6 +49,7 @@ from tooldeck.workspace.fsops import (
 log = logging.getLogger("tooldeck.journal")
 
 INTENT = "intent.json"
+INTENT_TMP = "intent.json.new"
 DONE = "done.json"
 STALE_EMPTY_SECONDS = 60.0
 
@@ -109,22 +110,44 @@ class Journal:
     def begin(cls, state_dir: str, batch_id: str, entries: list[Entry], *, undoable: bool) -> Journal:
         base = os.path.join(state_dir, "journal")
         os.makedirs(base, mode=0o700, exist_ok=True)
-        os.mkdir(os.path.join(base, batch_id), 0o700)
-        with _live_lock:
+        with _live_lock:  # before the folder exists: no thread of ours may take it for dead
             _live.add(batch_id)
+        os.mkdir(os.path.join(base, batch_id), 0o700)
         dir_fd = os.open(os.path.join(base, batch_id), os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
-        fd = os.open(INTENT, os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC, 0o600, dir_fd=dir_fd)
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        data = json.dumps({"version": 1, "undoable": undoable, "entries": [vars(e) for e in entries]})
-        view = memoryview(data.encode("utf-8"))
-        while view:
-            view = view[os.write(fd, view) :]
-        if undoable:  # the intent must be on disk before the first rename
-            fsync_quiet(fd)
+        try:
+            fd = cls._write_intent(dir_fd, entries, undoable)
+        except BaseException:
+            unlink_quiet(dir_fd, INTENT_TMP)
+            unlink_quiet(dir_fd, INTENT)
+            os.close(dir_fd)
+            os.rmdir(os.path.join(base, batch_id))
+            with _live_lock:
+                _live.discard(batch_id)
+            raise
+        if undoable:
             base_fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
             fsync_quiet(base_fd)
             os.close(base_fd)
         return cls(state_dir, batch_id, dir_fd, fd)
+
+    @staticmethod
+    def _write_intent(dir_fd: int, entries: list[Entry], undoable: bool) -> int:
+        # written under another name, locked, then renamed: an intent.json
+        # another process can open is always complete and always locked
+        data = json.dumps({"version": 1, "undoable": undoable, "entries": [vars(e) for e in entries]})
+        fd = os.open(INTENT_TMP, os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC, 0o600, dir_fd=dir_fd)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            view = memoryview(data.encode("utf-8"))
+            while view:
+                view = view[os.write(fd, view) :]
+            if undoable:  # the intent must be on disk before the first rename
+                fsync_quiet(fd)
+            os.rename(INTENT_TMP, INTENT, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
 
     def same_device(self, st_dev: int) -> bool:
         return os.fstat(self.dir_fd).st_dev == st_dev
@@ -139,7 +162,7 @@ class Journal:
             return
         try:
             for name in os.listdir(self.dir_fd):
-                if name not in (INTENT, DONE):
+                if name not in (INTENT, DONE):  # backups and a half-written intent
                     unlink_quiet(self.dir_fd, name)
             unlink_quiet(self.dir_fd, DONE)
             unlink_quiet(self.dir_fd, INTENT)
@@ -266,9 +289,10 @@ def _recover_one(state_dir: str, base: str, batch_id: str) -> int:
             break
         except FileNotFoundError:
             continue
-    if file_fd < 0:  # died before writing its intent (or while removing it): nothing was staged
+    if file_fd < 0:  # died before its intent was complete (or while removing it): nothing was staged
         try:
             if not _alive(batch_id) or time.time() - os.fstat(dir_fd).st_mtime > STALE_EMPTY_SECONDS:
+                unlink_quiet(dir_fd, INTENT_TMP)
                 os.rmdir(path)
         except OSError:
             pass
