@@ -246,7 +246,7 @@ def recover(state_dir: str | os.PathLike[str]) -> int:
     base = os.path.join(os.fspath(state_dir), "journal")
     try:
         names = os.listdir(base)
-    except (FileNotFoundError, NotADirectoryError):
+    except OSError:  # no journal yet (or an unreadable state directory: nothing we can recover)
         return 0
     done = 0
     for name in names:
