@@ -35,8 +35,10 @@ done
 venv="$here/.venv"
 [ -x "$venv/bin/python" ] || "$py" -m venv "$venv"
 stamp="$venv/.tooldeck-installed$extras"
-want="$(cat "$here/pyproject.toml" | sha256sum | cut -c1-16)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+dev_stamp="$venv/.tooldeck-installed[dev]"   # a dev install satisfies a plain one
+want="$(sha256sum < "$here/pyproject.toml" | cut -c1-16)"
+installed() { [ -f "$1" ] && [ "$(cat "$1")" = "$want" ]; }
+if ! installed "$stamp" && ! installed "$dev_stamp"; then
   echo "setup: installing tooldeck$extras into $venv"
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
   "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here$extras"

@@ -56,11 +56,13 @@ def state_of(base: Path, skip: set[Path]) -> dict[str, Any]:
 
 def names_a_field(error: ToolError, fields: set[str]) -> bool:
     """An invalid_arguments error says which argument is wrong: in its details,
-    as a backticked name, or by naming one of the tool's fields."""
-    if error.details.get("fields") or error.details.get("field") or "`" in error.message:
+    or by naming one of the tool's fields (backticked or not; a nested field
+    such as `edits[0].search` counts by its first segment)."""
+    if error.details.get("fields") or error.details.get("field"):
         return True
+    quoted = {re.split(r"[.\[]", q, maxsplit=1)[0] for q in re.findall(r"`([^`]+)`", error.message)}
     words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", error.message))
-    return bool(words & fields) or "arguments" in words
+    return bool((quoted | words) & fields) or "arguments" in words
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
+from typing import Any
 
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox
@@ -16,7 +17,7 @@ from tooldeck.runtime import Runtime
 
 # One module per domain, each exposing tools(runtime) -> list[Tool].
 DOMAINS: tuple[str, ...] = (
-    "tooldeck.tools.workspaces",  # first: restores stored roots before other domains describe them
+    "tooldeck.tools.workspaces",  # stored roots are restored by Runtime.start(), not here: order is free
     "tooldeck.tools.files",
     "tooldeck.tools.selection",
     "tooldeck.tools.git",
@@ -24,6 +25,9 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.search",
     "tooldeck.tools.structure",
     "tooldeck.tools.context_builder",
+    "tooldeck.tools.web",
+    "tooldeck.tools.shell",
+    "tooldeck.tools.index",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
@@ -49,6 +53,9 @@ PROFILES: dict[str, tuple[str, ...] | None] = {
         "get_code_structure",
         "find_symbol",
         "find_references",
+        "markdown_search",
+        "query_vector_db",
+        "pydoc_search",
     ),
 }
 
@@ -74,6 +81,30 @@ def select_profile(tools: list[Tool], profile: str | None) -> list[Tool]:
     return [t for t in tools if allowed is None or t.name in allowed]
 
 
-def build_toolbox(rt: Runtime, profile: str | None = None, **kwargs: object) -> Toolbox:
+class CatalogToolbox(Toolbox):
+    """The catalog's Toolbox: its tools follow the workspace.
+
+    Some tools describe the roots when built (read_file's description and its
+    ``root`` enum). After a switch or a folder change they are rebuilt, and
+    :attr:`generation` counts the changes so a host can tell its client (MCP
+    ``notifications/tools/list_changed``). :attr:`runtime` lets a host attach
+    what only it can offer (``rt.ask_person``)."""
+
+    def __init__(self, rt: Runtime, profile: str | None, tools: list[Tool], **kwargs: Any) -> None:
+        super().__init__(tools, **kwargs)
+        self.runtime = rt
+        self.profile = profile
+        self.generation = 0
+        rt.on_workspace_change(self._rebuild)
+
+    def _rebuild(self, _workspace: object) -> None:
+        fresh = select_profile(build_tools(self.runtime), self.profile)
+        for t in fresh:
+            if t.name in self._tools:
+                self._tools[t.name] = t  # one dict store: a concurrent lookup sees the old or the new tool
+        self.generation += 1
+
+
+def build_toolbox(rt: Runtime, profile: str | None = None, **kwargs: Any) -> CatalogToolbox:
     tools = select_profile(build_tools(rt), profile)
-    return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs)  # type: ignore[arg-type]
+    return CatalogToolbox(rt, profile, tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs)

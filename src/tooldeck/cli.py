@@ -4,6 +4,8 @@
 * ``tooldeck call TOOL ['{json}'] [--root ROOT ...]``: exit 0 success, 1 tool
   error (error text on stderr), 2 usage error; JSON may come on stdin
 * ``tooldeck tools [--cost] [--profile NAME]``
+* ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
+* ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
 
 from __future__ import annotations
@@ -28,12 +30,16 @@ EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
 
 
-def _runtime(roots: list[Path] | None, state_dir: Path | None):  # type: ignore[no-untyped-def]
+def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
+    from tooldeck.launch import allowed_parents
     from tooldeck.runtime import Runtime
 
     try:
-        return Runtime.for_dirs([str(r) for r in roots] if roots else None, state_dir=state_dir)
-    except FileNotFoundError as exc:
+        allowed = allowed_parents([str(p) for p in allow or []])
+        return Runtime.for_dirs(
+            [str(r) for r in roots] if roots else None, state_dir=state_dir, allow_roots=allowed
+        ).start()
+    except (FileNotFoundError, ValueError) as exc:
         typer.echo(f"tooldeck: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from exc
 
@@ -43,6 +49,10 @@ StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", envvar="TOOLDECK_STATE_DIR", help="State directory (SQLite store).")
 ]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Tool profile: full, core, read-only.")]
+AllowOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--allow-root", help="A parent folder manage_workspaces may open (repeatable; see allow_roots)."),
+]
 
 
 @app.command()
@@ -54,6 +64,7 @@ def serve(
     ] = None,
     profile: ProfileOpt = None,
     state_dir: StateOpt = None,
+    allow_root: AllowOpt = None,
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
@@ -65,6 +76,7 @@ def serve(
         prompts=str(prompts) if prompts is not None else None,
         profile=profile,
         state_dir=str(state_dir) if state_dir is not None else None,
+        allow_roots=[str(p) for p in allow_root or []],
     )
     code = run_serve(args)
     if code:
@@ -77,6 +89,7 @@ def call(
     arguments: Annotated[str | None, typer.Argument(help="JSON arguments; read from stdin when omitted.")] = None,
     root: Annotated[list[Path] | None, typer.Option("--root", help="Root directory (repeatable).")] = None,
     state_dir: StateOpt = None,
+    allow_root: AllowOpt = None,
 ) -> None:
     """Run one tool and print its text output."""
     from tooldeck.catalog import build_toolbox, canonical_name
@@ -84,7 +97,7 @@ def call(
     raw = arguments
     if raw is None and not sys.stdin.isatty():
         raw = sys.stdin.read()
-    rt = _runtime(root, state_dir)
+    rt = _runtime(root, state_dir, allow_root)
     box = build_toolbox(rt)
     name = canonical_name(tool)
     t = box.get(name)
@@ -100,7 +113,10 @@ def call(
         if not isinstance(parsed, dict):
             typer.echo("tooldeck: arguments must be a JSON object", err=True)
             raise typer.Exit(EXIT_USAGE)
-    result = box.call_sync(name, raw)
+    from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
+
+    with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
+        result = box.call_sync(name, raw)
     if result.is_error:
         typer.echo(result.text, err=True)
         raise typer.Exit(EXIT_TOOL_ERROR)
@@ -135,6 +151,85 @@ def tools(
             typer.echo(f"{name:<22} {summary[:90]}")
     if cost:
         typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+
+
+@app.command()
+def run(
+    file: Annotated[Path, typer.Argument(help="The .chatmd file: its conversation, model config and tools.")],
+    parallel_tool_calls: Annotated[
+        bool,
+        typer.Option("--parallel-tool-calls/--no-parallel-tool-calls", help="Run a turn's tool calls in parallel."),
+    ] = True,
+    state_dir: StateOpt = None,
+) -> None:
+    """Run a ChatMD file: call the model, run its tools, append the transcript to the file."""
+    from tooldeck.chatmd.runner import run_file
+
+    code = run_file(file, parallel=parallel_tool_calls, state_dir=state_dir)
+    if code:
+        raise typer.Exit(code)
+
+
+workspace_app = typer.Typer(
+    help="Your stored workspaces (roots are set by you: folders added here are trusted by every server).",
+    no_args_is_help=True,
+)
+app.add_typer(workspace_app, name="workspace")
+
+
+def _person_db(state_dir: Path | None):  # type: ignore[no-untyped-def]
+    from tooldeck.state.tables import ContextDB
+    from tooldeck.store.db import Store, default_state_dir
+
+    return ContextDB(Store(state_dir if state_dir is not None else default_state_dir()))
+
+
+def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
+    from tooldeck.core.errors import ToolError
+
+    try:
+        typer.echo(action(*args))
+    except ToolError as exc:
+        typer.echo(f"tooldeck: {exc.message}", err=True)
+        raise typer.Exit(EXIT_TOOL_ERROR) from exc
+
+
+@workspace_app.command("list")
+def workspace_list(state_dir: StateOpt = None) -> None:
+    """List stored workspaces and their folders."""
+    from tooldeck.state import person
+
+    _person(person.list_workspaces, _person_db(state_dir))
+
+
+@workspace_app.command("add")
+def workspace_add(
+    name: Annotated[str, typer.Argument(help="Workspace name (created when missing).")],
+    folder: Annotated[Path, typer.Argument(help="Folder to add.")],
+    state_dir: StateOpt = None,
+) -> None:
+    """Add a folder to a workspace; model-facing tools may then switch to it."""
+    from tooldeck.state import person
+
+    _person(person.add_folder, _person_db(state_dir), name, str(folder))
+
+
+@workspace_app.command("remove")
+def workspace_remove(
+    name: Annotated[str, typer.Argument(help="Workspace name or id.")],
+    folder: Annotated[Path | None, typer.Argument(help="Folder to remove (omit to delete the workspace).")] = None,
+    state_dir: StateOpt = None,
+) -> None:
+    """Remove a folder from a workspace, or delete the workspace."""
+    from tooldeck.state import person
+
+    _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
+
+
+from tooldeck.cli_index import index_app, search  # noqa: E402  (index and search verbs, docs/index.md)
+
+app.add_typer(index_app, name="index")
+app.command("search")(search)
 
 
 def main() -> None:

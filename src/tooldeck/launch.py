@@ -25,9 +25,11 @@ class ServeArgs:
     prompts: str | None = None
     profile: str | None = None
     state_dir: str | None = None
+    allow_roots: list[str] = field(default_factory=list)
 
 
 _OPTIONS = {"--http": "http", "--prompts": "prompts", "--profile": "profile", "--state-dir": "state_dir"}
+_LISTS = {"--allow-root": "allow_roots"}  # repeatable options
 
 
 def parse_serve(args: list[str]) -> ServeArgs | None:
@@ -41,14 +43,17 @@ def parse_serve(args: list[str]) -> ServeArgs | None:
             break
         if arg.startswith("-"):
             name, eq, value = arg.partition("=")
-            if name not in _OPTIONS:
+            if name not in _OPTIONS and name not in _LISTS:
                 return None
             if not eq:
                 if i + 1 >= len(args):
                     return None
                 i += 1
                 value = args[i]
-            setattr(out, _OPTIONS[name], value)
+            if name in _LISTS:
+                getattr(out, _LISTS[name]).append(value)
+            else:
+                setattr(out, _OPTIONS[name], value)
         else:
             out.roots.append(arg)
         i += 1
@@ -58,6 +63,15 @@ def parse_serve(args: list[str]) -> ServeArgs | None:
 def _usage(message: str) -> int:
     print(f"tooldeck: {message}", file=sys.stderr)
     return EXIT_USAGE
+
+
+def allowed_parents(extra: list[str]) -> list[str]:
+    """The parents the person allows beyond the launch roots: ``allow_roots``
+    of the user's config file (never a project file) plus ``--allow-root``.
+    Raises ValueError (ConfigError) for a malformed config file."""
+    from tooldeck.config import load_config
+
+    return [*(str(p) for p in load_config(None).allow_roots), *extra]
 
 
 def run_serve(args: ServeArgs) -> int:
@@ -77,8 +91,9 @@ def run_serve(args: ServeArgs) -> int:
     if args.profile is not None and args.profile not in PROFILES:
         return _usage(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
     try:
-        rt = Runtime.for_dirs(args.roots or None, state_dir=args.state_dir)
-    except FileNotFoundError as exc:
+        allowed = allowed_parents(args.allow_roots)
+        rt = Runtime.for_dirs(args.roots or None, state_dir=args.state_dir, allow_roots=allowed)
+    except (FileNotFoundError, ValueError) as exc:  # a missing root, a bad config file
         return _usage(str(exc))
     if args.prompts is not None:
         rt.settings["prompts_dir"] = args.prompts
@@ -86,7 +101,7 @@ def run_serve(args: ServeArgs) -> int:
 
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
-        serve(lambda: build_toolbox(rt, args.profile), bind)
+        serve(lambda: build_toolbox(rt.start(), args.profile), bind)
     except KeyboardInterrupt:
         pass
     return 0

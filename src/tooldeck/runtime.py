@@ -9,6 +9,7 @@ built on first request, so a server starts fast.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -19,8 +20,10 @@ from tooldeck.store.db import Store, default_state_dir
 from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
 from tooldeck.workspace.tokens import count_tokens
+from tooldeck.workspace.trust import AskPerson, Boundary
 
 T = TypeVar("T")
+log = logging.getLogger("tooldeck.runtime")
 
 
 class Runtime:
@@ -31,8 +34,14 @@ class Runtime:
         state_dir: str | os.PathLike[str] | None = None,
         budget_tokens: int = 20_000,
         settings: dict[str, Any] | None = None,
+        allow_roots: Sequence[str | os.PathLike[str]] = (),
     ) -> None:
         self.workspace = workspace
+        # the trust boundary: launch roots + what the person allowed (config, --allow-root)
+        self.boundary = Boundary([*(r.path for r in workspace.roots), *allow_roots])
+        # set by a host that can ask the person (MCP elicitation); None = refuse outright
+        self.ask_person: AskPerson | None = None
+        self._started = False
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         self.budget_tokens = budget_tokens
         self.settings: dict[str, Any] = dict(settings or {})
@@ -48,6 +57,29 @@ class Runtime:
     @classmethod
     def for_dirs(cls, dirs: Sequence[str | os.PathLike[str]] | None = None, **kwargs: Any) -> Runtime:
         return cls(Workspace.from_dirs(list(dirs) if dirs else [os.getcwd()]), **kwargs)
+
+    def start(self) -> Runtime:
+        """Restore persisted state before any tool is described: the launch
+        workspace (its stored folders inside the trust boundary become roots)
+        and a stored ``output.budget_tokens``. Hosts call it once before
+        building the catalog, so the order of the catalog's domains does not
+        matter; later calls do nothing. A broken store must not stop a server
+        from starting: it is logged, and the tools report it on first use."""
+        with self._lock:
+            if self._started:
+                return self
+            self._started = True
+        from tooldeck.settings import settings_service
+        from tooldeck.state.workspaces import workspace_service
+
+        try:
+            workspace_service(self)
+            settings = settings_service(self)
+            if settings.source("output.budget_tokens") == "stored":
+                self.budget_tokens = int(settings.get("output.budget_tokens"))
+        except Exception as exc:  # reported by the tools on first use
+            log.warning("tooldeck: could not restore workspace state from %s: %s", self.state_dir, exc)
+        return self
 
     def replace_workspace(self, workspace: Workspace) -> None:
         """Swap the roots (``manage_workspaces`` switch / add_folder / remove_folder).
@@ -81,10 +113,6 @@ class Runtime:
                 if svc is None:
                     svc = self._services[key] = factory(self)
         return svc  # type: ignore[no-any-return]
-
-    def peek_service(self, key: str) -> Any | None:
-        """The service ``key`` if some tool already built it, else None."""
-        return self._services.get(key)
 
     def provide(self, name: str, fn: Callable[..., Any]) -> None:
         """Publish a capability other domains may use if present (e.g. the

@@ -65,9 +65,6 @@ class Codemap:
     lines: int = 0
     root: str = ""  # id of the root holding ``path``
 
-    def top_level(self) -> list[Symbol]:
-        return [s for s in self.symbols if s.depth == 0]
-
     def defines(self, name: str) -> bool:
         return any(s.name == name for s in self.symbols)
 

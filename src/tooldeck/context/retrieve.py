@@ -82,6 +82,16 @@ def _bm25(tf: int, idf: float, size: int, avg: float) -> float:
     return idf * tf * (K1 + 1) / (tf + norm)
 
 
+class Scores(dict[str, Scored]):
+    """abs path → :class:`Scored`, created on first signal."""
+
+    def of(self, f: FileInfo) -> Scored:
+        s = self.get(f.abs)
+        if s is None:
+            s = self[f.abs] = Scored(f)
+        return s
+
+
 def retrieve(
     ws: Workspace,
     query: Query,
@@ -91,25 +101,28 @@ def retrieve(
     lexical_only: bool = False,
     files: list[FileInfo] | None = None,
 ) -> dict[str, Scored]:
-    """abs path → scores for every file with any signal. ``symbol_words``
-    (word → files defining a symbol with that word in its name) comes from
+    """abs path → scores for every file with any signal: content (BM25 over
+    ripgrep term counts), path words, then (unless ``lexical_only``) the
+    symbols the task names. ``symbol_words`` (word → files defining a symbol
+    with that word in its name) comes from
     :func:`tooldeck.context.rank.symbol_words`, cached with the graph."""
     files = files if files is not None else universe(ws)
+    scored = Scores()
+    score_content(ws, query, files, scored)
+    score_paths(query, files, scored)
+    if not lexical_only and index is not None:
+        score_symbols(query, files, index, symbol_words or {}, scored)
+    return scored
+
+
+def score_content(ws: Workspace, query: Query, files: list[FileInfo], scored: Scores) -> None:
+    """BM25 of the query terms, counted by one ripgrep pass per root."""
     n = max(1, len(files))
     by_root: dict[str, dict[str, FileInfo]] = {}
     for f in files:
         by_root.setdefault(f.root_id, {})[f.rel] = f
-    scored: dict[str, Scored] = {}
-
-    def entry(f: FileInfo) -> Scored:
-        s = scored.get(f.abs)
-        if s is None:
-            s = scored[f.abs] = Scored(f)
-        return s
-
-    # content: one rg pass per root
     terms = list(query.terms[:MAX_TERMS])
-    idents = {t for t in query.identifiers}
+    idents = set(query.identifiers)
     hits: list[tuple[FileInfo, Counter[str]]] = []
     for root in ws.roots:
         for rel, counts in term_hits(ws.rules(root), terms).items():
@@ -121,7 +134,7 @@ def retrieve(
         df.update(counts.keys())
     avg = sum(f.size for f in files) / n or 1.0
     for f, counts in hits:
-        s = entry(f)
+        s = scored.of(f)
         for term, tf in counts.items():
             idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
             weight = IDENT_WEIGHT if term in idents else 1.0
@@ -129,7 +142,11 @@ def retrieve(
             s.content += contribution
             s.term_scores[term] += contribution
 
-    # paths
+
+def score_paths(query: Query, files: list[FileInfo], scored: Scores) -> None:
+    """Words of the task found in a file's path (rarer words weigh more), and
+    paths the task names outright."""
+    n = max(1, len(files))
     words = set(query.words)
     named = [p.strip("/") for p in query.paths]
     path_df: Counter[str] = Counter()
@@ -142,20 +159,27 @@ def retrieve(
         bonus = sum(math.log(1 + n / (1 + path_df[w])) * 0.5 for w in pw)
         if named and any(f.rel == p or f.rel.endswith("/" + p) or os.path.basename(f.rel) == p for p in named):
             bonus += PATH_NAMED
-            entry(f).reasons.append("path named in the task")
+            scored.of(f).reasons.append("path named in the task")
         if bonus:
-            s = entry(f)
+            s = scored.of(f)
             s.path += bonus
             if pw:
                 s.reasons.append("path words: " + ", ".join(sorted(pw)))
 
-    if lexical_only or index is None:
-        return scored
 
-    # symbols: files defining what the task names
+def score_symbols(
+    query: Query,
+    files: list[FileInfo],
+    index: SymbolIndex,
+    symbol_words: dict[str, set[str]],
+    scored: Scores,
+) -> None:
+    """Files defining the identifiers and names the task mentions (few definers
+    weigh more), and files defining symbols whose names share the task's words."""
+    n = max(1, len(files))
     shown_to_info = {f.shown: f for f in files}
     named_symbols = [(i, DEFINES_NAMED, 12) for i in query.identifiers] + [
-        (n, DEFINES_NAMED / 2, 6) for n in query.names
+        (name, DEFINES_NAMED / 2, 6) for name in query.names
     ]
     for name, weight, max_definers in named_symbols:
         definers = {d.path for d in index.definitions(name)}
@@ -165,16 +189,15 @@ def retrieve(
             f = shown_to_info.get(shown)
             if f is None:
                 continue
-            s = entry(f)
+            s = scored.of(f)
             s.symbol += weight / len(definers)
             s.reasons.append(f"defines `{name}`")
-    for w in words:
-        owners = (symbol_words or {}).get(w)
+    for w in set(query.words):
+        owners = symbol_words.get(w)
         if not owners or len(owners) > max(20, n // 20):
             continue
         idf = math.log(1 + n / len(owners))
         for shown in owners:
             f = shown_to_info.get(shown)
             if f is not None:
-                entry(f).symbol += 0.3 * idf
-    return scored
+                scored.of(f).symbol += 0.3 * idf

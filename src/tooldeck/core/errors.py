@@ -37,6 +37,14 @@ class ErrorCode(StrEnum):
     IO_ERROR = "io_error"
     GIT_ERROR = "git_error"
     INTERNAL = "internal_error"
+    MODEL_ERROR = "model_error"
+    DEPTH_LIMIT = "depth_limit"
+    PROMPT_ERROR = "prompt_error"
+    HTTP_ERROR = "http_error"
+    NETWORK_ERROR = "network_error"
+    TOO_MANY_REDIRECTS = "too_many_redirects"
+    SANDBOX_UNAVAILABLE = "sandbox_unavailable"
+    MODEL_MISMATCH = "model_mismatch"
 
 
 class ToolError(Exception):

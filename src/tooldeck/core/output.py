@@ -59,10 +59,6 @@ class Output:
     def of_parts(cls, parts: list[Part] | tuple[Part, ...], structured: dict[str, Any] | None = None) -> Output:
         return cls(tuple(parts), structured)
 
-    @property
-    def is_text(self) -> bool:
-        return len(self.parts) == 1 and isinstance(self.parts[0], TextPart)
-
     def as_text(self) -> str:
         """All text parts joined; images are shown as a placeholder line."""
         chunks: list[str] = []

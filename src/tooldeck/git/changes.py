@@ -55,6 +55,7 @@ class ChangeSet:
     spec: DiffSpec
     files: list[FileChange]
     untracked_skipped: int = 0  # untracked files beyond MAX_UNTRACKED
+    paths: Sequence[str] | None = None  # the pathspec the listing was limited to
 
     @property
     def added(self) -> int:
@@ -125,7 +126,7 @@ def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None)
     if spec.worktree:
         untracked, skipped = list_untracked(repo, paths)
         files.extend(untracked)
-    return ChangeSet(spec, files, skipped)
+    return ChangeSet(spec, files, skipped, paths)
 
 
 def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
@@ -234,7 +235,7 @@ def load_patches(
     if not tracked:
         return
     ctx_flag = "--function-context" if context is None else f"-U{context}"
-    limit: list[str] = []
+    limit: list[str] = list(changes.paths or [])  # never more than the listing saw
     if len(tracked) < len([f for f in changes.files if not f.untracked]):
         limit = sorted({p for f in tracked for p in f.paths})
     res = repo.git.run(["diff", *_DIFF_FLAGS, "-p", ctx_flag, *changes.spec.args, *_pathspec(limit)])

@@ -97,13 +97,17 @@ def log(repo: Repo, start: str, count: int, *, exclude: str | None = None, paths
     return parse_log(repo.git.text(args))
 
 
-def commit_patches(repo: Repo, commits: Sequence[Commit], *, context: int | None = 3) -> None:
-    """Fill ``patch`` on each commit (its diff against its first parent)."""
+def commit_patches(
+    repo: Repo, commits: Sequence[Commit], *, context: int | None = 3, paths: Sequence[str] = ()
+) -> None:
+    """Fill ``patch`` on each commit (its diff against its first parent),
+    limited to ``paths`` (repository-relative) when given."""
     if not commits:
         return
     ctx_flag = "--function-context" if context is None else f"-U{context}"
     args = ["log", *_LOG_FLAGS, "--no-walk=unsorted", "-p", ctx_flag, "--src-prefix=a/", "--dst-prefix=b/"]
     args += ["--format=%x1e%H", *[c.sha for c in commits]]
+    args += ["--", *paths] if paths else []
     by_sha: dict[str, str] = {}
     for record in repo.git.text(args).split("\x1e")[1:]:
         sha, _, patch = record.partition("\n")

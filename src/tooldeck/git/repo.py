@@ -115,12 +115,71 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
     if len(lines) < 4:
         raise ToolError(ErrorCode.GIT_ERROR, f"git rev-parse gave unexpected output for {shown}: {res.text[:200]!r}")
     toplevel, git_dir, common_dir = (os.path.realpath(x) for x in lines[:3])
+    check_git_entry(toplevel, git_dir, shown)
     extra = _blank_filters(Git(toplevel, timeout))
     jj_root = toplevel if os.path.isdir(os.path.join(toplevel, ".jj")) else None
     repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
     if lines[3].strip() in EMPTY_TREES:
         repo._cache["empty_tree"] = EMPTY_TREES[lines[3].strip()]
     return repo
+
+
+def _refuse_entry(shown: str, why: str) -> ToolError:
+    return ToolError(
+        ErrorCode.DENIED,
+        f"git at {shown}: {why}; tooldeck only reads a repository whose git directory belongs to this checkout",
+    )
+
+
+def _points_back(git_dir: str, entry: str, toplevel: str) -> bool:
+    """Whether ``git_dir`` registers the checkout whose ``.git`` file is
+    ``entry``: a linked worktree's ``<gitdir>/gitdir`` names the file; a
+    submodule's ``<gitdir>/config`` has ``core.worktree`` naming the checkout."""
+    try:
+        with open(os.path.join(git_dir, "gitdir"), encoding="utf-8", errors="surrogateescape") as fh:
+            named = fh.read().strip()
+        if named and os.path.realpath(os.path.join(git_dir, named)) == os.path.realpath(entry):
+            return True
+    except OSError:
+        pass
+    try:
+        res = Git(git_dir).run(
+            ["config", "--file", os.path.join(git_dir, "config"), "--get", "core.worktree"], ok=(0, 1)
+        )
+    except ToolError:
+        return False
+    worktree = res.text.strip()
+    return bool(worktree) and os.path.realpath(os.path.join(git_dir, worktree)) == toplevel
+
+
+def check_git_entry(toplevel: str, git_dir: str, shown: str) -> None:
+    """Refuse a checkout whose git directory is not its own (SPEC §3).
+
+    A ``.git`` file (``gitdir: /elsewhere``) written into a root, or a
+    ``core.worktree`` pointing out of it, would make git print another
+    repository's history and files. The ``.git`` entry of the working tree
+    must be the git directory itself, or a file naming a git directory that
+    points back to it (git's own worktree and submodule registration)."""
+    entry = os.path.join(toplevel, ".git")
+    if os.path.isdir(entry) and not os.path.islink(entry):
+        if os.path.realpath(entry) != git_dir:
+            raise _refuse_entry(shown, f"its git directory is {git_dir}, not {entry}")
+        return
+    if not os.path.isfile(entry) or os.path.islink(entry):
+        raise _refuse_entry(shown, f"the work tree {toplevel} has no .git of its own (core.worktree points elsewhere)")
+    try:
+        with open(entry, encoding="utf-8", errors="surrogateescape") as fh:
+            first = fh.readline().strip()
+    except OSError as exc:
+        raise _refuse_entry(shown, f"{entry} cannot be read ({exc.strerror})") from exc
+    named = first.removeprefix("gitdir:").strip() if first.startswith("gitdir:") else ""
+    target = os.path.realpath(os.path.join(toplevel, named)) if named else ""
+    if target != git_dir or not _points_back(git_dir, entry, toplevel):
+        raise _refuse_entry(
+            shown,
+            f"{entry} names the git directory {named or '(none)'}, which does not point back to it "
+            "(not a registered worktree or submodule)",
+        )
 
 
 def _blank_filters(git: Git) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import mcp_types as types
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tooldeck import __version__
@@ -30,6 +30,9 @@ from tooldeck.core.invocation import Append, Invocation, Progress
 from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
+from tooldeck.mcp.elicit import approver_for
+from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
+from tooldeck.shell.approval import approver_scope
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -253,6 +256,7 @@ def create_server(
         idle.begin()
         try:
             box = await catalog.get()
+            attach_person(box)
             if not listed:
                 listed.extend(to_mcp_tool(t) for t in box)
             return types.ListToolsResult(tools=listed)
@@ -268,8 +272,18 @@ def create_server(
             if _has_progress_token(ctx):
                 relay = ProgressRelay(ctx)
                 invocation = Invocation.create(relay)
-            # custom tools receive the {"input": ...} object; their decoders unwrap it
-            result = await box.call(params.name, params.arguments, invocation=invocation)
+            attach_person(box)
+            generation = getattr(box, "generation", 0)
+            token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
+            try:
+                # custom tools receive the {"input": ...} object; their decoders unwrap it
+                with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
+                    result = await box.call(params.name, params.arguments, invocation=invocation)
+            finally:
+                CURRENT_CALL.reset(token)
+            if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
+                listed.clear()
+                await tools_changed(ctx)
             return _for_version(ctx, to_call_result(result))
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)
@@ -280,10 +294,27 @@ def create_server(
                 await relay.close()
             idle.end()
 
-    return Server(
+    return ToolDeckServer(
         name,
         version=__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+class ToolDeckServer(Server):
+    """Advertises ``tools.listChanged``: the tools that describe the roots
+    change after ``manage_workspaces`` switches or changes folders."""
+
+    def create_initialization_options(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
+        options = notification_options or NotificationOptions(tools_changed=True)
+        return super().create_initialization_options(options, *args, **kwargs)
+
+
+def attach_person(box: Toolbox) -> None:
+    """Give the catalog's runtime the ``ask_person`` hook (once): the trust
+    boundary may then ask the person through MCP elicitation."""
+    rt = getattr(box, "runtime", None)
+    if rt is not None and getattr(rt, "ask_person", None) is None:
+        rt.ask_person = PersonAsker(asyncio.get_running_loop())

@@ -57,9 +57,6 @@ class Selection:
     def copy(self) -> Selection:
         return Selection(dict(self.files), self.auto_codemaps)
 
-    def by_mode(self, *modes: Mode) -> list[SelectedFile]:
-        return [f for f in self.sorted() if f.mode in modes]
-
     def sorted(self) -> list[SelectedFile]:
         return [self.files[p] for p in sorted(self.files)]
 

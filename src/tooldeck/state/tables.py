@@ -72,6 +72,10 @@ MIGRATIONS = [
         tokens INTEGER NOT NULL
     );
     """,
+    # v2: folders the person added with `tooldeck workspace add` (trusted like a
+    # launch root); folders added by model-facing tools stay confined to the
+    # allowed parents of whichever process restores them
+    "ALTER TABLE workspace_folders ADD COLUMN by_person INTEGER NOT NULL DEFAULT 0;",
 ]
 
 
@@ -81,6 +85,7 @@ class Folder:
     root_id: str
     description: str = ""
     read_only: bool = False
+    by_person: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +119,13 @@ class ContextDB:
     # workspaces ---------------------------------------------------------------
     def _folders(self, db: sqlite3.Connection, ws_id: str) -> tuple[Folder, ...]:
         rows = db.execute(
-            "SELECT path, root_id, description, read_only FROM workspace_folders "
+            "SELECT path, root_id, description, read_only, by_person FROM workspace_folders "
             "WHERE workspace_id=? ORDER BY position",
             (ws_id,),
         ).fetchall()
-        return tuple(Folder(r["path"], r["root_id"], r["description"], bool(r["read_only"])) for r in rows)
+        return tuple(
+            Folder(r["path"], r["root_id"], r["description"], bool(r["read_only"]), bool(r["by_person"])) for r in rows
+        )
 
     def _ws(self, db: sqlite3.Connection, row: sqlite3.Row | None) -> WorkspaceRow | None:
         if row is None:
@@ -174,9 +181,12 @@ class ContextDB:
     def _write_folders(self, db: sqlite3.Connection, ws_id: str, folders: Sequence[Folder]) -> None:
         db.execute("DELETE FROM workspace_folders WHERE workspace_id=?", (ws_id,))
         db.executemany(
-            "INSERT INTO workspace_folders(workspace_id, position, path, root_id, description, read_only) "
-            "VALUES(?,?,?,?,?,?)",
-            [(ws_id, i, f.path, f.root_id, f.description, int(f.read_only)) for i, f in enumerate(folders)],
+            "INSERT INTO workspace_folders(workspace_id, position, path, root_id, description, read_only, by_person) "
+            "VALUES(?,?,?,?,?,?,?)",
+            [
+                (ws_id, i, f.path, f.root_id, f.description, int(f.read_only), int(f.by_person))
+                for i, f in enumerate(folders)
+            ],
         )
 
     def set_folders(self, ws_id: str, folders: Sequence[Folder]) -> None:

@@ -15,10 +15,17 @@
   (``focus``) is the tab used where no such memory exists.
 * Switching workspace (or adding/removing a folder of the current one) swaps
   ``rt.workspace`` through :meth:`Runtime.replace_workspace`.
+* **Trust boundary** (:mod:`tooldeck.workspace.trust`): create, switch and
+  add_folder accept only folders inside the process's allowed parents (or
+  ones the person added with ``tooldeck workspace add``), else ``denied``
+  unless the person approves when asked. Restoring the launch workspace
+  skips stored folders outside the boundary, so a folder stored by one
+  server never widens another.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sqlite3
@@ -32,6 +39,7 @@ from tooldeck.state.tables import ContextDB, Folder, TabRow, WorkspaceRow
 from tooldeck.workspace.roots import Root, Workspace
 
 R = TypeVar("R", WorkspaceRow, TabRow)
+log = logging.getLogger("tooldeck.workspaces")
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -89,6 +97,11 @@ class WorkspaceService:
             real = os.path.realpath(f.path)
             if real in paths or not os.path.isdir(real):
                 continue
+            if not (f.by_person or self.rt.boundary.allows(real)):
+                log.info(
+                    "tooldeck: stored folder %s of %r is outside the allowed parents; not restored", real, row.name
+                )
+                continue
             rid = _root_id(real, taken, f.root_id)
             taken.add(rid)
             paths.add(real)
@@ -103,9 +116,12 @@ class WorkspaceService:
                 f"workspace {row.name!r} has no existing folder; add one with "
                 f'manage_workspaces action="add_folder" workspace="{row.name}" folder_path=...',
             )
-        stored = [Folder(r.path, r.id, r.description, r.read_only) for r in roots]
-        if row.launch_key == self.launch_key and tuple(stored) != row.folders:
-            self.db.set_folders(row.id, stored)  # the start directories came back
+        if row.launch_key == self.launch_key:
+            launch = [Folder(r.path, r.id, r.description, r.read_only) for r in self.launch_roots]
+            starts = {f.path for f in launch}
+            stored = launch + [f for f in row.folders if os.path.realpath(f.path) not in starts]
+            if tuple(stored) != row.folders:
+                self.db.set_folders(row.id, stored)  # the start directories came back
         current = self.rt.workspace
         if [(r.id, r.path, r.read_only) for r in current.roots] != [(r.id, r.path, r.read_only) for r in roots] or (
             current.name != row.name
@@ -165,7 +181,22 @@ class WorkspaceService:
         raise ToolError(ErrorCode.NOT_FOUND, f"no tab {ref!r} in this workspace; tabs: {names}", {"field": field})
 
     # workspaces -----------------------------------------------------------------
+    def _require(self, paths: Sequence[str], what: str) -> None:
+        """The trust boundary: refuse (or ask the person about) folders
+        outside the allowed parents. Called without holding the lock: the
+        person may take a while to answer."""
+        self.rt.boundary.require(paths, what, self.rt.ask_person)
+
+    def _unapproved(self, row: WorkspaceRow) -> list[str]:
+        """Existing folders of ``row`` that entering it would add beyond the
+        boundary (person-added folders and this process's start roots count as allowed)."""
+        starts = {r.path for r in self.launch_roots} if row.launch_key == self.launch_key else set()
+        paths = [os.path.realpath(f.path) for f in row.folders if not f.by_person]
+        return [p for p in paths if p not in starts and os.path.isdir(p)]
+
     def switch(self, ref: str) -> WorkspaceRow:
+        row = self.find_workspace(ref)
+        self._require(self._unapproved(row), f"switch to workspace {row.name!r}")
         with self._lock:
             row = self.find_workspace(ref)
             self._enter(row)
@@ -176,6 +207,8 @@ class WorkspaceService:
         if not name or len(name) > 100 or "\x00" in name:
             raise invalid_arguments("field `name`: 1 to 100 characters", field="name")
         folders = [Folder(p, _root_id(p, set())) for p in ([checked_folder(folder_path)] if folder_path else [])]
+        if folders:
+            self._require([folders[0].path], f"create workspace {name!r} with folder {folders[0].path}")
         try:
             row = self.db.create_workspace(name, folders)
         except sqlite3.IntegrityError as exc:
@@ -199,6 +232,7 @@ class WorkspaceService:
 
     def add_folder(self, folder_path: str, ref: str | None) -> tuple[WorkspaceRow, Folder]:
         real = checked_folder(folder_path)
+        self._require([real], f"add folder {real} to a workspace")
         with self._lock:
             row = self.find_workspace(ref) if ref else self.current().workspace
             added: list[Folder] = []

@@ -6,9 +6,11 @@ selection, settings, ...) declares its own ordered list of migrations and calls
 domains evolve independently. Migrations run inside ``BEGIN IMMEDIATE``, which
 serialises two processes starting on the same state directory.
 
-Connections are per thread (sqlite3 objects must not cross threads); every
-connection uses WAL, ``synchronous=NORMAL`` and a busy timeout so concurrent
-writers wait instead of failing.
+Connections are per thread (a connection is used by the thread that opened
+it); :meth:`Store.close` closes them all, so a host shutting down (or a test)
+leaves no open database handle behind. Every connection uses WAL,
+``synchronous=NORMAL`` and a busy timeout so concurrent writers wait instead
+of failing.
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class Store:
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self.path = self.state_dir / DB_NAME
         self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []  # every thread's, for close()
+        self._generation = 0  # bumped by close(): a thread's cached connection is then stale
+        self._conns_lock = threading.Lock()
         self._migrated: set[str] = set()
         self._lock = threading.Lock()
         with self.transaction() as db:
@@ -47,14 +52,20 @@ class Store:
     # connections ------------------------------------------------------------
     def connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        if conn is None or getattr(self._local, "generation", -1) != self._generation:
+            # check_same_thread=False only so close() may close it from another thread
+            conn = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             conn.row_factory = sqlite3.Row
             conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             _enable_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             self._local.conn = conn
+            self._local.generation = self._generation
+            with self._conns_lock:
+                self._conns.append(conn)
         return conn
 
     @contextmanager
@@ -106,10 +117,13 @@ class Store:
         return row["version"] if row else 0
 
     def close(self) -> None:
-        conn = getattr(self._local, "conn", None)
-        if conn is not None:
+        """Close every thread's connection; a later use opens a fresh one."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+            self._generation += 1
+        for conn in conns:
             conn.close()
-            self._local.conn = None
+        self._local.conn = None
 
 
 def _enable_wal(conn: sqlite3.Connection) -> None:

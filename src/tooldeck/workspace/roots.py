@@ -10,7 +10,16 @@ Rules (SPEC §3), applied to every tool that touches a file:
   checked with a separator-aware prefix test (``/x/root-evil`` is not inside
   ``/x/root``); for a path that does not exist yet, its nearest existing
   parent is what gets canonicalised, so ``..`` and symlinks never escape;
-* writes refuse read-only roots and a symlink as the final component.
+* a relative path may name its root with a prefix, ``docs:notes.md``;
+* writes refuse read-only roots and a symlink as the final component, any
+  path inside version-control metadata (``.git/``, ``.hg/``, ``.svn/``,
+  ``.jj/``) or creating a ``.git`` entry (a planted hook or ``gitdir:`` file
+  runs or redirects git for whoever works in the checkout next), and new
+  names holding control characters (a newline in a name makes every listing
+  lie);
+* with several roots, a relative path that names no existing file must carry
+  a root prefix or be absolute to be created: "the first root" is a guess the
+  model cannot see.
 """
 
 from __future__ import annotations
@@ -27,6 +36,9 @@ from tooldeck.workspace.ignore import IgnoreRules
 
 ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 PATH_MAX = 4096  # Linux's limit for a whole path; longer input is a mistake, not a file
+VCS_METADATA = frozenset({".git", ".hg", ".svn", ".jj"})
+# C0 controls, DEL and C1 controls: never part of a name tooldeck creates
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
 
 
 def short(path: str, limit: int = 160) -> str:
@@ -182,6 +194,8 @@ class Workspace:
                 field=field_name,
             )
         shown = short(path)
+        if root is None and not os.path.isabs(path):
+            root, path = self._split_root_prefix(path)
         candidates: list[str]
         if root is not None:
             base = self.root(root)
@@ -197,6 +211,8 @@ class Workspace:
         else:
             candidates = [os.path.join(r.path, path) for r in self.roots]
             existing = [c for c in candidates if os.path.lexists(c)]
+            if not existing and write and not must_exist:
+                raise self._ambiguous_new(path, shown, field_name)
             candidates = existing[:1] or candidates[:1]
         lexical = candidates[0]
         real, exists = _canonical(lexical, shown, field_name)
@@ -205,12 +221,6 @@ class Workspace:
             raise ToolError(
                 ErrorCode.OUTSIDE_ROOTS,
                 f"{shown} resolves outside the workspace roots; use a path inside one of:\n{self.describe_roots()}",
-            )
-        if must_exist and not exists:
-            raise ToolError(
-                ErrorCode.NOT_FOUND,
-                f"{shown} does not exist (looked at {short(self.display(real))}); list the directory with "
-                "read_directory or search with file_search",
             )
         if write:
             if owner.read_only:
@@ -221,7 +231,53 @@ class Workspace:
                     f"{shown} is a symbolic link; tooldeck never writes through a link. "
                     f"Edit its target {self.display(real)} instead",
                 )
+            _check_write_name(path, lexical, real, exists, shown, field_name)
+        if must_exist and not exists:
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f"{shown} does not exist (looked at {short(self.display(real))}); list the directory with "
+                "read_directory or search with file_search",
+            )
         return ResolvedPath(owner, real, owner.relative(real), exists, path)
+
+    def _split_root_prefix(self, path: str) -> tuple[str | None, str]:
+        """``docs:notes.md`` → ("docs", "notes.md") when ``docs`` is a root id."""
+        head, sep, tail = path.partition(":")
+        if sep and tail and any(r.id == head for r in self.roots):
+            return head, tail
+        return None, path
+
+    def _ambiguous_new(self, path: str, shown: str, field_name: str) -> ToolError:
+        ids = ", ".join(f"{r.id}:" for r in self.roots)
+        return invalid_arguments(
+            f"field `{field_name}`: {shown} exists in none of the {len(self.roots)} roots, so where to create it "
+            f"is ambiguous; prefix a root id ({self.roots[1].id}:{path}) or give an absolute path. Root ids: {ids} "
+            "(to change an existing file, check its path with file_search)",
+            field=field_name,
+        )
+
+
+def _check_write_name(path: str, lexical: str, real: str, exists: bool, shown: str, field_name: str) -> None:
+    """The write-only rules: no VCS metadata (the canonical path and the
+    model's spelling are both checked, so neither a link nor ``.GIT`` on a
+    case-folding filesystem slips through) and no control characters in a
+    name about to be created."""
+    for candidate in (real, os.path.normpath(lexical)):
+        parts = {p.lower() for p in candidate.split(os.sep)}
+        hit = sorted(parts & VCS_METADATA)
+        if hit:
+            raise ToolError(
+                ErrorCode.DENIED,
+                f"{shown} is inside version-control metadata ({hit[0]}/) or would create a {hit[0]} entry; "
+                "tools never write there (a hook or gitdir file would run or redirect the VCS). "
+                "Change project files only",
+            )
+    if not exists and _CONTROL_RE.search(path):
+        raise invalid_arguments(
+            f"field `{field_name}`: {shown} contains a control character (newline, tab, escape...); "
+            "new file names must be printable",
+            field=field_name,
+        )
 
 
 def _canonical(lexical: str, shown: str, field_name: str = "path") -> tuple[str, bool]:

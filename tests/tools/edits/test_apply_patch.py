@@ -316,8 +316,8 @@ def test_symlink_target_is_refused(root: Path, call: Caller, tmp_path: Path) -> 
     outside = tmp_path / "outside.txt"
     outside.write_text("secret\n")
     os.symlink(outside, root / "link.txt")
-    call.err("apply_patch", P("*** Update File: link.txt", "@@", "-secret", "+pwned"))
-    assert outside.read_text() == "secret\n"
+    res = call.err("apply_patch", P("*** Update File: link.txt", "@@", "-secret", "+pwned"), code="outside_roots")
+    assert outside.read_text() == "secret\n" and "secret" not in res.text
 
 
 def test_binary_file_update_is_refused(root: Path, call: Caller) -> None:
@@ -328,7 +328,8 @@ def test_binary_file_update_is_refused(root: Path, call: Caller) -> None:
 def test_overlapping_chunks_are_refused(root: Path, call: Caller, snapshot: Snap) -> None:
     write(root, "ov.txt", "a\nb\nc\n")
     before = snapshot(root)
-    call.err("apply_patch", P("*** Update File: ov.txt", "@@", "-b", "+B", "@@", " a", "-b", "+X"))
+    res = call.err("apply_patch", P("*** Update File: ov.txt", "@@", "-b", "+B", "@@", " a", "-b", "+X"))
+    assert res.error is not None and res.error.code == "context_mismatch" and "chunk 2" in res.text
     assert snapshot(root) == before
 
 

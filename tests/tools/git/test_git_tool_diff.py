@@ -195,7 +195,8 @@ def test_paths_are_relative_to_a_root_inside_the_repo(tmp_path, state_dir) -> No
     g.write("lib/util.py", "v\n")
     box = build_toolbox(Runtime.for_dirs([tmp_path / "mono" / "svc"], state_dir=state_dir))
     out = box.call_sync("git", '{"op": "diff"}').text
-    assert "M  app.py  +1 -1" in out and "M  ../lib/util.py  +1 -1" in out
+    # paths are shown relative to the root; files above it are not shown at all (SPEC §3)
+    assert "M  app.py  +1 -1" in out and "util.py" not in out
     only = box.call_sync("git", '{"op": "diff", "path": "app.py"}').text
     assert "app.py" in only and "util.py" not in only
 

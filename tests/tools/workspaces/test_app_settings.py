@@ -115,7 +115,7 @@ def test_settings_persist_and_budget_applies_at_next_start(call, root, state_dir
     budget = 12_000
     call.ok("app_settings", {"op": "set", "key": "output.budget_tokens", "value": budget})
     call.ok("app_settings", {"op": "set", "key": "code_maps.enabled", "value": False})
-    again = Runtime.for_dirs([root], state_dir=state_dir)
+    again = Runtime.for_dirs([root], state_dir=state_dir).start()
     box = build_toolbox(again)
     assert box.budget_tokens == budget
     assert setting(again, "code_maps.enabled") is False

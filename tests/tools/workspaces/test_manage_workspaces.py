@@ -14,6 +14,17 @@ from tooldeck.state.workspaces import workspace_service
 
 
 @pytest.fixture
+def runtime(root: Path, state_dir: Path, tmp_path: Path) -> Runtime:
+    """The person allows the whole temporary folder (``other`` lies beside the root)."""
+    return Runtime.for_dirs([root], state_dir=state_dir, allow_roots=[tmp_path]).start()
+
+
+def restart(root: Path, state_dir: Path) -> Runtime:
+    """Another process on the same state, with the same allowed parent."""
+    return Runtime.for_dirs([root], state_dir=state_dir, allow_roots=[root.parent]).start()
+
+
+@pytest.fixture
 def other(tmp_path: Path) -> Path:
     d = tmp_path / "other"
     d.mkdir()
@@ -153,7 +164,7 @@ def test_tab_binding_and_added_folders_survive_a_restart(call, root, runtime, st
     call.ok("manage_workspaces", {"action": "add_folder", "folder_path": str(other)})
     call.ok("manage_workspaces", {"action": "create_tab", "name": "Work"})
     call.ok("manage_selection", {"op": "add", "paths": ["a.py"]})
-    again = Runtime.for_dirs([root], state_dir=state_dir)
+    again = restart(root, state_dir)
     box = build_toolbox(again)
     assert roots(again) == [os.path.realpath(root), os.path.realpath(other)]
     assert workspace_service(again).current().tab.name == "Work"
@@ -164,7 +175,7 @@ def test_tab_binding_and_added_folders_survive_a_restart(call, root, runtime, st
 def test_focus_decides_the_tab_other_processes_switch_into(call, root, runtime, state_dir, other):
     call.ok("manage_workspaces", {"action": "create_tab", "name": "Focused", "focus": True})
     call.ok("manage_workspaces", {"action": "create_tab", "name": "Background"})  # bound here, not focused
-    elsewhere = Runtime.for_dirs([other], state_dir=state_dir)  # another process, started elsewhere
+    elsewhere = restart(other, state_dir)  # another process, started elsewhere
     box = build_toolbox(elsewhere)
     res = box.call_sync("manage_workspaces", '{"action": "switch", "workspace": "' + root.name + '"}')
     assert not res.is_error, res.text
@@ -176,8 +187,7 @@ def test_a_removed_start_folder_comes_back_at_the_next_start(call, root, runtime
     call.ok("manage_workspaces", {"action": "add_folder", "folder_path": str(other)})
     call.ok("manage_workspaces", {"action": "remove_folder", "folder_path": str(root)})
     assert roots(runtime) == [os.path.realpath(other)]
-    again = Runtime.for_dirs([root], state_dir=state_dir)
-    build_toolbox(again)
+    again = restart(root, state_dir)
     assert roots(again) == [os.path.realpath(root), os.path.realpath(other)]
 
 

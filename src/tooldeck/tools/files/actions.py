@@ -68,23 +68,29 @@ def build(rt: Runtime) -> list[Tool]:
     # Every write below is a compare-and-swap against what the call read (see
     # workspace/atomic.py); ``retrying`` recomputes the change on the new
     # content when another writer got there first.
-    def read_for_edit(path: str, expected: str | None) -> tuple[ResolvedPath, str, bytes, int]:
-        ws = rt.workspace  # read per call: manage_workspaces can switch it
-        rp = ws.resolve(path, write=True)
-        shown = ws.display(rp.abs)
-        fb = read_bytes(rp.abs, shown, root=rp.root.path)
-        text = decode_text(fb.data, shown)
-        check_expected_hash(expected, fb.data, shown)
-        return rp, text, fb.data, fb.mode
+    return [build_file_actions(rt), build_append_to_file(rt), build_find_and_replace(rt)]
 
-    def current(rp: ResolvedPath, shown: str, expected: str | None) -> bytes | None:
-        """The bytes an ``expected_hash`` was checked against (None without one)."""
-        if not expected:
-            return None
-        data = read_bytes(rp.abs, shown, root=rp.root.path).data
-        check_expected_hash(expected, data, shown)
-        return data
 
+def read_for_edit(rt: Runtime, path: str, expected: str | None) -> tuple[ResolvedPath, str, bytes, int]:
+    ws = rt.workspace  # read per call: manage_workspaces can switch it
+    rp = ws.resolve(path, write=True)
+    shown = ws.display(rp.abs)
+    fb = read_bytes(rp.abs, shown, root=rp.root.path)
+    text = decode_text(fb.data, shown)
+    check_expected_hash(expected, fb.data, shown)
+    return rp, text, fb.data, fb.mode
+
+
+def _current(rp: ResolvedPath, shown: str, expected: str | None) -> bytes | None:
+    """The bytes an ``expected_hash`` was checked against (None without one)."""
+    if not expected:
+        return None
+    data = read_bytes(rp.abs, shown, root=rp.root.path).data
+    check_expected_hash(expected, data, shown)
+    return data
+
+
+def build_file_actions(rt: Runtime) -> Tool:
     def file_actions(args: FileActionsInput) -> str:
         for field, value in (("path", args.path), ("new_path", args.new_path)):
             if value and value.endswith(("/", os.sep)) and (field == "new_path" or args.action == "create"):
@@ -103,7 +109,7 @@ def build(rt: Runtime) -> list[Tool]:
         ws = rt.workspace
         rp = resolve_new_file(ws, args.path, args.if_exists)
         shown = ws.display(rp.abs)
-        expect = current(rp, shown, args.expected_hash) if rp.exists else None
+        expect = _current(rp, shown, args.expected_hash) if rp.exists else None
         data = write_text(rp, args.content or "", state_dir=rt.state_dir, expect=expect, expect_absent=not rp.exists)
         verb = "Overwrote" if rp.exists else "Created"
         return f"{verb} {shown} ({len(data)} bytes) [hash={content_hash(data)}]"
@@ -115,7 +121,7 @@ def build(rt: Runtime) -> list[Tool]:
         if os.path.isdir(rp.abs):
             raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; file_actions deletes files only")
         batch = AtomicBatch(rt.state_dir)
-        batch.delete(rp.root.path, rp.rel, expect=current(rp, shown, args.expected_hash))
+        batch.delete(rp.root.path, rp.rel, expect=_current(rp, shown, args.expected_hash))
         batch.commit()
         return f"Deleted {shown}"
 
@@ -143,6 +149,16 @@ def build(rt: Runtime) -> list[Tool]:
         batch.commit()
         return f"Moved {s_shown} -> {d_shown}"
 
+    return tool(
+        file_actions,
+        description="Create, delete or move a file. create refuses an existing file unless "
+        "if_exists=overwrite and creates parent folders; delete removes one file (never a folder); move "
+        "renames a file, refusing an existing destination unless if_exists=overwrite.",
+        destructive=True,
+    )
+
+
+def build_append_to_file(rt: Runtime) -> Tool:
     def append_once(args: AppendInput) -> str:
         ws = rt.workspace
         rp = ws.resolve(args.path, must_exist=False, write=True)
@@ -163,9 +179,17 @@ def build(rt: Runtime) -> list[Tool]:
     def append_to_file(args: AppendInput) -> str:
         return retrying(lambda _a: append_once(args))
 
+    return tool(
+        append_to_file,
+        description="Append text to a file: a newline, then the content (never deduplicated). "
+        "Creates the file if missing.",
+    )
+
+
+def build_find_and_replace(rt: Runtime) -> Tool:
     def replace_once(args: FindReplaceInput) -> str:
         ws = rt.workspace
-        rp, text, before, mode = read_for_edit(args.path, args.expected_hash)
+        rp, text, before, mode = read_for_edit(rt, args.path, args.expected_hash)
         shown = ws.display(rp.abs)
         bom, eol, body = split_spelling(text)  # match on \n text; write back the file's own line ending
         find, replace = args.find, args.replace
@@ -197,23 +221,9 @@ def build(rt: Runtime) -> list[Tool]:
     def find_and_replace(args: FindReplaceInput) -> str:
         return retrying(lambda _a: replace_once(args))
 
-    return [
-        tool(
-            file_actions,
-            description="Create, delete or move a file. create refuses an existing file unless "
-            "if_exists=overwrite and creates parent folders; delete removes one file (never a folder); move "
-            "renames a file, refusing an existing destination unless if_exists=overwrite.",
-            destructive=True,
-        ),
-        tool(
-            append_to_file,
-            description="Append text to a file: a newline, then the content (never deduplicated). "
-            "Creates the file if missing.",
-        ),
-        tool(
-            find_and_replace,
-            description="Replace an exact substring in a file. With all=false the text must occur exactly "
-            "once; several matches are an error (use all=true or apply_patch).",
-            destructive=True,
-        ),
-    ]
+    return tool(
+        find_and_replace,
+        description="Replace an exact substring in a file. With all=false the text must occur exactly "
+        "once; several matches are an error (use all=true or apply_patch).",
+        destructive=True,
+    )

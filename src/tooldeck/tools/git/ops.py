@@ -34,8 +34,10 @@ def pathspecs(rt: Runtime, t: Target, args: GitInput) -> list[str] | None:
     """Repository-relative paths the op is limited to (None: everything)."""
     only = [t.repo_path(args.path)] if args.path else None
     if args.scope != "selected":
-        return only
+        return t.limit(only)
     selected = selected_repo_paths(rt, t)
+    if selected is not None:
+        selected = [p for p in selected if t.within_limits(p)]
     if selected is None:
         raise NothingSelected(
             "scope=selected: no selection is available (no selection domain is loaded); use scope=all or path="
@@ -61,6 +63,8 @@ def context_lines(t: Target, args: GitInput, paths: list[str] | None) -> list[st
         lines.append(f"scope: {len(paths)} selected path(s)")
     elif args.path:
         lines.append(f"limited to: {args.path}")
+    elif t.limits:
+        lines.append("limited to the roots' folders (the repository is larger): " + ", ".join(t.limits))
     return lines
 
 
@@ -150,7 +154,7 @@ def op_log(rt: Runtime, t: Target, args: GitInput, budget: Budget) -> str:
             if est > 3 * budget.tokens:
                 break
             wanted.append(c)
-        commit_patches(t.repo, wanted, context=None if args.detail == "full" else 3)
+        commit_patches(t.repo, wanted, context=None if args.detail == "full" else 3, paths=paths or ())
     limited = f", path {args.path}" if args.path else ""
     title = f"log {desc}: {len(commits)} commit(s), newest first{limited}"
     return render_log(t, commits, args.detail, budget, "\n".join([*header, title]))

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
-from tooldeck.git.repo import Repo, Worktree, jj_installed, open_repo, worktrees
+from tooldeck.git.repo import Repo, jj_installed, open_repo, worktrees
 from tooldeck.git.runner import refuse_option
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Root
@@ -35,6 +35,14 @@ class Target:
     repo: Repo
     base_dir: str  # output paths are relative to this directory
     notes: list[str] = field(default_factory=list)
+    # repository-relative folders git is limited to, when the roots are
+    # subdirectories of the repository (None: the whole checkout is inside a root)
+    limits: list[str] | None = None
+
+    def within_limits(self, rel: str) -> bool:
+        if self.limits is None:
+            return True
+        return any(lim == "." or rel == lim or rel.startswith(lim + "/") for lim in self.limits)
 
     @property
     def label(self) -> str:
@@ -61,7 +69,19 @@ class Target:
         rel = os.path.relpath(full, top).replace(os.sep, "/")
         if rel == ".git" or rel.startswith(".git/"):
             raise invalid_arguments(f"field `{field_name}`: {path!r} is inside .git", field=field_name)
+        if not self.within_limits(rel):
+            shown = ", ".join(self.show(lim) if lim != "." else "." for lim in self.limits or [])
+            raise ToolError(
+                ErrorCode.OUTSIDE_ROOTS,
+                f"field `{field_name}`: {path!r} is outside the workspace roots (the repository {top} is larger "
+                f"than the roots; git is limited to {shown}); give a path inside a root",
+            )
         return rel
+
+    def limit(self, paths: list[str] | None) -> list[str] | None:
+        """``paths`` (repository-relative, already checked), or the roots'
+        folders when git must not look at the whole repository."""
+        return paths if paths is not None else (list(self.limits) if self.limits is not None else None)
 
     def worktree_line(self) -> str | None:
         """Worktree metadata (branch, main checkout path) when the repository
@@ -91,8 +111,9 @@ def _strip_suffix(raw: str, root_ids: set[str]) -> tuple[str, str | None]:
     return raw, None
 
 
-def _known_worktree(rt: Runtime, real: str, timeout: float) -> Worktree | None:
-    """A worktree (at ``real``) of a repository that some root belongs to."""
+def _known_worktree(rt: Runtime, real: str, timeout: float) -> Repo | None:
+    """The checkout, under a root, of the repository that has a worktree at
+    ``real`` (None when no root's repository has one)."""
     for root in rt.workspace.roots:
         try:
             repo = open_repo(root.path, timeout=timeout)
@@ -100,7 +121,7 @@ def _known_worktree(rt: Runtime, real: str, timeout: float) -> Worktree | None:
             continue
         for wt in worktrees(repo):
             if wt.path == real:
-                return wt
+                return repo
     return None
 
 
@@ -114,6 +135,7 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
         refuse_option(raw, field_name)
     raw, suffix = _strip_suffix(raw, {r.id for r in ws.roots})
     root: Root | None
+    known: Repo | None = None
     if not raw:
         root, directory = ws.primary, ws.primary.path
     elif any(r.id == raw for r in ws.roots):
@@ -125,10 +147,14 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
             root, directory = rp.root, rp.abs if os.path.isdir(rp.abs) else os.path.dirname(rp.abs)
         except ToolError as exc:
             real = os.path.realpath(os.path.join(ws.primary.path, raw))
-            if exc.code != ErrorCode.OUTSIDE_ROOTS or _known_worktree(rt, real, timeout) is None:
+            known = _known_worktree(rt, real, timeout) if exc.code == ErrorCode.OUTSIDE_ROOTS else None
+            if known is None:
                 raise
             root, directory = None, real
     repo = open_repo(directory, shown=repo_root or (root.id if root else directory), timeout=timeout)
+    # the roots' folders relative to the checkout they are in, kept when moving to
+    # another checkout of the repository (:main, a worktree outside the roots: same layout)
+    first = _root_subdirs(rt, known if root is None and known is not None else repo)
     if suffix == "main":
         main = worktrees(repo)[0]
         if main.bare:
@@ -139,12 +165,34 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
     base = repo.toplevel
     if root is not None and (_inside(repo.toplevel, root.path) or _inside(root.path, repo.toplevel)):
         base = root.path
-    target = Target(repo, base)
+    target = Target(repo, base, limits=_root_limits(rt, repo, first))
     if repo.jj_root:
         missing = "; `jj` is not installed, so jj-only state (its working-copy commit) is not shown"
         state = "" if jj_installed() else missing
         target.notes.append(f"jj: this is a colocated Jujutsu repository, read through git{state}")
     return target
+
+
+def _root_subdirs(rt: Runtime, repo: Repo) -> list[str] | None:
+    """The roots inside ``repo`` as repository-relative folders; None when a
+    root contains the whole checkout (no limit needed)."""
+    subs: list[str] = []
+    for r in rt.workspace.roots:
+        if _inside(repo.toplevel, r.path):
+            return None
+        if _inside(r.path, repo.toplevel):
+            subs.append(os.path.relpath(r.path, repo.toplevel).replace(os.sep, "/"))
+    return subs
+
+
+def _root_limits(rt: Runtime, repo: Repo, first: list[str] | None) -> list[str] | None:
+    """What git is limited to in ``repo``: the roots' folders in it, else the
+    folders found in the checkout the call started from (a ``:main`` checkout
+    or a linked worktree outside the roots: the same layout)."""
+    here = _root_subdirs(rt, repo)
+    if here is None:
+        return None
+    return here or first or None
 
 
 def selected_repo_paths(rt: Runtime, target: Target) -> list[str] | None:

@@ -84,94 +84,127 @@ def _listing(names: list[str]) -> str:
     return shown + (f", … (+{len(names) - MAX_LISTED} more)" if len(names) > MAX_LISTED else "")
 
 
+SELECT_FIRST = (
+    "Nothing is selected, so there are no codemaps to show. Select files with manage_selection, "
+    "or call get_code_structure with scope='paths' and `paths`."
+)
+
+
+@dataclass
+class Page:
+    """The files of one call: those with a grammar (``mapped``, of which ``page``
+    is shown from ``offset``), those without, and paths that did not resolve."""
+
+    targets: Targets
+    mapped: list[tuple[Root, str]]
+    no_grammar: list[str]
+    offset: int
+    page: list[tuple[Root, str]]
+
+
+def plan_page(rt: Runtime, args: CodeStructureInput) -> Page | None:
+    """Stage 1: which files, in which order, this call covers (None: nothing selected)."""
+    from tooldeck.codemap.languages import language_for
+
+    ws = rt.workspace
+    scope = args.scope or ("paths" if args.paths else "selected")
+    if scope == "selected":
+        provider = rt.provider("selected_paths")
+        selected = list(provider()) if provider is not None else []
+        if not selected:
+            return None
+        targets = collect(ws, selected)
+    else:
+        targets = collect(ws, args.paths or [])
+    mapped = [(root, rel) for root, rel in targets.files if language_for(rel) is not None]
+    no_grammar = [ws.display(os.path.join(root.path, rel)) for root, rel in targets.files if language_for(rel) is None]
+    if args.offset and args.offset >= len(mapped) and mapped:
+        raise invalid_arguments(
+            f"offset {args.offset} is past the end: {len(mapped)} files have a grammar", field="offset"
+        )
+    page = mapped[args.offset : args.offset + args.max_results]
+    return Page(targets, mapped, no_grammar, args.offset, page)
+
+
+def compute(rt: Runtime, page: list[tuple[Root, str]], inv: Invocation) -> dict[tuple[str, str], object]:
+    """Stage 2: the codemap (or the reason there is none) of every file of the page,
+    root by root, through the cached codemap service."""
+    from tooldeck.codemap.service import codemap_service
+
+    svc = codemap_service(rt)
+    by_root: dict[str, list[str]] = {}
+    roots: dict[str, Root] = {}
+    for root, rel in page:
+        by_root.setdefault(root.path, []).append(rel)
+        roots[root.path] = root
+
+    def progress(done: int, total: int) -> None:
+        if inv.is_observed and total >= 50:
+            inv.emit_text("activity", f"codemaps: {done}/{total} files", replace=True)
+
+    results: dict[tuple[str, str], object] = {}
+    for root_path, rels in by_root.items():
+        inv.check_cancelled()
+        for rel, res in zip(rels, svc.codemaps(roots[root_path], rels, progress=progress), strict=True):
+            results[(root_path, rel)] = res
+    return results
+
+
+def render(rt: Runtime, plan: Page, results: dict[tuple[str, str], object], max_results: int) -> str:
+    """Stage 3: codemap blocks within the output budget, then notes naming what
+    was left out and the offset that continues."""
+    from tooldeck.codemap.model import Codemap
+    from tooldeck.codemap.service import codemap_service
+
+    ws, svc = rt.workspace, codemap_service(rt)
+    budget = max(1000, rt.budget_tokens - BUDGET_RESERVE)
+    blocks: list[str] = []
+    skipped: list[str] = []
+    used = shown_files = 0
+    cut_at: int | None = None
+    for i, (root, rel) in enumerate(plan.page):
+        res = results[(root.path, rel)]
+        if not isinstance(res, Codemap):
+            skipped.append(f"{ws.display(os.path.join(root.path, rel))} ({getattr(res, 'reason', 'unreadable')})")
+            shown_files = i + 1
+            continue
+        text = svc.render(res)
+        cost = rt.count_tokens(text) + 1
+        if used + cost > budget and blocks:
+            cut_at = i
+            break
+        blocks.append(text)
+        used += cost
+        shown_files = i + 1
+
+    notes: list[str] = []
+    if plan.targets.problems:
+        notes.append("[not found: " + "; ".join(plan.targets.problems) + "]")
+    if skipped:
+        notes.append("[no codemap for: " + _listing(skipped) + "]")
+    if plan.no_grammar:
+        notes.append(
+            f"[{len(plan.no_grammar)} file(s) have no codemap support (no grammar): {_listing(plan.no_grammar)}]"
+        )
+    consumed, total = plan.offset + shown_files, len(plan.mapped)
+    if consumed < total:
+        why = f"the {rt.budget_tokens}-token output budget" if cut_at is not None else f"max_results={max_results}"
+        notes.append(
+            f"[files {plan.offset + 1}-{consumed} of {total} with a grammar shown; {total - consumed} "
+            f"more left out ({why}): call again with offset={consumed}, or narrow `paths`]"
+        )
+    if not blocks and not notes:
+        return "No files found under the given paths."
+    body = "\n\n".join(blocks) if blocks else "(no codemaps)"
+    return body + ("\n\n" + "\n".join(notes) if notes else "")
+
+
 def build(rt: Runtime) -> Tool:
     def get_code_structure(args: CodeStructureInput, inv: Invocation) -> str:
-        from tooldeck.codemap.languages import language_for
-        from tooldeck.codemap.model import Codemap
-        from tooldeck.codemap.service import codemap_service
-
-        ws = rt.workspace
-        scope = args.scope or ("paths" if args.paths else "selected")
-        if scope == "selected":
-            provider = rt.provider("selected_paths")
-            selected = list(provider()) if provider is not None else []
-            if not selected:
-                return (
-                    "Nothing is selected, so there are no codemaps to show. Select files with manage_selection, "
-                    "or call get_code_structure with scope='paths' and `paths`."
-                )
-            targets = collect(ws, selected)
-        else:
-            targets = collect(ws, args.paths or [])
-
-        mapped = [(root, rel) for root, rel in targets.files if language_for(rel) is not None]
-        no_grammar = [
-            ws.display(os.path.join(root.path, rel)) for root, rel in targets.files if language_for(rel) is None
-        ]
-        if args.offset and args.offset >= len(mapped) and mapped:
-            raise invalid_arguments(
-                f"offset {args.offset} is past the end: {len(mapped)} files have a grammar", field="offset"
-            )
-        page = mapped[args.offset : args.offset + args.max_results]
-
-        svc = codemap_service(rt)
-        by_root: dict[str, list[str]] = {}
-        roots: dict[str, Root] = {}
-        for root, rel in page:
-            by_root.setdefault(root.path, []).append(rel)
-            roots[root.path] = root
-
-        def progress(done: int, total: int) -> None:
-            if inv.is_observed and total >= 50:
-                inv.emit_text("activity", f"codemaps: {done}/{total} files", replace=True)
-
-        results: dict[tuple[str, str], object] = {}
-        for root_path, rels in by_root.items():
-            inv.check_cancelled()
-            for rel, res in zip(rels, svc.codemaps(roots[root_path], rels, progress=progress), strict=True):
-                results[(root_path, rel)] = res
-
-        budget = max(1000, rt.budget_tokens - BUDGET_RESERVE)
-        blocks: list[str] = []
-        skipped: list[str] = []
-        used = 0
-        shown_files = 0
-        cut_at: int | None = None
-        for i, (root, rel) in enumerate(page):
-            res = results[(root.path, rel)]
-            if not isinstance(res, Codemap):
-                skipped.append(f"{ws.display(os.path.join(root.path, rel))} ({getattr(res, 'reason', 'unreadable')})")
-                shown_files = i + 1
-                continue
-            text = svc.render(res)
-            cost = rt.count_tokens(text) + 1
-            if used + cost > budget and blocks:
-                cut_at = i
-                break
-            blocks.append(text)
-            used += cost
-            shown_files = i + 1
-
-        notes: list[str] = []
-        if targets.problems:
-            notes.append("[not found: " + "; ".join(targets.problems) + "]")
-        if skipped:
-            notes.append("[no codemap for: " + _listing(skipped) + "]")
-        if no_grammar:
-            notes.append(f"[{len(no_grammar)} file(s) have no codemap support (no grammar): {_listing(no_grammar)}]")
-        consumed = args.offset + shown_files
-        if consumed < len(mapped):
-            why = f"max_results={args.max_results}"
-            if cut_at is not None:
-                why = f"the {rt.budget_tokens}-token output budget"
-            notes.append(
-                f"[files {args.offset + 1}-{consumed} of {len(mapped)} with a grammar shown; {len(mapped) - consumed} "
-                f"more left out ({why}): call again with offset={consumed}, or narrow `paths`]"
-            )
-        if not blocks and not notes:
-            return "No files found under the given paths."
-        body = "\n\n".join(blocks) if blocks else "(no codemaps)"
-        return body + ("\n\n" + "\n".join(notes) if notes else "")
+        plan = plan_page(rt, args)
+        if plan is None:
+            return SELECT_FIRST
+        return render(rt, plan, compute(rt, plan.page, inv), args.max_results)
 
     return tool(
         get_code_structure,

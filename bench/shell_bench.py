@@ -1,0 +1,167 @@
+"""Shell tool overhead and flood memory: tooldeck's sandboxed run beside bare subprocess.
+
+Latency (N runs each, in this process, after 5 warm-up runs):
+
+* baseline: ``subprocess.run(["true"])``;
+* bwrap only: ``subprocess.run`` of the same bubblewrap command line tooldeck
+  builds (what the sandbox itself costs);
+* tooldeck, sandbox off: the same call on a runtime with ``sandbox.mode = "off"``
+  (everything but bubblewrap: what tooldeck itself adds);
+* tooldeck: a whole ``shell`` tool call through the Toolbox — decode, policy
+  (PATH resolution, wrapper inspection), audit log (3 JSONL lines), sandbox
+  argv, pids cgroup, spawn, pump, render.
+
+Goal: tooldeck adds < 30 ms per call over the baseline (p50).
+
+Flood (each in a fresh process, peak RSS from ``getrusage``): 100 MB on
+stdout (``head -c 100000000 /dev/zero | tr '\\0' x``) through the tool with a
+64 KB output limit, beside ``subprocess.run(capture_output=True)`` of the
+same pipeline. Goal: the tool's peak RSS stays flat (independent of the flood).
+
+Usage: ``python bench/shell_bench.py [--runs 100]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+FLOOD = ["sh", "-c", "head -c 100000000 /dev/zero | tr '\\0' x"]
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
+    for _ in range(5):
+        fn()
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def build_box(root: str, state: str, output_bytes: int = 64_000):  # type: ignore[no-untyped-def]
+    from tooldeck.core.toolbox import Toolbox
+    from tooldeck.shell.profiles import BUILTIN
+    from tooldeck.shell.service import ShellService
+    from tooldeck.shell.spec import ShellToolSpec
+    from tooldeck.shell.tool_factory import make_tool
+
+    dev = BUILTIN["builtin:workspace-development@1"]
+    rt = replace(dev, policy=replace(dev.policy, default="allow", raw="allow"),
+                 limits=replace(dev.limits, output_bytes=output_bytes))  # fmt: skip
+    svc = ShellService(lambda: [(root, False)], state)
+    unboxed = replace(rt, id="unsandboxed", sandbox=replace(rt.sandbox, mode="off"))
+    tools = [
+        make_tool(ShellToolSpec(name="shell", mode="structured", runtime=rt.id), rt, svc),
+        make_tool(ShellToolSpec(name="shell_nosandbox", mode="structured", runtime=unboxed.id), unboxed, svc),
+    ]
+    return Toolbox(tools), svc, rt
+
+
+def latency(runs: int) -> list[tuple[str, list[float]]]:
+    from tooldeck.shell.sandbox import SandboxPlan, bwrap_argv, probe
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root, state = os.path.join(tmp, "root"), os.path.join(tmp, "state")
+        os.mkdir(root)
+        os.mkdir(state)
+        box, _svc, rt = build_box(root, state)
+        plan = SandboxPlan((root,), (root,), False, root, {"PATH": rt.environment.path}, (),
+                           rt.sandbox.system_paths)  # fmt: skip
+        argv = bwrap_argv(probe(), plan, ["/usr/bin/true"])
+        args = json.dumps({"program": "true"})
+
+        def tool_call(name: str = "shell") -> None:
+            res = box.call_sync(name, args)
+            assert not res.is_error and "[exit 0" in res.text, res.text
+
+        return [
+            ("subprocess.run(['true'])", timed(lambda: subprocess.run(["true"], check=True), runs)),
+            ("bwrap only", timed(lambda: subprocess.run(argv, check=True), runs)),
+            ("tooldeck, sandbox off", timed(lambda: tool_call("shell_nosandbox"), runs)),
+            ("tooldeck shell tool", timed(tool_call, runs)),
+        ]
+
+
+def flood_child(kind: str) -> None:
+    """Runs in a fresh process; prints JSON with the peak RSS and the output size seen."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root, state = os.path.join(tmp, "root"), os.path.join(tmp, "state")
+        os.mkdir(root)
+        os.mkdir(state)
+        box, _svc, _rt = build_box(root, state, output_bytes=64_000)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        t0 = time.perf_counter()
+        if kind == "tooldeck":
+            res = box.call_sync("shell", json.dumps({"program": FLOOD[0], "arguments": FLOOD[1:]}))
+            assert not res.is_error, res.text
+            seen = len(res.text)
+        else:
+            seen = len(subprocess.run(FLOOD, capture_output=True, check=True).stdout)
+        ms = (time.perf_counter() - t0) * 1000
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"before_mb": before, "peak_mb": peak, "ms": ms, "returned_chars": seen}))
+
+
+def flood() -> dict[str, dict]:
+    out = {}
+    for kind in ("capture_output", "tooldeck"):
+        done = subprocess.run([sys.executable, __file__, "--flood-child", kind], capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        out[kind] = json.loads(done.stdout)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=100)
+    ap.add_argument("--flood-child")
+    args = ap.parse_args()
+    if args.flood_child:
+        flood_child(args.flood_child)
+        return
+    load = os.getloadavg()[0]
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cpus, load {load:.1f}, {platform.platform()}; "
+          f"python {platform.python_version()}")  # fmt: skip
+    rows = latency(args.runs)
+    base = statistics.median(rows[0][1])
+    print(f"\nlatency, {args.runs} runs each (ms)")
+    print(f"{'case':<28}{'p50':>8}{'p95':>8}{'added p50':>11}{'ratio':>8}")
+    for name, values in rows:
+        p50 = statistics.median(values)
+        print(f"{name:<28}{p50:>8.2f}{pct(values, 0.95):>8.2f}{p50 - base:>11.2f}{p50 / base:>8.2f}")
+    added = statistics.median(rows[-1][1]) - base
+    print(f"goal: tooldeck adds < 30 ms per call -> {'met' if added < 30 else 'NOT met'} ({added:.1f} ms)")
+    results = flood()
+    print("\n100 MB flood on stdout (fresh process each; peak RSS of that process)")
+    print(f"{'case':<28}{'before MB':>10}{'peak MB':>9}{'growth MB':>11}{'ms':>8}{'returned chars':>16}")
+    for name, r in results.items():
+        growth = r["peak_mb"] - r["before_mb"]
+        print(
+            f"{name:<28}{r['before_mb']:>10.1f}{r['peak_mb']:>9.1f}{growth:>11.1f}{r['ms']:>8.0f}{r['returned_chars']:>16}"
+        )
+    ratio = (results["capture_output"]["peak_mb"] - results["capture_output"]["before_mb"]) / max(
+        0.1, results["tooldeck"]["peak_mb"] - results["tooldeck"]["before_mb"]
+    )
+    print(f"memory growth ratio capture_output / tooldeck: {ratio:.0f}x")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+    main()

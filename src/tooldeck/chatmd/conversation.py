@@ -1,0 +1,140 @@
+"""A loaded document -> the conversation items the model loop takes.
+
+Why the transcript needs care on the way in: a file is a resumable session,
+so whatever an interrupted run left must still make a valid request. A
+``<tool_call>`` whose ``<tool_response>`` never got written (Ctrl-C while
+the tool ran) gets a synthetic "interrupted" result, placed right after its
+group of calls as both wire APIs require; the model then decides to retry.
+
+Inline ``<doc src="..." local/>`` is replaced by the file's text (the runner
+stores large tool payloads that way under ``.chatmd/``) and ``<img src="..."
+local/>`` becomes an image input. Paths are relative to the file the element
+is written in; they are named by the person who wrote the prompt.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+from pathlib import Path
+
+from tooldeck.chatmd.document import Document
+from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.llm.types import FunctionCall, FunctionResult, ImageInput, Item, Message, Reasoning
+
+ROLES = ("system", "developer", "user", "assistant")
+INTERRUPTED = "error [cancelled]: this call was interrupted before it returned; call it again if you still need it"
+MAX_DOC_BYTES = 8 * 1024 * 1024
+
+
+def _local_path(el: Element) -> Path:
+    src = el.get("src")
+    if not src:
+        raise ChatmdError(el.pos, f'<{el.tag}> needs src="..."')
+    if "://" in src:
+        raise ChatmdError(el.pos, f"<{el.tag} src={src!r}>: only local files are supported (no network at run time)")
+    base = el.pos.file.parent if el.pos.file is not None else Path.cwd()
+    return (base / Path(src).expanduser()).absolute()
+
+
+def doc_text(el: Element) -> str:
+    path = _local_path(el)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ChatmdError(el.pos, f"<doc src={el.get('src')!r}>: cannot read {path} ({exc.strerror})") from exc
+    if len(data) > MAX_DOC_BYTES:
+        raise ChatmdError(el.pos, f"<doc>: {path} is over {MAX_DOC_BYTES} bytes")
+    return data.decode("utf-8", "replace")
+
+
+def img_input(el: Element) -> ImageInput:
+    path = _local_path(el)
+    mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+    if not mime.startswith("image/"):
+        raise ChatmdError(el.pos, f"<img src={el.get('src')!r}>: {path.name} is not an image ({mime})")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ChatmdError(el.pos, f"<img>: cannot read {path} ({exc.strerror})") from exc
+    return ImageInput(f"data:{mime};base64,{base64.b64encode(data).decode()}", el.get("detail") or "auto")
+
+
+def body(el: Element) -> tuple[str, tuple[ImageInput, ...]]:
+    """An element's text (docs inlined) and images, outer whitespace trimmed."""
+    parts: list[str] = []
+    images: list[ImageInput] = []
+    for child in el.children:
+        if isinstance(child, str):
+            parts.append(child)
+        elif child.tag == "doc":
+            parts.append(doc_text(child))
+        elif child.tag == "img":
+            images.append(img_input(child))
+        elif child.tag == "agent":
+            raise ChatmdError(child.pos, "inline <agent> is not supported; declare <tool name=... agent=...> instead")
+        else:
+            parts.append(child.text())
+    return "".join(parts).strip(), tuple(images)
+
+
+def _call_of(el: Element) -> FunctionCall:
+    name = el.get("function_name") or el.get("name")
+    call_id = el.get("tool_call_id") or el.get("id")
+    if not name or not call_id:
+        raise ChatmdError(el.pos, '<tool_call> needs function_name="..." and tool_call_id="..."')
+    return FunctionCall(call_id, name, body(el)[0])
+
+
+def items_of(doc: Document) -> list[Item]:
+    """The conversation of ``doc`` in order (declarations and config skipped)."""
+    items: list[Item] = []
+    names: dict[str, str] = {}
+    for el in doc.elements:
+        if el.tag in ROLES or el.tag == "msg":
+            role = el.get("role") if el.tag == "msg" else el.tag
+            if role not in ROLES:
+                raise ChatmdError(el.pos, f"<msg> needs role= one of {', '.join(ROLES)}")
+            text, images = body(el)
+            items.append(Message(role, text, images))  # type: ignore[arg-type]
+        elif el.tag == "tool_call":
+            call = _call_of(el)
+            names[call.call_id] = call.name
+            items.append(call)
+        elif el.tag == "tool_response":
+            cid = el.get("tool_call_id") or el.get("id")
+            if not cid:
+                raise ChatmdError(el.pos, '<tool_response> needs tool_call_id="..."')
+            if cid not in names:
+                raise ChatmdError(el.pos, f"<tool_response> answers {cid!r}, which no earlier <tool_call> made")
+            items.append(FunctionResult(cid, names[cid], body(el)[0], el.has("error")))
+        elif el.tag in ("doc", "img", "summary", "agent"):
+            where = "<reasoning>" if el.tag == "summary" else "a message such as <user>"
+            raise ChatmdError(el.pos, f"<{el.tag}> belongs inside {where}, not at top level")
+        elif el.tag == "reasoning":
+            summaries = el.elements("summary")
+            text = "\n\n".join(body(s)[0] for s in summaries) if summaries else body(el)[0]
+            items.append(Reasoning(text, el.get("id")))
+    return close_dangling(items)
+
+
+def close_dangling(items: list[Item]) -> list[Item]:
+    """Give every call without a result an "interrupted" one, after its group."""
+    out: list[Item] = []
+    pending: dict[str, FunctionCall] = {}
+
+    def flush() -> None:
+        for call in pending.values():
+            out.append(FunctionResult(call.call_id, call.name, INTERRUPTED, True))
+        pending.clear()
+
+    for item in items:
+        if isinstance(item, FunctionCall):
+            pending[item.call_id] = item
+        elif isinstance(item, FunctionResult):
+            pending.pop(item.call_id, None)
+        else:
+            flush()
+        out.append(item)
+    flush()
+    return out

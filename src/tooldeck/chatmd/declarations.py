@@ -1,0 +1,172 @@
+"""``<tool>`` declarations -> the Toolbox a conversation offers the model.
+
+Only declared tools are offered. Every declaration is checked here, at load
+time, before any model call: an unknown built-in, a ``<tool>`` mixing
+``command=``/``agent=``/``mcp_server=``, a missing ``<read>`` root, two tools
+with one name are ChatMD errors naming the line and column.
+
+Built-ins come from the catalog by their declaration name (``read_dir`` and
+``get_contents`` are aliases, seed 000). A built-in with nested ``<read id
+path description/>`` elements gets its own roots: a Runtime whose
+workspace is exactly those directories, so the tool's description lists
+each root (id, absolute path, description) and its ``root`` enum holds
+exactly their ids; the ``<tool description>`` is appended after them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tooldeck.catalog import DOMAINS, build_tools, canonical_name
+from tooldeck.chatmd import external
+from tooldeck.chatmd.document import Document
+from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.chatmd.paths import PathVars
+from tooldeck.core.tool import NAME_RE, Tool
+from tooldeck.core.toolbox import Toolbox
+from tooldeck.runtime import Runtime
+from tooldeck.workspace.roots import Root, Workspace, make_root
+
+KINDS = ("command", "agent", "mcp_server")
+BUILTIN_ATTRS = frozenset({"name", "description", "namespace", "strict"})
+AGENT_ATTRS = frozenset({"name", "agent", "local", "description", "namespace"})
+_ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+@dataclass
+class LoadContext:
+    """What declarations resolve against: the launch runtime, path variables, nesting depth."""
+
+    rt: Runtime
+    vars: PathVars
+    prompt: Path | None = None
+    depth: int = 0
+    _catalogs: dict[int, dict[str, Tool]] = field(default_factory=dict)
+
+    @classmethod
+    def for_document(cls, doc: Document, rt: Runtime, *, depth: int = 0) -> LoadContext:
+        launch = Path(rt.workspace.primary.path)
+        return cls(rt, PathVars.for_prompt(doc.path, rt.state_dir, launch_dir=launch), doc.path, depth)
+
+    def catalog(self, rt: Runtime, *, with_workspaces: bool = True) -> dict[str, Tool]:
+        """The built-in tools of ``rt`` by model-visible name (built once per runtime)."""
+        cached = self._catalogs.get(id(rt))
+        if cached is None:
+            domains = DOMAINS if with_workspaces else tuple(d for d in DOMAINS if not d.endswith(".workspaces"))
+            cached = self._catalogs[id(rt)] = {t.name: t for t in build_tools(rt, domains)}
+        return cached
+
+
+def build_toolbox(doc: Document, ctx: LoadContext) -> Toolbox:
+    """The declared tools of ``doc``. Raises ChatmdError for any bad declaration."""
+    tools: list[Tool] = []
+    seen: dict[str, Element] = {}
+    decls = doc.of("tool")
+    runtimes: dict[str, Any] | None = None
+    for el in decls:
+        if el.get("type") == "shell" or el.has("command"):
+            _only_one_kind(el)
+            if runtimes is None:
+                runtimes = external.shell_runtimes(doc.of("shell_access"), ctx.rt, vars=ctx.vars)
+            made = [external.shell_tool(el, runtimes, ctx.rt, vars=ctx.vars)]
+        else:
+            made = tools_of(el, ctx)
+        for t in made:
+            t = _namespaced(t, el)
+            if t.name in seen:
+                first = seen[t.name].pos
+                raise ChatmdError(el.pos, f"a tool named {t.name!r} is already declared at {first}")
+            seen[t.name] = el
+            tools.append(t)
+    if runtimes is None and doc.of("shell_access"):
+        external.shell_runtimes(doc.of("shell_access"), ctx.rt, vars=ctx.vars)  # validate them anyway
+    return Toolbox(tools, budget_tokens=ctx.rt.budget_tokens, count_tokens=ctx.rt.count_tokens)
+
+
+def _only_one_kind(el: Element) -> None:
+    given = [k for k in KINDS if el.has(k)]
+    if len(given) > 1:
+        raise ChatmdError(el.pos, f"<tool> takes one of command=, agent= or mcp_server=, not {' and '.join(given)}")
+
+
+def tools_of(el: Element, ctx: LoadContext) -> list[Tool]:
+    """A non-shell ``<tool>``: an agent, an MCP mount or a built-in."""
+    _only_one_kind(el)
+    if el.has("agent"):
+        from tooldeck.chatmd.agents import agent_tool_from_element
+
+        _known_attrs(el, AGENT_ATTRS, "an agent tool")
+        return [agent_tool_from_element(el, ctx)]
+    if el.has("mcp_server"):
+        return external.mcp_tools(el, ctx.rt, vars=ctx.vars)
+    return [builtin(el, ctx)]
+
+
+def builtin(el: Element, ctx: LoadContext) -> Tool:
+    name = el.get("name")
+    if not name:
+        raise ChatmdError(el.pos, '<tool> needs name="..." (a built-in), or command=, agent= or mcp_server=')
+    _known_attrs(el, BUILTIN_ATTRS, "a built-in")
+    description = el.get("description")
+    if name == "fork":
+        from tooldeck.chatmd.agents import fork_tool
+
+        return fork_tool(description=description)
+    visible = canonical_name(name)
+    reads = el.elements("read")
+    rt = roots_runtime(reads, ctx) if reads else ctx.rt
+    catalog = ctx.catalog(rt, with_workspaces=not reads)
+    base = catalog.get(visible)
+    if base is None:
+        known = ", ".join(sorted({*catalog, "fork", "read_dir", "get_contents"}))
+        raise ChatmdError(el.pos, f"unknown built-in tool {name!r}; built-ins: {known}")
+    unknown = [c.tag for c in el.elements() if c.tag != "read"]
+    if unknown:
+        raise ChatmdError(el.pos, f"<tool name={name!r}> takes only <read/> elements inside, not <{unknown[0]}>")
+    if description:
+        return base.with_name(base.name, base.description.rstrip() + "\n\n" + description)
+    return base
+
+
+def _known_attrs(el: Element, allowed: frozenset[str], what: str) -> None:
+    """A misspelt attribute (``agnet=``) is an error, not silently a different tool."""
+    unknown = sorted(set(el.attrs) - allowed)
+    if unknown:
+        raise ChatmdError(el.pos, f"<tool> for {what} takes {', '.join(sorted(allowed))}; not {unknown[0]!r}")
+
+
+def roots_runtime(reads: list[Element], ctx: LoadContext) -> Runtime:
+    """A Runtime whose workspace is exactly the ``<read>`` roots (missing dir = error)."""
+    roots: list[Root] = []
+    for r in reads:
+        rid, path = r.get("id"), r.get("path")
+        if not rid or not _ROOT_ID_RE.match(rid):
+            raise ChatmdError(r.pos, '<read> needs id="..." (letters, digits, _ . -)')
+        if any(x.id == rid for x in roots):
+            raise ChatmdError(r.pos, f"root id {rid!r} is declared twice")
+        if not path:
+            raise ChatmdError(r.pos, f'<read id={rid!r}> needs path="..."')
+        target = ctx.vars.expand(path, r)
+        try:
+            roots.append(make_root(target, rid, r.get("description") or ""))
+        except FileNotFoundError as exc:
+            raise ChatmdError(r.pos, f"root {rid!r}: {target} does not exist or is not a directory") from exc
+    return Runtime(
+        Workspace(roots, name="chatmd"),
+        state_dir=ctx.rt.state_dir,
+        budget_tokens=ctx.rt.budget_tokens,
+        settings=ctx.rt.settings,
+    )
+
+
+def _namespaced(t: Tool, el: Element) -> Tool:
+    ns = el.get("namespace")
+    if not ns:
+        return t
+    name = f"{ns}_{t.name}"
+    if not NAME_RE.match(name):
+        raise ChatmdError(el.pos, f"namespaced tool name {name!r} is not a valid tool name (at most 64 characters)")
+    return t.with_name(name)

@@ -1,0 +1,107 @@
+"""Loading a ChatMD file: parse it and splice in its ``<import>``s.
+
+Why imports are resolved here and not in the parser: the parser has no I/O
+and is tested on strings. ``<import src="shared/tools.chatmd"
+namespace="docs"/>`` reads ``src`` relative to the importing file and puts
+that file's top-level elements in place of the import (their positions keep
+their own file, so ``${source_dir}`` and error messages point at the right
+place). A namespace prefixes the model-visible names of the imported
+``<tool>``s (``docs_read_file``) so two imports cannot collide. A file that
+imports itself through any chain is refused, and so is a chain deeper than
+:data:`MAX_IMPORT_DEPTH`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.chatmd.parser import parse
+
+MAX_IMPORT_DEPTH = 128
+_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+
+
+@dataclass
+class Document:
+    """A loaded file: its top-level elements in order, imports spliced."""
+
+    path: Path | None
+    elements: list[Element] = field(default_factory=list)
+
+    def of(self, *tags: str) -> list[Element]:
+        return [e for e in self.elements if e.tag in tags]
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path is not None else Path.cwd()
+
+
+def read_source(path: Path) -> str:
+    """The text of a prompt file the person named (not a model-supplied path)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise ChatmdError(None, f"{path}: no such ChatMD file") from exc
+    except OSError as exc:
+        raise ChatmdError(None, f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ChatmdError(None, f"{path}: not UTF-8 text (byte {exc.start})") from exc
+
+
+def load(path: str | os.PathLike[str]) -> Document:
+    """Parse ``path`` and resolve its imports. Raises :class:`ChatmdError`."""
+    p = Path(path).absolute()
+    return Document(p, _load(p, read_source(p), chain=()))
+
+
+def loads(text: str, path: str | os.PathLike[str] | None = None) -> Document:
+    """Parse a string (imports resolve relative to ``path``'s folder, or the cwd)."""
+    p = Path(path).absolute() if path is not None else None
+    return Document(p, _load(p, text, chain=()))
+
+
+def _load(path: Path | None, text: str, chain: tuple[Path, ...]) -> list[Element]:
+    here = chain + ((path.resolve(),) if path is not None else ())
+    out: list[Element] = []
+    for node in parse(text, path):
+        if not isinstance(node, Element):
+            continue  # prose between elements is commentary for the reader
+        if node.tag != "import":
+            out.append(node)
+            continue
+        out.extend(_import(node, path, here))
+    return out
+
+
+def _import(el: Element, path: Path | None, chain: tuple[Path, ...]) -> list[Element]:
+    src = el.get("src")
+    if not src:
+        raise ChatmdError(el.pos, '<import> needs src="FILE.chatmd"')
+    namespace = el.get("namespace")
+    if namespace is not None and not _NAMESPACE_RE.match(namespace):
+        raise ChatmdError(el.pos, f"namespace {namespace!r} must be 1-32 letters, digits, _ or -")
+    if len(chain) > MAX_IMPORT_DEPTH:  # chain = the files above this import; 128 nested imports pass
+        raise ChatmdError(el.pos, f"imports nest deeper than {MAX_IMPORT_DEPTH} files; is there a loop?")
+    base = path.parent if path is not None else Path.cwd()
+    target = (base / os.path.expanduser(src)).absolute()
+    real = target.resolve()
+    if real in chain:
+        loop = " -> ".join(str(p) for p in (*chain[chain.index(real) :], real))
+        raise ChatmdError(el.pos, f"import cycle: {loop}")
+    try:
+        text = read_source(target)
+    except ChatmdError as exc:
+        raise ChatmdError(el.pos, f"<import src={src!r}>: {exc.message}") from exc
+    imported = _load(target, text, chain)
+    if namespace is not None:
+        for node in imported:
+            if node.tag == "tool":
+                inner = node.get("namespace")
+                node.attrs["namespace"] = f"{namespace}_{inner}" if inner else namespace
+    return imported

