@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tooldeck.store.db import Store, default_state_dir
+from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
 from tooldeck.workspace.tokens import count_tokens
 from tooldeck.workspace.trust import AskPerson, Boundary
@@ -49,6 +50,9 @@ class Runtime:
         self._providers: dict[str, Callable[..., Any]] = {}
         self._workspace_listeners: list[Callable[[Workspace], None]] = []
         self._lock = threading.RLock()
+        # a batch write of a process that died is undone (or finished) before
+        # any tool of this one sees the files: one directory listing when clean
+        recover_writes(self.state_dir)
 
     @classmethod
     def for_dirs(cls, dirs: Sequence[str | os.PathLike[str]] | None = None, **kwargs: Any) -> Runtime:

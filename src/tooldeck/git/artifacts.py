@@ -67,13 +67,15 @@ def write_snapshot(
     try:
         for i, fc in enumerate(changes.files, 1):
             name = patch_file_name(i, fc)
-            write_file(state_dir, f"{rel_dir}/{name}", (fc.patch or "").encode("utf-8", "surrogateescape"))
+            patch = (fc.patch or "").encode("utf-8", "surrogateescape")
+            write_file(state_dir, f"{rel_dir}/{name}", patch, state_dir=state_dir)
             shown = show_path(fc.path)
             if fc.old_path:
                 shown = f"{show_path(fc.old_path)} -> {shown}"
             lines.append(f"{fc.status}\t{stat_text(fc)}\t{shown}\t{name}")
             entries.append((fc, os.path.join(state_dir, rel_dir, name)))
-        write_file(state_dir, f"{rel_dir}/MAP.txt", ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"))
+        listing = ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape")
+        write_file(state_dir, f"{rel_dir}/MAP.txt", listing, state_dir=state_dir)
     except BaseException:
         shutil.rmtree(os.path.join(state_dir, rel_dir), ignore_errors=True)
         raise

@@ -42,10 +42,21 @@ def read_resolved(workspace: Workspace, path: str, root: str | None = None) -> t
     return rp, text, fb.data
 
 
-def write_text(rp: ResolvedPath, text: str, *, mode: int | None = None) -> bytes:
-    """Atomically write ``text`` (UTF-8) to a resolved path; returns the bytes."""
+def write_text(
+    rp: ResolvedPath,
+    text: str,
+    *,
+    mode: int | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+    expect: bytes | None = None,
+    expect_absent: bool = False,
+) -> bytes:
+    """Atomically write ``text`` (UTF-8) to a resolved path; returns the bytes.
+    ``expect`` (the bytes the text was computed from) or ``expect_absent``
+    make the write a compare-and-swap (:class:`~tooldeck.workspace.atomic.StaleWrite`
+    when another writer got there first); ``state_dir`` holds the locks."""
     data = text.encode("utf-8")
-    write_file(rp.root.path, rp.rel, data, mode=mode)
+    write_file(rp.root.path, rp.rel, data, mode=mode, state_dir=state_dir, expect=expect, expect_absent=expect_absent)
     return data
 
 
@@ -67,3 +78,27 @@ def resolve_new_file(ws: Workspace, path: str, if_exists: str, *, field_name: st
                 ErrorCode.ALREADY_EXISTS, f'{shown} already exists; pass if_exists="overwrite" to replace it'
             )
     return rp
+
+
+BOM = "\ufeff"
+
+
+def split_spelling(text: str) -> tuple[str, str, str]:
+    """``(bom, eol, body)``: what :meth:`TextFile.parse` keeps aside and the
+    ``\\n`` text it edits (its ``body``), without splitting the text into
+    lines — a list of lines costs several times the file in memory."""
+    bom = ""
+    if text.startswith(BOM):
+        bom, text = BOM, text[1:]
+    newlines = text.count("\n")
+    eol = "\r\n" if newlines and text.count("\r\n") == newlines else "\n"
+    if eol == "\r\n":
+        text = text.replace("\r\n", "\n")
+    return bom, eol, text
+
+
+def join_spelling(bom: str, eol: str, body: str) -> str:
+    """``body`` (``\\n`` line ends) written with line ending ``eol`` and ``bom``."""
+    if eol != "\n":
+        body = body.replace("\r\n", "\n").replace("\n", eol)
+    return bom + body if bom else body

@@ -1,170 +1,124 @@
-"""All-or-nothing writes inside a root.
+"""All-or-nothing writes inside a root, safe against other writers and crashes.
 
-Every write goes to a temp file in the target's directory and is renamed over
-the target, so a reader never sees half a file and the mode is kept. The
-directory is reached by walking from the root with ``O_NOFOLLOW |
-O_DIRECTORY`` one component at a time and every later operation is relative to
-that descriptor: if a component is swapped for a symlink between the path
-check and the write, the walk fails instead of writing outside the root, and a
-final component swapped for a symlink is replaced (``rename`` never follows it),
-never written through.
+What a write guarantees, and how:
 
-:class:`AtomicBatch` extends this to many files: stage every temp file first,
-then rename them in; if any step fails, every file already changed is restored
-and every file already added is removed. Data is not fsynced (atomicity
-against concurrent readers, not against power loss).
+* **Readers see the old file or the new one, never no file.** New content is
+  staged in a temp file (``.tooldeck-tmp-*``, hidden from every listing) in
+  the target's folder and renamed straight over the target. The old content
+  is kept as a hard link (in the journal folder, else beside the target), not
+  by moving the target away.
+* **No lost update.** Under the per-file locks of :mod:`locks` (across threads
+  and processes, taken in sorted order), every file is re-read and compared
+  with what the caller computed its edit from (``expect`` bytes, an
+  ``expect_digest``, or ``expect_absent``); a mismatch raises
+  :class:`StaleWrite` (``conflict``) before anything changes, and
+  :func:`retrying` lets a tool recompute its edit on the new content. A
+  commit that returns has landed.
+* **All or nothing, even across a crash.** A batch of several files is
+  journaled first (:mod:`journal`); any failure undoes every file already
+  changed, and a batch whose process died is undone (or, past its commit
+  point, finished) by the next tooldeck process.
+
+Folders are reached from the root with ``O_NOFOLLOW`` one component at a time
+(:mod:`fsops`) and every operation is relative to that descriptor, so a
+component swapped for a symlink fails the write instead of leading outside
+the root; a final component that is a symlink is refused. Data is not
+fsynced: this protects against other processes and kills, not power loss.
 """
 
 from __future__ import annotations
 
 import errno
-import logging
 import os
-import secrets
+import random
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.store.db import default_state_dir
+from tooldeck.workspace import journal, locks
+from tooldeck.workspace.fsops import (
+    check_target,
+    lstat_at,
+    rmdirs_quiet,
+    same_content,
+    split_rel,
+    unlink_quiet,
+    write_new,
+)
+from tooldeck.workspace.fsops import open_dir as open_dir  # re-exported: callers reach folders this way
+from tooldeck.workspace.journal import Entry, Journal
+from tooldeck.workspace.tempnames import temp_name
 
-log = logging.getLogger("tooldeck.atomic")
-
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+T = TypeVar("T")
 
 # Fault injection for tests: called with (step, rel_path) before each step of a
-# batch commit ("stage", "apply"); raising there simulates an I/O failure.
+# batch commit ("stage", "apply", and "done" after the commit point); raising
+# there simulates an I/O failure (and ``os._exit`` there, a crash).
 FaultHook = Callable[[str, str], None]
 fault_hook: FaultHook | None = None
 
-
-def _umask_mode() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
+RETRY_ATTEMPTS = 40
 
 
-def _split(rel: str) -> tuple[list[str], str]:
-    parts = [p for p in rel.replace(os.sep, "/").split("/") if p not in ("", ".")]
-    if not parts:
-        raise ToolError(ErrorCode.NOT_A_FILE, "the root directory itself cannot be written as a file")
-    if any(p == ".." for p in parts):
-        raise ToolError(ErrorCode.OUTSIDE_ROOTS, f"{rel!r} contains '..'")
-    return parts[:-1], parts[-1]
+class StaleWrite(ToolError):
+    """The file changed between the caller's read and the commit."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ErrorCode.CONFLICT, message)
 
 
-def open_dir(root_path: str, components: list[str], *, create: bool, created: list[str] | None = None) -> int:
-    """A descriptor for ``root/components...``, never following a symlink."""
-    fd = os.open(root_path, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
-    walked: list[str] = []
-    try:
-        for comp in components:
-            walked.append(comp)
-            try:
-                nxt = os.open(comp, _DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(comp, 0o777, dir_fd=fd)
-                if created is not None:
-                    created.append("/".join(walked))
-                nxt = os.open(comp, _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise ToolError(
-                        ErrorCode.DENIED,
-                        f"{'/'.join(walked)!r} is a symbolic link or not a directory; nothing was written",
-                    ) from exc
-                raise
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _lstat_at(dfd: int, name: str) -> os.stat_result | None:
-    try:
-        return os.stat(name, dir_fd=dfd, follow_symlinks=False)
-    except FileNotFoundError:
-        return None
-
-
-def _check_target(st: os.stat_result | None, rel: str) -> None:
-    if st is None:
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise ToolError(ErrorCode.DENIED, f"{rel!r} is a symbolic link; tooldeck never writes through a link")
-    if not stat.S_ISREG(st.st_mode):
-        raise ToolError(ErrorCode.NOT_A_FILE, f"{rel!r} exists and is not a regular file")
-
-
-def _write_temp(dfd: int, name: str, data: bytes, mode: int) -> str:
-    tmp = f".{name[:100]}.tdk-{secrets.token_hex(4)}.tmp"
-    fd = os.open(tmp, _TMP_FLAGS, 0o600, dir_fd=dfd)
-    try:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-        os.fchmod(fd, mode)
-    except BaseException:
-        os.close(fd)
-        _unlink_quiet(dfd, tmp)
-        raise
-    os.close(fd)
-    return tmp
-
-
-def _read_at(dfd: int, name: str) -> bytes:
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0), dir_fd=dfd)
-    try:
-        chunks: list[bytes] = []
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _unlink_quiet(dfd: int, name: str) -> None:
-    try:
-        os.unlink(name, dir_fd=dfd)
-    except OSError:
-        pass
-
-
-def write_file(root_path: str, rel: str, data: bytes, *, mode: int | None = None, create_parents: bool = True) -> None:
-    """Atomically replace (or create) ``root/rel`` with ``data``, keeping its mode."""
-    dirs, name = _split(rel)
-    dfd = open_dir(root_path, dirs, create=create_parents)
-    try:
-        st = _lstat_at(dfd, name)
-        _check_target(st, rel)
-        file_mode = mode if mode is not None else (stat.S_IMODE(st.st_mode) if st else _umask_mode())
-        tmp = _write_temp(dfd, name, data, file_mode)
+def retrying(run: Callable[[int], T], *, attempts: int = RETRY_ATTEMPTS) -> T:
+    """Call ``run(attempt)`` — read, compute the edit, commit — until it does
+    not lose a race with another writer. A retry works on the new content; if
+    the edit no longer applies there, the call fails with ``conflict``."""
+    for attempt in range(attempts):
         try:
-            os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            _unlink_quiet(dfd, tmp)
-            raise
-    finally:
-        os.close(dfd)
+            return run(attempt)
+        except StaleWrite:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(random.uniform(0, 0.001 * (attempt + 1)))
+        except ToolError as exc:
+            if attempt == 0 or exc.code == ErrorCode.CONFLICT:
+                raise
+            raise ToolError(
+                ErrorCode.CONFLICT,
+                "the file changed since this call read it (another writer) and the edit no longer applies to "
+                f"the new content: {exc.message} Read the file again and redo the edit.",
+                exc.details,
+            ) from exc
+    raise AssertionError("unreachable")
 
 
-def remove_file(root_path: str, rel: str) -> None:
-    dirs, name = _split(rel)
-    dfd = open_dir(root_path, dirs, create=False)
-    try:
-        st = _lstat_at(dfd, name)
-        if st is None:
-            raise ToolError(ErrorCode.NOT_FOUND, f"{rel!r} does not exist")
-        if stat.S_ISDIR(st.st_mode):
-            raise ToolError(ErrorCode.NOT_A_FILE, f"{rel!r} is a directory; only files can be deleted")
-        os.unlink(name, dir_fd=dfd)
-    finally:
-        os.close(dfd)
+def _state_dir(state_dir: str | os.PathLike[str] | None) -> str:
+    return os.fspath(state_dir) if state_dir is not None else os.fspath(default_state_dir())
+
+
+def write_file(
+    root_path: str,
+    rel: str,
+    data: bytes,
+    *,
+    mode: int | None = None,
+    create_parents: bool = True,
+    state_dir: str | os.PathLike[str] | None = None,
+    expect: bytes | None = None,
+    expect_absent: bool = False,
+) -> None:
+    """Atomically replace (or create) ``root/rel`` with ``data``, keeping its mode."""
+    batch = AtomicBatch(state_dir)
+    batch.write(root_path, rel, data, mode, expect=expect, expect_absent=expect_absent, parents=create_parents)
+    batch.commit()
+
+
+def remove_file(root_path: str, rel: str, *, state_dir: str | os.PathLike[str] | None = None) -> None:
+    batch = AtomicBatch(state_dir)
+    batch.delete(root_path, rel)
+    batch.commit()
 
 
 # --------------------------------------------------------------------------
@@ -177,15 +131,15 @@ class _Op:
     rel: str
     data: bytes | None  # None = delete
     mode: int | None = None
-    expect: bytes | None = None  # the target must still hold these bytes when staged
-    expect_absent: bool = False  # the target must still not exist when staged
-    dfd: int = -1
+    expect: bytes | None = None  # the target must still hold these bytes
+    expect_digest: bytes | None = None  # ... or bytes with this SHA-256
+    expect_absent: bool = False  # the target must still not exist
+    parents: bool = True  # create missing folders
+    dirs: list[str] = field(default_factory=list)
     name: str = ""
-    tmp: str | None = None
-    backup: str | None = None
-    existed: bool = False
+    dfd: int = -1
+    entry: Entry | None = None
     applied: bool = False
-    created_dirs: list[str] = field(default_factory=list)
 
 
 class AtomicBatch:
@@ -193,16 +147,18 @@ class AtomicBatch:
 
     ``write(root, rel, data)`` creates or replaces; ``delete(root, rel)``
     removes. A move is a write of the destination plus a delete of the source.
-
-    ``expect`` (the bytes the caller read) or ``expect_absent`` make staging
-    refuse with ``conflict`` when another writer changed the file between the
-    caller's read and this commit, so a concurrent update is never lost.
+    ``expect`` / ``expect_digest`` (what the caller read) or ``expect_absent``
+    make the commit refuse with :class:`StaleWrite` when another writer
+    changed the file meanwhile. Locks and the journal live in ``state_dir``
+    (default: the user's state directory).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, state_dir: str | os.PathLike[str] | None = None) -> None:
+        self.state_dir = _state_dir(state_dir)
         self._ops: list[_Op] = []
         self._keys: set[tuple[str, ...]] = set()
         self._dirs: dict[tuple[str, ...], int] = {}
+        self._batch_id = ""
         self.failed_rel: str | None = None
 
     def write(
@@ -213,16 +169,20 @@ class AtomicBatch:
         mode: int | None = None,
         *,
         expect: bytes | None = None,
+        expect_digest: bytes | None = None,
         expect_absent: bool = False,
+        parents: bool = True,
     ) -> None:
-        self._add(_Op(root_path, rel, data, mode, expect, expect_absent))
+        self._add(_Op(root_path, rel, data, mode, expect, expect_digest, expect_absent, parents))
 
-    def delete(self, root_path: str, rel: str, *, expect: bytes | None = None) -> None:
-        self._add(_Op(root_path, rel, None, expect=expect))
+    def delete(
+        self, root_path: str, rel: str, *, expect: bytes | None = None, expect_digest: bytes | None = None
+    ) -> None:
+        self._add(_Op(root_path, rel, None, expect=expect, expect_digest=expect_digest))
 
     def _add(self, op: _Op) -> None:
-        dirs, name = _split(op.rel)  # "./a" and "a" are one file
-        key = (op.root, *dirs, name)
+        op.dirs, op.name = split_rel(op.rel)  # "./a" and "a" are one file
+        key = (op.root, *op.dirs, op.name)
         if key in self._keys:
             raise ValueError(f"{op.rel!r} appears twice in one batch; merge its changes first")
         self._keys.add(key)
@@ -235,88 +195,176 @@ class AtomicBatch:
         """Write everything or nothing. On failure ``failed_rel`` names the
         file whose step failed and the exception is re-raised after rollback."""
         self.failed_rel = None
+        journal.recover(self.state_dir)
+        undoable = len(self._ops) > 1
+        jr: Journal | None = None
         try:
+            self._prepare(journal.new_batch_id(), undoable)
+            entries = [op.entry for op in self._ops if op.entry is not None]
+            if undoable or any(e.tmp for e in entries):
+                jr = Journal.begin(self.state_dir, self._batch_id, entries, undoable=undoable)
             for op in self._ops:
                 self.failed_rel = op.rel
                 self._stage(op)
-            for op in self._ops:
-                self.failed_rel = op.rel
-                self._apply(op)
+            with locks.hold(self.state_dir, [e.key for e in entries], self._what()):
+                try:
+                    self._swap(jr)
+                except BaseException:
+                    self._rollback(jr)
+                    raise
             self.failed_rel = None
-            for op in self._ops:
-                if op.backup:
-                    _unlink_quiet(op.dfd, op.backup)
-                    op.backup = None
         except BaseException:
-            self._rollback()
+            self._discard(jr)
             raise
-        finally:
-            self._close()
+        dirs, self._dirs = list(self._dirs.values()), {}
+        for op in self._ops:  # the cleanup job must not keep the contents alive
+            op.data = op.expect = None
+        journal.later(lambda: self._cleanup(jr, dirs))
 
     # internals ----------------------------------------------------------------
+    def _what(self) -> str:
+        return repr(self._ops[0].rel) if len(self._ops) == 1 else f"{len(self._ops)} files"
+
+    def _prepare(self, batch_id: str, undoable: bool) -> None:
+        """Reach every folder, check every target, name temp files and backups."""
+        self._batch_id = batch_id
+        for i, op in enumerate(self._ops):
+            self.failed_rel = op.rel
+            where = (op.root, *op.dirs)
+            created: list[str] = []
+            if where not in self._dirs:  # one descriptor per folder, not per file
+                self._dirs[where] = open_dir(
+                    op.root, op.dirs, create=op.data is not None and op.parents, created=created
+                )
+            op.dfd = self._dirs[where]
+            st = lstat_at(op.dfd, op.name)
+            check_target(st, op.rel)
+            self._check_expectations(op, st, locked=False)
+            e = Entry(op.root, op.dirs, op.name, "write" if op.data is not None else "delete", created=created)
+            if op.data is not None:
+                e.tmp = temp_name(batch_id, i)
+                if op.mode is None and st is not None:
+                    op.mode = stat.S_IMODE(st.st_mode)
+                if undoable:
+                    e.size, e.crc = len(op.data), journal.crc_of(op.data)
+            if undoable:
+                e.backup = temp_name(batch_id, i, ".bak")
+            op.entry = e
+
+    def _check_expectations(self, op: _Op, st: os.stat_result | None, *, locked: bool) -> None:
+        if op.expect_absent and st is not None:
+            raise StaleWrite(f"{op.rel!r} was created meanwhile by another writer; nothing changed")
+        if op.data is None and st is None:
+            raise ToolError(ErrorCode.NOT_FOUND, f"{op.rel!r} does not exist; nothing was changed")
+        if op.expect is None and op.expect_digest is None:
+            return
+        if not locked:  # the authoritative comparison happens under the lock
+            if st is None or (op.expect is not None and st.st_size != len(op.expect)):
+                raise StaleWrite(_changed(op.rel))
+            return
+        if st is None or not same_content(op.dfd, op.name, op.expect, op.expect_digest):
+            raise StaleWrite(_changed(op.rel))
+
     def _stage(self, op: _Op) -> None:
         if fault_hook:
             fault_hook("stage", op.rel)
-        dirs, op.name = _split(op.rel)
-        where = (op.root, *dirs)
-        if where not in self._dirs:  # one descriptor per directory, not per file
-            self._dirs[where] = open_dir(op.root, dirs, create=op.data is not None, created=op.created_dirs)
-        op.dfd = self._dirs[where]
-        st = _lstat_at(op.dfd, op.name)
-        _check_target(st, op.rel)
-        op.existed = st is not None
-        if op.expect_absent and st is not None:
-            raise ToolError(ErrorCode.CONFLICT, f"{op.rel!r} was created meanwhile by another writer; nothing changed")
-        if op.expect is not None and (st is None or _read_at(op.dfd, op.name) != op.expect):
-            raise ToolError(
-                ErrorCode.CONFLICT,
-                f"{op.rel!r} changed while the edit was being prepared; read it again and redo the edit. "
-                "Nothing was changed",
-            )
-        if op.data is None:
-            if st is None:
-                raise ToolError(ErrorCode.NOT_FOUND, f"{op.rel!r} does not exist; nothing was changed")
-            return
-        mode = op.mode if op.mode is not None else (stat.S_IMODE(st.st_mode) if st else _umask_mode())
-        op.tmp = _write_temp(op.dfd, op.name, op.data, mode)
+        if op.data is not None and op.entry is not None and op.entry.tmp:
+            write_new(op.dfd, op.entry.tmp, op.data, op.mode)
 
-    def _apply(self, op: _Op) -> None:
-        if fault_hook:
-            fault_hook("apply", op.rel)
-        if op.existed:
-            op.backup = f".{op.name[:100]}.tdk-{secrets.token_hex(4)}.bak"
-            os.rename(op.name, op.backup, src_dir_fd=op.dfd, dst_dir_fd=op.dfd)
-        op.applied = True
-        if op.tmp is not None:
-            os.rename(op.tmp, op.name, src_dir_fd=op.dfd, dst_dir_fd=op.dfd)
-            op.tmp = None
+    def _swap(self, jr: Journal | None) -> None:
+        """Under the locks: compare, keep the old content, rename the new in."""
+        for op in self._ops:
+            self.failed_rel = op.rel
+            st = lstat_at(op.dfd, op.name)
+            check_target(st, op.rel)
+            self._check_expectations(op, st, locked=True)
+            if st is not None and op.entry is not None and op.entry.backup:
+                _keep_backup(op.dfd, op.name, jr, op.entry.backup)
+        for op in self._ops:
+            self.failed_rel = op.rel
+            if fault_hook:
+                fault_hook("apply", op.rel)
+            e = op.entry
+            if e is not None and e.tmp:
+                os.rename(e.tmp, op.name, src_dir_fd=op.dfd, dst_dir_fd=op.dfd)
+            else:
+                os.unlink(op.name, dir_fd=op.dfd)
+            op.applied = True
+        if jr is not None and len(self._ops) > 1:
+            jr.mark_done()
+            if fault_hook:
+                fault_hook("done", "")
 
-    def _rollback(self) -> None:
+    def _rollback(self, jr: Journal | None) -> None:
         # best effort for every op: one failed restore must not stop the others
         for op in reversed(self._ops):
-            if op.dfd < 0:
+            if op.dfd < 0 or op.entry is None:
                 continue
-            if op.tmp:
-                _unlink_quiet(op.dfd, op.tmp)
-                op.tmp = None
-            if op.applied:
-                if op.backup:
-                    try:
-                        os.rename(op.backup, op.name, src_dir_fd=op.dfd, dst_dir_fd=op.dfd)
-                        op.backup = None
-                    except OSError:
-                        log.error("could not restore %s from its backup %s", op.rel, op.backup)
-                elif op.data is not None:
-                    _unlink_quiet(op.dfd, op.name)
-            for d in reversed(op.created_dirs):
-                try:
-                    os.rmdir(os.path.join(op.root, d))
-                except OSError:
-                    pass
+            try:
+                journal.undo_entry(op.entry, op.dfd, jr.dir_fd if jr else None, op.applied)
+            except OSError as exc:
+                journal.log.error("could not restore %s: %s", op.rel, exc)
 
-    def _close(self) -> None:
+    def _discard(self, jr: Journal | None) -> None:
+        """After a failure: no temp file, no created folder, no journal left."""
+        for op in self._ops:
+            if op.dfd >= 0 and op.entry is not None and op.entry.tmp and not op.applied:
+                unlink_quiet(op.dfd, op.entry.tmp)
         for fd in self._dirs.values():
             os.close(fd)
         self._dirs.clear()
-        for op in self._ops:
+        for op in reversed(self._ops):
+            if op.entry is not None and op.entry.created:
+                rmdirs_quiet(op.root, op.entry.created)
             op.dfd = -1
+        if jr is not None:
+            jr.remove()
+
+    def _cleanup(self, jr: Journal | None, dirs: list[int]) -> None:
+        """After success, off the critical path: drop backups, then the journal."""
+        try:
+            for op in self._ops:
+                if op.entry is not None and op.entry.backup:
+                    journal.drop_leftovers(op.entry, op.dfd, jr.dir_fd if jr else None)
+        finally:
+            for fd in dirs:
+                os.close(fd)
+            for op in self._ops:
+                op.dfd = -1
+            if jr is not None:
+                jr.remove()
+
+
+def _changed(rel: str) -> str:
+    return f"{rel!r} changed since it was read (another writer); read it again and redo the edit. Nothing was changed"
+
+
+def _keep_backup(dfd: int, name: str, jr: Journal | None, backup: str) -> None:
+    """A second name for the old content: a hard link in the journal folder,
+    else beside the target (another filesystem), else a copy."""
+    if jr is not None:
+        try:
+            os.link(name, backup, src_dir_fd=dfd, dst_dir_fd=jr.dir_fd, follow_symlinks=False)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+                raise
+    try:
+        os.link(name, backup, src_dir_fd=dfd, dst_dir_fd=dfd, follow_symlinks=False)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+            raise
+    src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+    try:
+        mode = stat.S_IMODE(os.fstat(src).st_mode)
+        dst = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode, dir_fd=dfd)
+        try:
+            while chunk := os.read(src, 1 << 20):
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(dst, view) :]
+        finally:
+            os.close(dst)
+    finally:
+        os.close(src)

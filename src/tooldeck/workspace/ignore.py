@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from pathspec import GitIgnoreSpec
 
+from tooldeck.workspace.tempnames import is_temp_name
+
 IGNORE_FILES = (".gitignore", ".tooldeckignore")
 
 # Never worth showing to a model: VCS internals, dependency trees, caches and
@@ -166,7 +168,7 @@ class IgnoreRules:
     def denied_name(name: str, is_dir: bool) -> bool:
         if is_dir:
             return name in DENY_DIRS
-        return name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES)
+        return name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES) or is_temp_name(name)
 
     def decide(self, rel: str, is_dir: bool, specs: list[DirSpec]) -> bool:
         """Whether ``rel`` is ignored given the chain of rules from the root

@@ -24,6 +24,7 @@ from collections import Counter
 from pathlib import Path
 
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
+from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
 
 _EXE = "rg.exe" if os.name == "nt" else "rg"
@@ -31,6 +32,7 @@ DENY_GLOBS: tuple[str, ...] = (
     *(f"!{d}/" for d in sorted(DENY_DIRS)),
     *(f"!*{s}" for s in DENY_FILE_SUFFIXES),
     *(f"!{f}" for f in sorted(DENY_FILES)),
+    f"!{TEMP_GLOB}",  # tooldeck's own temp files (a write in progress)
 )
 
 

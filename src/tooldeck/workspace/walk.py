@@ -19,6 +19,7 @@ from typing import NamedTuple
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import open_nofollow
 from tooldeck.workspace.ignore import DirSpec, IgnoreRules
+from tooldeck.workspace.tempnames import is_temp_name
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -126,6 +127,8 @@ def walk(
                     continue
                 if (specs or check) and rules.decide(rel, is_dir, specs):
                     continue
+            elif is_temp_name(name):  # a write in progress: never listed, whatever the rules
+                continue
             if not is_dir:
                 yield Entry(rel, False, is_link, depth + 1, n)
                 continue

@@ -10,6 +10,8 @@ found its place. CRLF files stay CRLF (matching happens on ``\\n`` text).
 from __future__ import annotations
 
 import difflib
+import hashlib
+from dataclasses import dataclass, field
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -19,15 +21,16 @@ from tooldeck.core.errors import ErrorCode
 from tooldeck.core.schema import decode_model
 from tooldeck.core.tool import RawArguments, Tool, ToolAnnotations, create_function
 from tooldeck.runtime import Runtime
-from tooldeck.tools.common import check_expected_hash
+from tooldeck.tools.common import check_expected_hash, join_spelling, split_spelling
 from tooldeck.tools.edits.match import LADDER, Span, find
 from tooldeck.tools.edits.recover import recover
-from tooldeck.tools.edits.textfile import TextFile
-from tooldeck.workspace.atomic import AtomicBatch
-from tooldeck.workspace.content import content_hash, decode_text, read_bytes
+from tooldeck.workspace.atomic import AtomicBatch, retrying
+from tooldeck.workspace.content import HASH_CHARS, decode_text, read_bytes
+from tooldeck.workspace.roots import ResolvedPath
 
 HASH_DOC = "Hash from read_file; refused with `conflict` if the file changed since."
 MAX_DIFF_LINES = 200
+LARGE_CHARS = 8 * 2**20  # above this, no whole-file diff: memory stays near twice the file
 
 
 class EditSpec(BaseModel):
@@ -94,70 +97,8 @@ adds a diff. For several files use apply_patch."""
 
 def build(rt: Runtime) -> Tool:
     def apply_edits(args: ApplyEditsInput) -> str:
-        ws = rt.workspace  # per call: manage_workspaces can switch it
-        rp = ws.resolve(args.path, must_exist=args.rewrite is None, write=True)
-        name = ws.display(rp.abs)
-        before: bytes | None = None
-        if rp.exists:
-            fb = read_bytes(rp.abs, name)
-            before = fb.data
-            check_expected_hash(args.expected_hash, before, name)
-        elif args.expected_hash:
-            raise ToolError(ErrorCode.CONFLICT, f"{name} no longer exists; read the directory again")
-
-        notes: list[str] = []
-        if args.rewrite is not None:
-            if before is None and args.on_missing != "create":
-                raise ToolError(
-                    ErrorCode.NOT_FOUND,
-                    f'{name} does not exist; pass on_missing="create" to create it with this content',
-                )
-            old_text = decode_text(before, name) if before is not None else ""
-            tf = TextFile.parse(old_text)
-            content = args.rewrite.replace("\r\n", "\n")
-            new_text = tf.render_body(content.removeprefix(tf.bom) if tf.bom else content)
-            head = f"{'Rewrote' if before is not None else 'Created'} {name}"
-        else:
-            assert before is not None
-            old_text = decode_text(before, name)
-            tf = TextFile.parse(old_text)
-            body = tf.body
-            edits = args.edit_list()
-            for i, edit in enumerate(edits, 1):
-                label = f"edit {i} of {len(edits)}: " if len(edits) > 1 else ""
-                try:
-                    spans = find(
-                        body,
-                        edit.search.replace("\r\n", "\n"),
-                        edit.replace.replace("\r\n", "\n"),
-                        all=edit.all,
-                        name=name,
-                    )
-                except ToolError as exc:
-                    raise ToolError(exc.code, label + exc.message, exc.details) from exc
-                body = _splice(body, spans)
-                notes.append(_note(i, spans) if len(edits) > 1 or spans[0].level else "")
-            new_text = tf.render_body(body)
-            head = f"Applied {len(edits)} edit{'s' if len(edits) != 1 else ''} to {name}"
-
-        data = new_text.encode("utf-8")
-        if data != before:
-            batch = AtomicBatch()
-            batch.write(rp.root.path, rp.rel, data, expect=before, expect_absent=before is None)
-            batch.commit()
-        old_lines = old_text.splitlines()
-        new_lines = new_text.splitlines()
-        diff = list(difflib.unified_diff(old_lines, new_lines, f"a/{name}", f"b/{name}", n=2, lineterm=""))
-        ins = sum(1 for x in diff if x.startswith("+") and not x.startswith("+++"))
-        dels = sum(1 for x in diff if x.startswith("-") and not x.startswith("---"))
-        unchanged = " (no change: the file already had this content)" if data == before else ""
-        out = [f"{head}: +{ins} -{dels} lines{unchanged} [hash={content_hash(data)}]"]
-        out.extend(n for n in notes if n)
-        if args.verbose and diff:
-            out.extend(diff[:MAX_DIFF_LINES])
-            if len(diff) > MAX_DIFF_LINES:
-                out.append(f"... {len(diff) - MAX_DIFF_LINES} more diff lines not shown")
-        return "\n".join(out)
+        # a writer that lost a race recomputes the edit on the new content
+        return retrying(lambda _attempt: _apply(rt, args))
 
     return create_function(
         name="apply_edits",
@@ -167,6 +108,135 @@ def build(rt: Runtime) -> Tool:
         decode=decode,
         annotations=ToolAnnotations(title="Search/replace edits or a rewrite of one file", destructive=True),
     )
+
+
+def _read_current(rt: Runtime, args: ApplyEditsInput) -> tuple[ResolvedPath, str, str | None, bytes | None]:
+    """(resolved, shown name, current text or None when missing, its SHA-256).
+    Only the text is kept, not the bytes too: a big file is held once."""
+    ws = rt.workspace  # per call: manage_workspaces can switch it
+    rp = ws.resolve(args.path, must_exist=args.rewrite is None, write=True)
+    name = ws.display(rp.abs)
+    if not rp.exists:
+        if args.expected_hash:
+            raise ToolError(ErrorCode.CONFLICT, f"{name} no longer exists; read the directory again")
+        return rp, name, None, None
+    fb = read_bytes(rp.abs, name)
+    data = fb.data
+    del fb
+    check_expected_hash(args.expected_hash, data, name)
+    digest = hashlib.sha256(data).digest()
+    text = decode_text(data, name)
+    del data
+    return rp, name, text, digest
+
+
+@dataclass
+class _Doc:
+    """The text being edited, held in one place so the old version is freed
+    the moment an edit replaces it (a big file is never held three times)."""
+
+    body: str
+    counts: list[int] = field(default_factory=lambda: [0, 0])  # +lines, -lines (large files)
+
+
+def _apply(rt: Runtime, args: ApplyEditsInput) -> str:
+    rp, name, old_text, digest = _read_current(rt, args)
+    large = old_text is not None and len(old_text) > LARGE_CHARS
+    notes: list[str] = []
+    bom, eol, body = split_spelling(old_text or "")
+    doc = _Doc(body)
+    del body
+    if large:
+        old_text = None  # only the body is kept
+    if args.rewrite is not None:
+        if digest is None and args.on_missing != "create":
+            raise ToolError(
+                ErrorCode.NOT_FOUND,
+                f'{name} does not exist; pass on_missing="create" to create it with this content',
+            )
+        content = args.rewrite.replace("\r\n", "\n")
+        new_body = content.removeprefix(bom) if bom else content
+        if large:
+            doc.counts = [new_body.count("\n"), doc.body.count("\n")]
+            notes.append(f"(whole-file line counts: no diff is computed for files over {LARGE_CHARS // 2**20} MB)")
+        doc.body = new_body
+        del new_body
+        head = f"{'Rewrote' if digest is not None else 'Created'} {name}"
+    else:
+        edits = args.edit_list()
+        _apply_all(doc, edits, name, notes, large)
+        head = f"Applied {len(edits)} edit{'s' if len(edits) != 1 else ''} to {name}"
+    diff: list[str] = []
+    if large:
+        counts = doc.counts
+        data = join_spelling(bom, eol, doc.body).encode("utf-8")
+    else:
+        new_text = join_spelling(bom, eol, doc.body)
+        diff = _diff(old_text or "", new_text, name)
+        counts = _counted(diff)
+        data = new_text.encode("utf-8")
+    del doc
+    new_hash = hashlib.sha256(data)
+    if changed := digest is None or new_hash.digest() != digest:
+        batch = AtomicBatch(rt.state_dir)
+        batch.write(rp.root.path, rp.rel, data, expect_digest=digest, expect_absent=digest is None)
+        batch.commit()
+    note = "" if changed else " (no change: the file already had this content)"
+    out = [f"{head}: +{counts[0]} -{counts[1]} lines{note} [hash={new_hash.hexdigest()[:HASH_CHARS]}]"]
+    out.extend(n for n in notes if n)
+    if args.verbose and diff:
+        out.extend(diff[:MAX_DIFF_LINES])
+        if len(diff) > MAX_DIFF_LINES:
+            out.append(f"... {len(diff) - MAX_DIFF_LINES} more diff lines not shown")
+    return "\n".join(out)
+
+
+def _apply_all(doc: _Doc, edits: list[EditSpec], name: str, notes: list[str], large: bool) -> None:
+    """Apply ``edits`` in order to ``doc.body``. For a large file the lines
+    each edit adds and removes come from a diff of its own region only."""
+    for i, edit in enumerate(edits, 1):
+        label = f"edit {i} of {len(edits)}: " if len(edits) > 1 else ""
+        try:
+            spans = find(
+                doc.body,
+                edit.search.replace("\r\n", "\n"),
+                edit.replace.replace("\r\n", "\n"),
+                all=edit.all,
+                name=name,
+            )
+        except ToolError as exc:
+            raise ToolError(exc.code, label + exc.message, exc.details) from exc
+        if large:
+            for region_old, region_new in _regions(doc.body, spans):
+                plus, minus = _counted(_diff(region_old, region_new, name))
+                doc.counts[0] += plus
+                doc.counts[1] += minus
+        if spans[0].level <= 1:  # literal matches: one allocation, no pieces
+            doc.body = doc.body.replace(doc.body[spans[0].start : spans[0].end], spans[0].text, len(spans))
+        else:
+            doc.body = _splice(doc.body, spans)
+        notes.append(_note(i, spans) if len(edits) > 1 or spans[0].level else "")
+
+
+def _regions(body: str, spans: list[Span]) -> list[tuple[str, str]]:
+    """Each span widened to whole lines, before and after the edit."""
+    out: list[tuple[str, str]] = []
+    for s in spans:
+        a = body.rfind("\n", 0, s.start) + 1
+        b = body.find("\n", s.end)
+        b = len(body) if b < 0 else b
+        out.append((body[a:b], body[a : s.start] + s.text + body[s.end : b]))
+    return out
+
+
+def _diff(old: str, new: str, name: str) -> list[str]:
+    return list(difflib.unified_diff(old.splitlines(), new.splitlines(), f"a/{name}", f"b/{name}", n=2, lineterm=""))
+
+
+def _counted(diff: list[str]) -> list[int]:
+    ins = sum(1 for x in diff if x.startswith("+") and not x.startswith("+++"))
+    dels = sum(1 for x in diff if x.startswith("-") and not x.startswith("---"))
+    return [ins, dels]
 
 
 def _splice(text: str, spans: list[Span]) -> str:

@@ -10,17 +10,15 @@ An error at any step leaves the tree exactly as it was.
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.tools.edits.plan import Event, Plan, plan_patch
 from tooldeck.tools.edits.v4a_parser import AddFile, DeleteFile, Patch, UpdateFile, parse_patch
-from tooldeck.workspace.atomic import AtomicBatch
+from tooldeck.workspace.atomic import AtomicBatch, StaleWrite, retrying
 from tooldeck.workspace.content import content_hash, decode_text, hash_matches, read_bytes
 from tooldeck.workspace.roots import ResolvedPath, Workspace
 
@@ -53,38 +51,33 @@ class Outcome:
         return out
 
 
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector around a big patch: parsing and
-    planning allocate hundreds of thousands of small acyclic objects, and the
-    collections they trigger made time grow faster than the patch."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def apply_patch_text(
     ws: Workspace,
     text: str,
     expected_hashes: Mapping[str, str] | None = None,
     *,
     show: str = "workspace",
+    state_dir: str | os.PathLike[str] | None = None,
 ) -> Outcome:
     """Parse and apply ``text``; raise ToolError (nothing changed) on any failure.
 
     ``expected_hashes`` maps paths to the content hash the caller read; a file
     whose content differs is refused with ``conflict``. ``show="cwd"`` names
-    files relative to the current directory (the console script)."""
-    with gc_paused():
-        return _apply(ws, text, expected_hashes or {}, show)
-
-
-def _apply(ws: Workspace, text: str, expected_hashes: Mapping[str, str], show: str) -> Outcome:
+    files relative to the current directory (the console script). When
+    another writer changes a file between this call's read and its commit,
+    the patch is planned again on the new content (``conflict`` if it no
+    longer applies there). ``state_dir`` holds the write locks and journal."""
     patch = parse_patch(text)
+    return retrying(lambda _attempt: _apply(ws, patch, expected_hashes or {}, show, state_dir))
+
+
+def _apply(
+    ws: Workspace,
+    patch: Patch,
+    expected_hashes: Mapping[str, str],
+    show: str,
+    state_dir: str | os.PathLike[str] | None,
+) -> Outcome:
     resolved = _resolve_all(ws, patch)
     by_key = {rp.abs: rp for rp in resolved.values()}
 
@@ -99,7 +92,7 @@ def _apply(ws: Workspace, text: str, expected_hashes: Mapping[str, str], show: s
     _check_hashes(ws, patch, resolved, raw, names, expected_hashes)
     keys = {path: rp.abs for path, rp in resolved.items()}
     plan = plan_patch(patch, keys, texts, names)
-    _commit(plan, by_key, raw, modes, names)
+    _commit(plan, by_key, raw, modes, names, state_dir)
     return _outcome(plan, names)
 
 
@@ -220,8 +213,9 @@ def _commit(
     raw: Mapping[str, bytes | None],
     modes: Mapping[str, int],
     names: Mapping[str, str],
+    state_dir: str | os.PathLike[str] | None,
 ) -> None:
-    batch = AtomicBatch()
+    batch = AtomicBatch(state_dir)
     for ch in plan.changes:
         rp = by_key[ch.key]
         before = raw.get(ch.key)
@@ -239,6 +233,8 @@ def _commit(
             )
     try:
         batch.commit()
+    except StaleWrite:
+        raise  # planned again on the new content by apply_patch_text
     except ToolError as exc:
         raise ToolError(exc.code, f"{exc.message}. No file was changed.", exc.details) from exc
     except OSError as exc:

@@ -49,22 +49,50 @@ def decode_escapes(text: str) -> str:
 
 
 class Lines:
-    """A text's lines and where each starts (for offsets ↔ line numbers)."""
+    """A text's lines and where each starts (for offsets ↔ line numbers).
+
+    Built on first use: the exact levels only need the line numbers of their
+    matches, which :func:`line_numbers` counts without splitting a (possibly
+    huge) file into a list of lines."""
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.lines = text.split("\n")
-        self.starts: list[int] = []
-        pos = 0
-        for line in self.lines:
-            self.starts.append(pos)
-            pos += len(line) + 1
+        self._lines: list[str] | None = None
+        self._starts: list[int] | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = self.text.split("\n")
+        return self._lines
+
+    @property
+    def starts(self) -> list[int]:
+        if self._starts is None:
+            starts: list[int] = []
+            pos = 0
+            for line in self.lines:
+                starts.append(pos)
+                pos += len(line) + 1
+            self._starts = starts
+        return self._starts
 
     def line_of(self, offset: int) -> int:
         return bisect.bisect_right(self.starts, offset)
 
     def end_of(self, index: int) -> int:
         return self.starts[index] + len(self.lines[index])
+
+
+def line_numbers(text: str, offsets: list[int]) -> list[int]:
+    """1-based line numbers of ascending ``offsets``, counted in one pass."""
+    out: list[int] = []
+    line, prev = 1, 0
+    for off in offsets:
+        line += text.count("\n", prev, off)
+        prev = off
+        out.append(line)
+    return out
 
 
 def _key(line: str) -> str:
@@ -112,11 +140,12 @@ def _literal(lines: Lines, search: str, replace: str, all: bool, name: str, leve
         pos = text.find(search, pos + len(search))
     if not starts:
         return None
+    firsts = line_numbers(text, starts)
     if len(starts) > 1 and not all:
-        raise _ambiguous(name, [lines.line_of(s) for s in starts])
+        raise _ambiguous(name, firsts)
+    extra = search.count("\n", 0, max(len(search) - 1, 0))
     return [
-        Span(s, s + len(search), replace, lines.line_of(s), lines.line_of(s + max(len(search) - 1, 0)), level)
-        for s in starts
+        Span(s, s + len(search), replace, first, first + extra, level) for s, first in zip(starts, firsts, strict=True)
     ]
 
 

@@ -17,7 +17,7 @@ from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output
 from tooldeck.core.tool import RawArguments, Tool, ToolAnnotations, custom_tool
 from tooldeck.runtime import Runtime
-from tooldeck.tools.edits.engine import apply_patch_text, gc_paused
+from tooldeck.tools.edits.engine import apply_patch_text
 from tooldeck.tools.edits.render import render_outcome
 from tooldeck.tools.edits.v4a_parser import unwrap_input
 
@@ -53,9 +53,9 @@ def decode(raw: RawArguments) -> tuple[str, dict[str, str]]:
 def build(rt: Runtime) -> Tool:
     def run(args: tuple[str, dict[str, str]], inv: Invocation) -> Output:
         text, expected = args
-        outcome = apply_patch_text(rt.workspace, text, expected)  # per call: the workspace can be switched
-        with gc_paused():
-            rendered = render_outcome(outcome)
+        # per call: the workspace can be switched
+        outcome = apply_patch_text(rt.workspace, text, expected, state_dir=rt.state_dir)
+        rendered = render_outcome(outcome)
         structured = {
             "added": [w.shown for w in outcome.files if w.event.kind == "A"],
             "modified": [w.shown for w in outcome.files if w.event.kind == "M"],

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-BOM = "\ufeff"
+from tooldeck.tools.common import BOM, join_spelling
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +54,4 @@ class TextFile:
 
     def render_body(self, body: str) -> str:
         """A ``\\n``-separated text written back with this file's line ending and BOM."""
-        if self.eol != "\n":
-            body = body.replace("\r\n", "\n").replace("\n", self.eol)
-        return self.bom + body
+        return join_spelling(self.bom, self.eol, body)

@@ -14,8 +14,15 @@ from tooldeck.core import ToolError, ToolInput, invalid_arguments, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
-from tooldeck.tools.common import check_expected_hash, line_of_offset, resolve_new_file, write_text
-from tooldeck.workspace.atomic import AtomicBatch, remove_file
+from tooldeck.tools.common import (
+    check_expected_hash,
+    join_spelling,
+    line_of_offset,
+    resolve_new_file,
+    split_spelling,
+    write_text,
+)
+from tooldeck.workspace.atomic import AtomicBatch, retrying
 from tooldeck.workspace.content import content_hash, decode_text, read_bytes
 from tooldeck.workspace.roots import ResolvedPath
 
@@ -58,6 +65,9 @@ class FindReplaceInput(ToolInput):
 
 
 def build(rt: Runtime) -> list[Tool]:
+    # Every write below is a compare-and-swap against what the call read (see
+    # workspace/atomic.py); ``retrying`` recomputes the change on the new
+    # content when another writer got there first.
     return [build_file_actions(rt), build_append_to_file(rt), build_find_and_replace(rt)]
 
 
@@ -71,9 +81,17 @@ def read_for_edit(rt: Runtime, path: str, expected: str | None) -> tuple[Resolve
     return rp, text, fb.data, fb.mode
 
 
+def _current(rp: ResolvedPath, shown: str, expected: str | None) -> bytes | None:
+    """The bytes an ``expected_hash`` was checked against (None without one)."""
+    if not expected:
+        return None
+    data = read_bytes(rp.abs, shown, root=rp.root.path).data
+    check_expected_hash(expected, data, shown)
+    return data
+
+
 def build_file_actions(rt: Runtime) -> Tool:
     def file_actions(args: FileActionsInput) -> str:
-        ws = rt.workspace
         for field, value in (("path", args.path), ("new_path", args.new_path)):
             if value and value.endswith(("/", os.sep)) and (field == "new_path" or args.action == "create"):
                 raise invalid_arguments(
@@ -82,23 +100,33 @@ def build_file_actions(rt: Runtime) -> Tool:
                     field=field,
                 )
         if args.action == "create":
-            rp = resolve_new_file(ws, args.path, args.if_exists)
-            shown = ws.display(rp.abs)
-            if rp.exists and args.expected_hash:
-                check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown, root=rp.root.path).data, shown)
-            data = write_text(rp, args.content or "")
-            verb = "Overwrote" if rp.exists else "Created"
-            return f"{verb} {shown} ({len(data)} bytes) [hash={content_hash(data)}]"
+            return retrying(lambda _a: create(args))
         if args.action == "delete":
-            rp = ws.resolve(args.path, write=True)
-            shown = ws.display(rp.abs)
-            if os.path.isdir(rp.abs):
-                raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; file_actions deletes files only")
-            if args.expected_hash:
-                check_expected_hash(args.expected_hash, read_bytes(rp.abs, shown, root=rp.root.path).data, shown)
-            remove_file(rp.root.path, rp.rel)
-            return f"Deleted {shown}"
-        # move
+            return retrying(lambda _a: delete(args))
+        return retrying(lambda _a: move(args))
+
+    def create(args: FileActionsInput) -> str:
+        ws = rt.workspace
+        rp = resolve_new_file(ws, args.path, args.if_exists)
+        shown = ws.display(rp.abs)
+        expect = _current(rp, shown, args.expected_hash) if rp.exists else None
+        data = write_text(rp, args.content or "", state_dir=rt.state_dir, expect=expect, expect_absent=not rp.exists)
+        verb = "Overwrote" if rp.exists else "Created"
+        return f"{verb} {shown} ({len(data)} bytes) [hash={content_hash(data)}]"
+
+    def delete(args: FileActionsInput) -> str:
+        ws = rt.workspace
+        rp = ws.resolve(args.path, write=True)
+        shown = ws.display(rp.abs)
+        if os.path.isdir(rp.abs):
+            raise ToolError(ErrorCode.NOT_A_FILE, f"{shown} is a directory; file_actions deletes files only")
+        batch = AtomicBatch(rt.state_dir)
+        batch.delete(rp.root.path, rp.rel, expect=_current(rp, shown, args.expected_hash))
+        batch.commit()
+        return f"Deleted {shown}"
+
+    def move(args: FileActionsInput) -> str:
+        ws = rt.workspace
         src = ws.resolve(args.path, write=True)
         dst = ws.resolve(args.new_path or "", must_exist=False, write=True, field_name="new_path")
         s_shown, d_shown = ws.display(src.abs), ws.display(dst.abs)
@@ -115,9 +143,9 @@ def build_file_actions(rt: Runtime) -> Tool:
                 )
         fb = read_bytes(src.abs, s_shown, root=src.root.path)
         check_expected_hash(args.expected_hash, fb.data, s_shown)
-        batch = AtomicBatch()
-        batch.write(dst.root.path, dst.rel, fb.data, mode=fb.mode)
-        batch.delete(src.root.path, src.rel)
+        batch = AtomicBatch(rt.state_dir)
+        batch.write(dst.root.path, dst.rel, fb.data, mode=fb.mode, expect_absent=not dst.exists)
+        batch.delete(src.root.path, src.rel, expect=fb.data)
         batch.commit()
         return f"Moved {s_shown} -> {d_shown}"
 
@@ -131,7 +159,7 @@ def build_file_actions(rt: Runtime) -> Tool:
 
 
 def build_append_to_file(rt: Runtime) -> Tool:
-    def append_to_file(args: AppendInput) -> str:
+    def append_once(args: AppendInput) -> str:
         ws = rt.workspace
         rp = ws.resolve(args.path, must_exist=False, write=True)
         shown = ws.display(rp.abs)
@@ -139,12 +167,17 @@ def build_append_to_file(rt: Runtime) -> Tool:
             fb = read_bytes(rp.abs, shown, root=rp.root.path)
             old = decode_text(fb.data, shown)
             check_expected_hash(args.expected_hash, fb.data, shown)
-            data = write_text(rp, old + "\n" + args.content)
+            bom, eol, body = split_spelling(old)  # the file keeps its line ending and BOM
+            new = join_spelling(bom, eol, body + "\n" + args.content.replace("\r\n", "\n"))
+            data = write_text(rp, new, state_dir=rt.state_dir, expect=fb.data)
         else:
             if args.expected_hash:
                 raise ToolError(ErrorCode.CONFLICT, f"{shown} no longer exists; read the directory again")
-            data = write_text(rp, args.content)
+            data = write_text(rp, args.content, state_dir=rt.state_dir, expect_absent=True)
         return f"Appended {len(args.content)} characters to {shown} [hash={content_hash(data)}]"
+
+    def append_to_file(args: AppendInput) -> str:
+        return retrying(lambda _a: append_once(args))
 
     return tool(
         append_to_file,
@@ -154,11 +187,15 @@ def build_append_to_file(rt: Runtime) -> Tool:
 
 
 def build_find_and_replace(rt: Runtime) -> Tool:
-    def find_and_replace(args: FindReplaceInput) -> str:
+    def replace_once(args: FindReplaceInput) -> str:
         ws = rt.workspace
-        rp, text, _, mode = read_for_edit(rt, args.path, args.expected_hash)
+        rp, text, before, mode = read_for_edit(rt, args.path, args.expected_hash)
         shown = ws.display(rp.abs)
-        count = text.count(args.find)
+        bom, eol, body = split_spelling(text)  # match on \n text; write back the file's own line ending
+        find, replace = args.find, args.replace
+        if eol != "\n":
+            find, replace = find.replace("\r\n", "\n"), replace.replace("\r\n", "\n")
+        count = body.count(find)
         if count == 0:
             raise ToolError(
                 ErrorCode.NO_MATCH,
@@ -168,18 +205,21 @@ def build_find_and_replace(rt: Runtime) -> Tool:
         if count > 1 and not args.all:
             lines, start = [], 0
             for _ in range(min(count, 10)):
-                idx = text.index(args.find, start)
-                lines.append(line_of_offset(text, idx))
-                start = idx + len(args.find)
+                idx = body.index(find, start)
+                lines.append(line_of_offset(body, idx))
+                start = idx + len(find)
             raise ToolError(
                 ErrorCode.AMBIGUOUS,
                 f"found {count} matches in {shown} (lines {', '.join(map(str, lines))}); set all=true to replace "
                 "every one, or use apply_patch with enough context to pick one",
                 {"lines": lines},
             )
-        new = text.replace(args.find, args.replace)
-        data = write_text(rp, new, mode=mode)
+        new = join_spelling(bom, eol, body.replace(find, replace))
+        data = write_text(rp, new, mode=mode, state_dir=rt.state_dir, expect=before)
         return f"Replaced {count} occurrence(s) in {shown} [hash={content_hash(data)}]"
+
+    def find_and_replace(args: FindReplaceInput) -> str:
+        return retrying(lambda _a: replace_once(args))
 
     return tool(
         find_and_replace,

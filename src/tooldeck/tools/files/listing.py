@@ -12,6 +12,7 @@ from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.tools.common import set_root_enum
 from tooldeck.workspace.content import open_nofollow
+from tooldeck.workspace.tempnames import is_temp_name
 
 
 class ReadDirectoryInput(ToolInput):
@@ -34,6 +35,8 @@ def build(rt: Runtime) -> Tool:
         try:
             with os.scandir(fd) as it:
                 for e in it:
+                    if is_temp_name(e.name):  # a write in progress: never listed
+                        continue
                     try:
                         is_dir = e.is_dir(follow_symlinks=False)
                     except OSError:

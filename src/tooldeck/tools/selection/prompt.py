@@ -61,12 +61,13 @@ def build(rt: Runtime) -> Tool:
             ws = rt.workspace
             rp = resolve_new_file(ws, args.path, args.if_exists)
             shown = ws.display(rp.abs)
-            write_text(rp, data.decode("utf-8"))
+            # if_exists=error: refused if another writer created the file since the check
+            write_text(rp, data.decode("utf-8"), state_dir=rt.state_dir, expect_absent=not rp.exists)
             where = shown
         else:
             tab = workspace_service(rt).current().tab
             rel = f"exports/context-{_slug(tab.name)}-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.md"
-            write_file(str(rt.state_dir), rel, data)
+            write_file(str(rt.state_dir), rel, data, state_dir=rt.state_dir, expect_absent=True)
             where = str(rt.state_dir / rel)
         missing = f"; {len(status)} file(s) without content (see workspace_context)" if status else ""
         return (
