@@ -99,7 +99,7 @@ def build(rt: Runtime) -> Tool:
         name = ws.display(rp.abs)
         before: bytes | None = None
         if rp.exists:
-            fb = read_bytes(rp.abs, name)
+            fb = read_bytes(rp.abs, name, root=rp.root.path)
             before = fb.data
             check_expected_hash(args.expected_hash, before, name)
         elif args.expected_hash:
