@@ -59,7 +59,9 @@ def test_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "link.txt").symlink_to(tmp_path / "target.txt")
     assert code_of(read_bytes, str(tmp_path / "fifo"), "fifo", root=str(tmp_path)) == "not_a_file"  # and does not block
     assert code_of(read_bytes, str(tmp_path / "dir"), "dir", root=str(tmp_path)) == "not_a_file"
-    assert code_of(read_bytes, str(tmp_path / "link.txt"), "link.txt", root=str(tmp_path)) == "denied"  # a final link is never followed
+    assert (
+        code_of(read_bytes, str(tmp_path / "link.txt"), "link.txt", root=str(tmp_path)) == "denied"
+    )  # a final link is never followed
     assert code_of(read_bytes, str(tmp_path / "missing"), "missing", root=str(tmp_path)) == "not_found"
 
 
