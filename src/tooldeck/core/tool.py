@@ -24,6 +24,7 @@ import functools
 import inspect
 import re
 import sys
+import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
@@ -98,9 +99,43 @@ class Tool:
 
 
 async def run_blocking(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a sync function in a worker thread, keeping context variables."""
+    """Run a sync function in a worker thread, keeping context variables.
+
+    Each call gets its own daemon thread rather than a slot of the loop's
+    default executor: a thread cannot be killed, so a call that times out
+    while its thread is stuck (a tool that ignores cancellation) abandons the
+    thread. In a small shared pool a few such threads would starve every later
+    call, and ``asyncio.run`` would wait for them at exit."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
     ctx = contextvars.copy_context()
-    return await asyncio.to_thread(ctx.run, functools.partial(fn, *args, **kwargs))
+    call = functools.partial(fn, *args, **kwargs)
+
+    def work() -> None:
+        try:
+            result = ctx.run(call)
+        except BaseException as exc:  # handed to the awaiting task
+            _deliver(loop, fut, None, exc)
+        else:
+            _deliver(loop, fut, result, None)
+
+    threading.Thread(target=work, name=f"tooldeck-{getattr(fn, '__name__', 'tool')}", daemon=True).start()
+    return await fut
+
+
+def _deliver(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    def settle() -> None:
+        if fut.done():  # timed out or cancelled meanwhile: nobody waits for it
+            return
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(result)
+
+    try:
+        loop.call_soon_threadsafe(settle)
+    except RuntimeError:  # the loop is closed: the caller gave up long ago
+        pass
 
 
 def _wrap(fn: Callable[..., Any], call: Callable[[Any, Invocation], tuple[tuple, dict]]) -> Handler:
