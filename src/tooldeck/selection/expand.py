@@ -28,12 +28,15 @@ class Expansion:
     skipped_binary: list[str] = field(default_factory=list)
     skipped_no_codemap: list[str] = field(default_factory=list)
     skipped_unreadable: list[str] = field(default_factory=list)  # FIFOs, sockets, vanished or swapped files
+    skipped_loops: list[str] = field(default_factory=list)  # symbolic links that lead back to themselves
     folders: int = 0
 
     def notes(self, ws: Workspace) -> list[str]:
         out = []
         if self.skipped_binary:
             out.append(f"skipped {len(self.skipped_binary)} binary file(s): {_few(ws, self.skipped_binary)}")
+        if self.skipped_loops:
+            out.append(f"skipped {len(self.skipped_loops)} symbolic link loop(s): {_few(ws, self.skipped_loops)}")
         if self.skipped_unreadable:
             out.append(
                 f"skipped {len(self.skipped_unreadable)} entry(ies) that are not readable regular files "
@@ -90,7 +93,7 @@ def expand(ws: Workspace, paths: list[str], *, codemap_only: bool = False, field
         except ToolError as exc:
             if explicit:
                 raise ToolError(exc.code, exc.message.replace(repr(abs_path), shown)) from exc
-            out.skipped_unreadable.append(abs_path)
+            (out.skipped_loops if exc.details.get("loop") else out.skipped_unreadable).append(abs_path)
             return
         if binary:
             if explicit:

@@ -104,6 +104,24 @@ def is_link_at(dir_fd: int, name: str) -> bool:
         return False
 
 
+def _loops_at(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def loop_error(shown: str) -> ToolError:
+    """A symbolic link that leads back to itself: said as such (``details.loop``)."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENTS,
+        f"{shown!r} is a symbolic link loop (it points back to itself through other links); "
+        "it has no content to read",
+        {"loop": True},
+    )
+
+
 def open_beneath(root: str, abs_path: str, shown: str, *, directory: bool = False) -> int:
     """Open ``abs_path`` (a file, or a folder with ``directory``) for reading,
     walking from ``root`` without following any symbolic link. Errors are
@@ -124,6 +142,8 @@ def open_beneath(root: str, abs_path: str, shown: str, *, directory: bool = Fals
             return os.open(name, DIR_FLAGS if directory else FILE_FLAGS, dir_fd=dfd)
         except OSError as exc:
             if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_link_at(dfd, name):
+                if _loops_at(dfd, name):
+                    raise loop_error(shown) from exc
                 raise ToolError(
                     ErrorCode.DENIED, f"{shown!r} is a symbolic link now (it changed after the path was checked)"
                 ) from exc
