@@ -116,8 +116,7 @@ def loop_error(shown: str) -> ToolError:
     """A symbolic link that leads back to itself: said as such (``details.loop``)."""
     return ToolError(
         ErrorCode.INVALID_ARGUMENTS,
-        f"{shown!r} is a symbolic link loop (it points back to itself through other links); "
-        "it has no content to read",
+        f"{shown!r} is a symbolic link loop (it points back to itself through other links); it has no content to read",
         {"loop": True},
     )
 
