@@ -86,6 +86,7 @@ def call(
         raw = sys.stdin.read()
     rt = _runtime(root, state_dir)
     box = build_toolbox(rt)
+    box.pager.store = _page_store(rt.state_dir)  # a printed cursor works in the next `tooldeck call`
     name = canonical_name(tool)
     t = box.get(name)
     if t is None:
@@ -100,6 +101,12 @@ def call(
         raise typer.Exit(EXIT_TOOL_ERROR)
     out = result.text
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
+
+
+def _page_store(state_dir: Path):  # type: ignore[no-untyped-def]
+    from tooldeck.state.pages import FilePageStore
+
+    return FilePageStore(state_dir / "pages")
 
 
 def _json_object(raw: str) -> dict:

@@ -203,9 +203,16 @@ class Toolbox:
             return None
         pending = self.pager.take(cursor)
         if pending is None or pending.tool != tool.name:
+            # never "repeat the call": for a tool that changes files that would apply the change twice
+            again = (
+                "run the original call again to start over"
+                if tool.annotations.read_only
+                else f"do not repeat the {tool.name} call (it changes files and already ran): read the files "
+                "it touched instead"
+            )
             err = ToolError(
                 ErrorCode.NOT_FOUND,
-                f"cursor {cursor!r} is unknown or already used; repeat the original call to start over",
+                f"cursor {cursor!r} is unknown, expired or already used (nothing was run); {again}",
             )
             return {"error": err}
         return {"output": _paginate(tool.name, pending, budget, self.count_tokens, self.pager)}
