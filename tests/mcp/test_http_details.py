@@ -81,6 +81,11 @@ def test_ipv6_bind_prints_a_bracketed_url(served: tuple[Path, Path]) -> None:
         while "serving MCP" not in err.read_text() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert f"serving MCP at http://[::1]:{port}/mcp" in err.read_text(), err.read_text()
+        while time.monotonic() < deadline:  # the line is printed just before uvicorn binds
+            with socket.socket(socket.AF_INET6) as s:
+                if s.connect_ex(("::1", port)) == 0:
+                    break
+            time.sleep(0.05)
         with httpx2.Client() as client:
             r = client.post(f"http://[::1]:{port}/mcp", json=INIT, headers=ACCEPT)
             assert r.status_code == 200, r.text[:200]
