@@ -143,3 +143,19 @@ def test_hosts_get_a_default_timeout(tmp_path: Path) -> None:
 
     box = build_toolbox(Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state"))
     assert box.timeout is not None and 0 < box.timeout <= 3600
+
+
+@pytest.mark.timeout(30)
+def test_idle_workers_are_reused() -> None:
+    from tooldeck.core.workers import WORKERS
+
+    box = Toolbox([probe])
+
+    async def scenario() -> None:
+        for _ in range(20):
+            assert not (await box.call("probe", {"seconds": 0})).is_error
+
+    asyncio.run(scenario())  # warm
+    before = WORKERS.started
+    asyncio.run(scenario())
+    assert WORKERS.started - before == 0  # sequential calls reuse a warm thread

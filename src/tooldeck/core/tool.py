@@ -24,7 +24,6 @@ import functools
 import inspect
 import re
 import sys
-import threading
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_type_hints
@@ -35,6 +34,7 @@ from tooldeck.core.errors import invalid_arguments
 from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output, coerce_output
 from tooldeck.core.schema import decode_model, model_schema
+from tooldeck.core.workers import WORKERS
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -101,25 +101,24 @@ class Tool:
 async def run_blocking(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Run a sync function in a worker thread, keeping context variables.
 
-    Each call gets its own daemon thread rather than a slot of the loop's
-    default executor: a thread cannot be killed, so a call that times out
-    while its thread is stuck (a tool that ignores cancellation) abandons the
-    thread. In a small shared pool a few such threads would starve every later
-    call, and ``asyncio.run`` would wait for them at exit."""
+    The thread comes from :data:`tooldeck.core.workers.WORKERS`, not the
+    loop's default executor: a call that times out while its thread is stuck
+    (a tool that ignores cancellation) abandons the thread, and a fixed pool
+    would then starve every later call (and ``asyncio.run`` would wait for it
+    at exit)."""
     loop = asyncio.get_running_loop()
     fut: asyncio.Future[Any] = loop.create_future()
     ctx = contextvars.copy_context()
     call = functools.partial(fn, *args, **kwargs)
 
-    def work() -> None:
+    def work() -> Callable[[], None]:
         try:
             result = ctx.run(call)
         except BaseException as exc:  # handed to the awaiting task
-            _deliver(loop, fut, None, exc)
-        else:
-            _deliver(loop, fut, result, None)
+            return functools.partial(_deliver, loop, fut, None, exc)
+        return functools.partial(_deliver, loop, fut, result, None)
 
-    threading.Thread(target=work, name=f"tooldeck-{getattr(fn, '__name__', 'tool')}", daemon=True).start()
+    WORKERS.submit(work)
     return await fut
 
 
