@@ -76,3 +76,17 @@ def snapshot(path: Path) -> dict[str, bytes]:
                 continue
             out[str(p.relative_to(path))] = p.read_bytes()
     return out
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--run-slow", action="store_true", help="also run the @pytest.mark.slow soak tests")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Soak variants (``@pytest.mark.slow``) run with ``--run-slow`` or ``TOOLDECK_SLOW=1``."""
+    if config.getoption("--run-slow") or os.environ.get("TOOLDECK_SLOW") == "1":
+        return
+    skip = pytest.mark.skip(reason="slow soak test: run with --run-slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

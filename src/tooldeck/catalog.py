@@ -8,11 +8,12 @@ declaration aliases (``read_dir``, ``get_contents``) map to model-visible names.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Iterable
 from typing import Any
 
 from tooldeck.core.tool import Tool
-from tooldeck.core.toolbox import Toolbox
+from tooldeck.core.toolbox import DEFAULT_TIMEOUT, Toolbox
 from tooldeck.runtime import Runtime
 
 # One module per domain, each exposing tools(runtime) -> list[Tool].
@@ -81,6 +82,17 @@ def select_profile(tools: list[Tool], profile: str | None) -> list[Tool]:
     return [t for t in tools if allowed is None or t.name in allowed]
 
 
+def tool_timeout() -> float:
+    """The per-call timeout hosts use: ``TOOLDECK_TOOL_TIMEOUT`` seconds, else
+    :data:`~tooldeck.core.toolbox.DEFAULT_TIMEOUT` (every call ends)."""
+    raw = os.environ.get("TOOLDECK_TOOL_TIMEOUT", "")
+    try:
+        value = float(raw) if raw else DEFAULT_TIMEOUT
+    except ValueError:
+        value = DEFAULT_TIMEOUT
+    return value if value > 0 else DEFAULT_TIMEOUT
+
+
 class CatalogToolbox(Toolbox):
     """The catalog's Toolbox: its tools follow the workspace.
 
@@ -107,4 +119,5 @@ class CatalogToolbox(Toolbox):
 
 def build_toolbox(rt: Runtime, profile: str | None = None, **kwargs: Any) -> CatalogToolbox:
     tools = select_profile(build_tools(rt), profile)
+    kwargs.setdefault("timeout", tool_timeout())
     return CatalogToolbox(rt, profile, tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs)

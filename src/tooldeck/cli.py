@@ -99,29 +99,48 @@ def call(
         raw = sys.stdin.read()
     rt = _runtime(root, state_dir, allow_root)
     box = build_toolbox(rt)
+    box.pager.store = _page_store(rt.state_dir)  # a printed cursor works in the next `tooldeck call`
     name = canonical_name(tool)
     t = box.get(name)
     if t is None:
         typer.echo(f"tooldeck: no tool named {tool!r}; run `tooldeck tools` for the catalog", err=True)
         raise typer.Exit(EXIT_USAGE)
+    payload: str | dict | None = raw
     if t.kind == "function" and raw and raw.strip():
-        try:
-            parsed = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            typer.echo(f"tooldeck: arguments are not valid JSON: {exc}", err=True)
-            raise typer.Exit(EXIT_USAGE) from exc
-        if not isinstance(parsed, dict):
-            typer.echo("tooldeck: arguments must be a JSON object", err=True)
-            raise typer.Exit(EXIT_USAGE)
+        payload = _json_object(raw)
     from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
 
     with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
-        result = box.call_sync(name, raw)
+        result = box.call_sync(name, payload)
     if result.is_error:
         typer.echo(result.text, err=True)
         raise typer.Exit(EXIT_TOOL_ERROR)
     out = result.text
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
+
+
+def _page_store(state_dir: Path):  # type: ignore[no-untyped-def]
+    from tooldeck.state.pages import FilePageStore
+
+    return FilePageStore(state_dir / "pages")
+
+
+def _json_object(raw: str) -> dict:
+    """The arguments as a JSON object, or exit 2 with one line. Raw newlines
+    and tabs inside strings are accepted (``strict=False``), as argument
+    recovery does in process: a shell heredoc often carries them."""
+    try:
+        parsed = json.loads(raw, strict=False)
+    except json.JSONDecodeError as exc:
+        typer.echo(f"tooldeck: arguments are not valid JSON: {exc}", err=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+    except RecursionError as exc:
+        typer.echo("tooldeck: arguments are nested too deeply to be a tool's arguments", err=True)
+        raise typer.Exit(EXIT_USAGE) from exc
+    if not isinstance(parsed, dict):
+        typer.echo("tooldeck: arguments must be a JSON object", err=True)
+        raise typer.Exit(EXIT_USAGE)
+    return parsed
 
 
 @app.command()

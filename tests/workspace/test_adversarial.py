@@ -651,7 +651,7 @@ def test_swap_dir_before_overwrite(arena: Arena, monkeypatch: pytest.MonkeyPatch
     swap_after_resolve(monkeypatch, arena, dir_to_outside_link(arena, "dir"))
     args = {"action": "create", "path": "dir/nested.txt", "content": "pwned", "if_exists": "overwrite"}
     res = contained(arena, lambda a: a.call("file_actions", args))
-    assert res.is_error, res.text
+    assert res.error is not None and res.error.code == "denied", res.text
 
 
 def test_swap_file_before_find_and_replace(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -664,7 +664,7 @@ def test_swap_file_before_find_and_replace(arena: Arena, monkeypatch: pytest.Mon
 def test_swap_file_before_append(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     swap_after_resolve(monkeypatch, arena, file_to_outside_link(arena, "inside.txt"))
     res = contained(arena, lambda a: a.call("append_to_file", {"path": "inside.txt", "content": "pwned"}))
-    assert res.is_error, res.text
+    assert res.error is not None and res.error.code == "denied", res.text
 
 
 def test_swap_file_before_overwrite_replaces_the_link_not_the_target(
@@ -680,7 +680,8 @@ def test_swap_dir_before_move(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> 
     swap_after_resolve(monkeypatch, arena, dir_to_outside_link(arena, "dir"))
     args = {"action": "move", "path": "inside.txt", "new_path": "dir/moved.txt"}
     res = contained(arena, lambda a: a.call("file_actions", args))
-    assert res.is_error, res.text
+    # the swap lands after the source is checked: the destination's own check (or the walk) refuses it
+    assert res.error is not None and res.error.code in ("outside_roots", "denied"), res.text
     assert (arena.root / "inside.txt").read_text().startswith("hello inside")
 
 
@@ -688,13 +689,30 @@ def test_swap_dir_before_delete(arena: Arena, monkeypatch: pytest.MonkeyPatch) -
     (arena.outside / "nested.txt").write_text("outside nested\n")
     swap_after_resolve(monkeypatch, arena, dir_to_outside_link(arena, "dir"))
     res = contained(arena, lambda a: a.call("file_actions", {"action": "delete", "path": "dir/nested.txt"}))
-    assert res.is_error, res.text
+    assert res.error is not None and res.error.code == "denied", res.text
 
 
 def test_swap_dir_before_read(arena: Arena, monkeypatch: pytest.MonkeyPatch) -> None:
     (arena.outside / "nested.txt").write_text(SECRET + " via swapped dir\n")
     swap_after_resolve(monkeypatch, arena, dir_to_outside_link(arena, "dir"))
     res = contained(arena, lambda a: a.call("read_file", {"file": "dir/nested.txt"}))
+    assert res.error is not None and res.error.code == "denied", res.text
+
+
+@pytest.mark.parametrize("tool", ["apply_patch", "apply_edits"])
+def test_swap_dir_before_edit_never_quotes_the_outside_file(
+    arena: Arena, monkeypatch: pytest.MonkeyPatch, tool: str
+) -> None:
+    """issue 8 item 7: the edit tools read through the safe path too, so a
+    context mismatch never quotes a line of the file the swapped link reaches."""
+    (arena.outside / "nested.txt").write_text(SECRET + " via swapped dir\nmore\n")
+    swap_after_resolve(monkeypatch, arena, dir_to_outside_link(arena, "dir"))
+    if tool == "apply_patch":
+        patch = "*** Begin Patch\n*** Update File: dir/nested.txt\n@@\n-nothing like this\n+x\n*** End Patch"
+        res = contained(arena, lambda a: a.call("apply_patch", patch))
+    else:
+        args = {"path": "dir/nested.txt", "search": "nothing like this", "replace": "x"}
+        res = contained(arena, lambda a: a.call("apply_edits", args))
     assert res.error is not None and res.error.code == "denied", res.text
 
 

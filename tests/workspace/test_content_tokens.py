@@ -31,7 +31,7 @@ def test_read_text_and_hash(tmp_path: Path) -> None:
     p = tmp_path / "a.txt"
     p.write_bytes("héllo\n".encode())
     os.chmod(p, 0o640)
-    text, fb = read_text(str(p), "a.txt")
+    text, fb = read_text(str(p), "a.txt", root=str(tmp_path))
     assert text == "héllo\n" and fb.size == 7 and fb.mode == 0o640 and not fb.truncated
     assert content_hash(fb.data) == hashlib.sha256(fb.data).hexdigest()[:16]
 
@@ -47,7 +47,7 @@ def test_hash_prefix_rules() -> None:
 def test_limit_marks_truncation(tmp_path: Path) -> None:
     p = tmp_path / "big.txt"
     p.write_bytes(b"x" * 1000)
-    fb = read_bytes(str(p), "big.txt", limit=100)
+    fb = read_bytes(str(p), "big.txt", limit=100, root=str(tmp_path))
     assert len(fb.data) == 100 and fb.truncated and fb.size == 1000
 
 
@@ -57,10 +57,12 @@ def test_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
     (tmp_path / "dir").mkdir()
     (tmp_path / "target.txt").write_text("x")
     (tmp_path / "link.txt").symlink_to(tmp_path / "target.txt")
-    assert code_of(read_bytes, str(tmp_path / "fifo"), "fifo") == "not_a_file"  # and does not block
-    assert code_of(read_bytes, str(tmp_path / "dir"), "dir") == "not_a_file"
-    assert code_of(read_bytes, str(tmp_path / "link.txt"), "link.txt") == "denied"  # a final link is never followed
-    assert code_of(read_bytes, str(tmp_path / "missing"), "missing") == "not_found"
+    assert code_of(read_bytes, str(tmp_path / "fifo"), "fifo", root=str(tmp_path)) == "not_a_file"  # and does not block
+    assert code_of(read_bytes, str(tmp_path / "dir"), "dir", root=str(tmp_path)) == "not_a_file"
+    assert (
+        code_of(read_bytes, str(tmp_path / "link.txt"), "link.txt", root=str(tmp_path)) == "denied"
+    )  # a final link is never followed
+    assert code_of(read_bytes, str(tmp_path / "missing"), "missing", root=str(tmp_path)) == "not_found"
 
 
 def test_no_link_below_the_root_is_followed(tmp_path: Path) -> None:
@@ -69,8 +71,11 @@ def test_no_link_below_the_root_is_followed(tmp_path: Path) -> None:
     outside.mkdir()
     (outside / "s.txt").write_text("secret")
     (root / "sub").symlink_to(outside)
-    # without the root only the last component is protected; with it, the whole path below the root
-    assert read_bytes(str(root / "sub" / "s.txt"), "s").data == b"secret"
+    # the root is required (no unprotected way to call it), and a path outside it is refused
+    with pytest.raises(TypeError):
+        read_bytes(str(root / "sub" / "s.txt"), "s")  # type: ignore[call-arg]
+    assert code_of(read_bytes, str(outside / "s.txt"), "s", root=str(root)) == "outside_roots"
+    assert code_of(read_bytes, str(root) + "-evil/s.txt", "s", root=str(root)) == "outside_roots"
     assert code_of(read_bytes, str(root / "sub" / "s.txt"), "s", root=str(root)) == "denied"
     assert code_of(open_nofollow, str(root / "sub"), "sub", str(root), directory=True) == "denied"
     (root / "real").mkdir()

@@ -36,8 +36,9 @@ from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
 from tooldeck.codemap.render import render as render_codemap
+from tooldeck.core.errors import ToolError
 from tooldeck.runtime import Runtime
-from tooldeck.workspace.content import content_hash, looks_binary
+from tooldeck.workspace.content import content_hash, looks_binary, read_bytes
 from tooldeck.workspace.roots import Root
 from tooldeck.workspace.walk import walk_files
 
@@ -314,28 +315,18 @@ class CodemapService:
         return None
 
     def _read(self, item: _Item) -> bool:
+        """Read the file through the safe path from its root (no link below
+        the root followed, a FIFO never waited on)."""
         with self._lock:
             self.read_count += 1
-        flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-        try:
-            fd = os.open(item.abs, flags)
-        except OSError:
+        root = self.rt.workspace.containing_root(item.abs)
+        if root is None:
             return False
         try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return False
-            chunks: list[bytes] = []
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            item.data = b"".join(chunks)
-            return True
-        except OSError:
+            item.data = read_bytes(item.abs, item.rel, root=root.path).data
+        except (ToolError, OSError):
             return False
-        finally:
-            os.close(fd)
+        return True
 
     def _dispatch(self, misses: list[_Item]) -> list[tuple[list[_Item], Future[list[str]]]]:
         """Send parse work to the workers (when there is enough of it)."""

@@ -31,6 +31,7 @@ from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
 from tooldeck.context.retrieve import FileInfo, Scored, retrieve, universe
+from tooldeck.core.errors import ToolError
 from tooldeck.runtime import Runtime
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
@@ -184,15 +185,16 @@ class ContextBuilder:
             reasons.append("linked by references to the files above")
         cand = Candidate(key, info.shown, score, reasons)
         text: str | None = None
+        root = ws.containing_root(key)
         try:
-            fb = read_bytes(key, info.shown, limit=MAX_READ_BYTES)
-            if not fb.truncated:
-                text = decode_text(fb.data, info.shown)
-        except Exception:  # unreadable, binary: it can still be listed by codemap or not at all
+            if root is not None:
+                fb = read_bytes(key, info.shown, limit=MAX_READ_BYTES, root=root.path)
+                if not fb.truncated:
+                    text = decode_text(fb.data, info.shown)
+        except (ToolError, OSError):  # unreadable, binary: it can still be listed by codemap or not at all
             text = None
         if text is not None:
             cand.full = counter.count(full_chunk(info.shown, text))
-        root = ws.containing_root(key)
         cm: Codemap | None = None
         if root is not None:
             try:

@@ -14,11 +14,13 @@ the real BPE counter; the default is a conservative bytes/3 estimate).
 
 from __future__ import annotations
 
+import re
 import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
 from tooldeck.core.output import Output, TextPart
 
@@ -41,13 +43,32 @@ class _Pending:
     total_lines: int
 
 
-class Pager:
-    """Keeps the unread remainder of oversized outputs, keyed by cursor (LRU)."""
+class PageStore(Protocol):
+    """Where pages outlive the process (the CLI: one process per call). A
+    host passes one; core only needs these two calls."""
 
-    def __init__(self, capacity: int = 64) -> None:
+    def save(self, cursor: str, page: dict[str, Any]) -> None: ...
+
+    def load(self, cursor: str) -> dict[str, Any] | None:
+        """The page saved under ``cursor`` (removed: a cursor is used once), or None."""
+        ...
+
+
+CURSOR_RE = re.compile(r"p:[0-9a-f]{12}")
+
+
+class Pager:
+    """Keeps the unread remainder of oversized outputs, keyed by cursor (LRU).
+
+    With a :class:`PageStore` every page is also saved there, so a cursor
+    printed by one process continues in the next. Continuing never runs the
+    tool again: a page is text already produced."""
+
+    def __init__(self, capacity: int = 64, store: PageStore | None = None) -> None:
         self._items: OrderedDict[str, _Pending] = OrderedDict()
         self._capacity = capacity
         self._lock = threading.Lock()
+        self.store = store
 
     def put(self, pending: _Pending) -> str:
         cursor = CURSOR_PREFIX + secrets.token_hex(6)
@@ -55,11 +76,21 @@ class Pager:
             self._items[cursor] = pending
             while len(self._items) > self._capacity:
                 self._items.popitem(last=False)
+        if self.store is not None:
+            self.store.save(cursor, asdict(pending))
         return cursor
 
     def take(self, cursor: str) -> _Pending | None:
         with self._lock:
-            return self._items.pop(cursor, None)
+            pending = self._items.pop(cursor, None)
+        if self.store is not None and CURSOR_RE.fullmatch(cursor):
+            saved = self.store.load(cursor)  # removes it from the store either way
+            if pending is None and saved is not None:
+                try:
+                    pending = _Pending(**saved)
+                except TypeError:
+                    return None
+        return pending
 
 
 def fits(text: str, budget: int, count: TokenCounter) -> bool:

@@ -92,12 +92,13 @@ class Invocation:
     """Per-call observation channel. Create one with :meth:`create`,
     :meth:`create_with_trace`, or use :data:`SILENT`."""
 
-    __slots__ = ("_cancel", "_progress", "_trace")
+    __slots__ = ("_cancel", "_parent", "_progress", "_trace")
 
     def __init__(self, progress: ProgressCallback | None = None, trace: TraceCallback | None = None) -> None:
         self._progress = progress
         self._trace = trace
         self._cancel = threading.Event()
+        self._parent: Invocation | None = None
 
     @classmethod
     def create(cls, progress: ProgressCallback) -> Invocation:
@@ -111,6 +112,15 @@ class Invocation:
     def silent(cls) -> Invocation:
         """A fresh invocation with no observer (each call gets its own cancel flag)."""
         return cls(None, None)
+
+    def child(self) -> Invocation:
+        """An invocation for one call: the same observers, its own cancel
+        flag. Cancelling the child (a timeout) leaves this one untouched;
+        cancelling this one reaches every child. The toolbox gives each call
+        its own child, so a timed-out call never cancels a shared invocation."""
+        inv = Invocation(self._progress, self._trace)
+        inv._parent = self
+        return inv
 
     @property
     def is_observed(self) -> bool:
@@ -152,16 +162,31 @@ class Invocation:
 
     @property
     def cancelled(self) -> bool:
-        return self._cancel.is_set()
+        inv: Invocation | None = self
+        while inv is not None:
+            if inv._cancel.is_set():
+                return True
+            inv = inv._parent
+        return False
 
     def check_cancelled(self) -> None:
         """Raise :class:`~tooldeck.core.errors.ToolError` ``cancelled`` if the
         call was cancelled; long sync loops call this between steps."""
-        if self._cancel.is_set():
+        if self.cancelled:
             from tooldeck.core.errors import ErrorCode, ToolError
 
             raise ToolError(ErrorCode.CANCELLED, "the call was cancelled")
 
 
-SILENT = Invocation.silent()
+class _Silent(Invocation):
+    """The shared silent invocation: nothing can cancel it (a call made with
+    it runs on its own child, which is what a timeout cancels)."""
+
+    __slots__ = ()
+
+    def cancel(self) -> None:
+        return None
+
+
+SILENT: Invocation = _Silent(None, None)
 """A shared silent invocation for callers that never cancel."""

@@ -12,20 +12,49 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from tooldeck.core.errors import invalid_arguments
 
 M = TypeVar("M", bound=BaseModel)
 
 
+def _takes_int_not_bool(annotation: Any) -> bool:
+    """Whether a field's type admits ``int`` but not ``bool`` (``int``,
+    ``int | None``, ``Annotated[int, ...]``...)."""
+    if annotation is bool:
+        return False
+    if annotation is int:
+        return True
+    args = get_args(annotation)
+    if not args or bool in args:
+        return False
+    return any(_takes_int_not_bool(a) for a in args if a is not type(None))
+
+
 class ToolInput(BaseModel):
     """Base class for tool input models: unknown fields are an error, so a
-    misspelt argument is reported instead of silently ignored."""
+    misspelt argument is reported instead of silently ignored.
+
+    Booleans are not integers: pydantic's lax mode (and Python) would take
+    ``"limit": true`` as 1, so integer fields refuse ``true``/``false``."""
 
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_bool_for_int(cls, data: Any) -> Any:
+        if isinstance(data, Mapping):
+            for name, info in cls.model_fields.items():
+                for key in (name, info.alias):
+                    if key and isinstance(data.get(key), bool) and _takes_int_not_bool(info.annotation):
+                        raise ValueError(
+                            f"field `{name}`: expects an integer, got the boolean {str(data[key]).lower()}; "
+                            "send a number"
+                        )
+        return data
 
 
 def _strip_titles(node: Any, *, in_properties: bool = False) -> Any:
@@ -69,6 +98,8 @@ def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, An
             f"arguments are not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
             "send a single JSON object"
         ) from exc
+    except RecursionError as exc:
+        raise invalid_arguments("arguments are nested too deeply; send a flat JSON object") from exc
     if not isinstance(data, dict):
         raise invalid_arguments(f"arguments must be a JSON object, got {type(data).__name__}")
     return data

@@ -34,6 +34,7 @@ from tooldeck.core.errors import invalid_arguments
 from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output, coerce_output
 from tooldeck.core.schema import decode_model, model_schema
+from tooldeck.core.workers import WORKERS
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -98,9 +99,42 @@ class Tool:
 
 
 async def run_blocking(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """Run a sync function in a worker thread, keeping context variables."""
+    """Run a sync function in a worker thread, keeping context variables.
+
+    The thread comes from :data:`tooldeck.core.workers.WORKERS`, not the
+    loop's default executor: a call that times out while its thread is stuck
+    (a tool that ignores cancellation) abandons the thread, and a fixed pool
+    would then starve every later call (and ``asyncio.run`` would wait for it
+    at exit)."""
+    loop = asyncio.get_running_loop()
+    fut: asyncio.Future[Any] = loop.create_future()
     ctx = contextvars.copy_context()
-    return await asyncio.to_thread(ctx.run, functools.partial(fn, *args, **kwargs))
+    call = functools.partial(fn, *args, **kwargs)
+
+    def work() -> Callable[[], None]:
+        try:
+            result = ctx.run(call)
+        except BaseException as exc:  # handed to the awaiting task
+            return functools.partial(_deliver, loop, fut, None, exc)
+        return functools.partial(_deliver, loop, fut, result, None)
+
+    WORKERS.submit(work)
+    return await fut
+
+
+def _deliver(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[Any], result: Any, exc: BaseException | None) -> None:
+    def settle() -> None:
+        if fut.done():  # timed out or cancelled meanwhile: nobody waits for it
+            return
+        if exc is not None:
+            fut.set_exception(exc)
+        else:
+            fut.set_result(result)
+
+    try:
+        loop.call_soon_threadsafe(settle)
+    except RuntimeError:  # the loop is closed: the caller gave up long ago
+        pass
 
 
 def _wrap(fn: Callable[..., Any], call: Callable[[Any, Invocation], tuple[tuple, dict]]) -> Handler:

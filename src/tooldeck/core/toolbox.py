@@ -6,8 +6,11 @@
   :class:`ToolError` (unexpected exceptions become ``internal_error``);
 * ``call_many`` runs calls in parallel with bounded concurrency and returns the
   results in call order;
-* each call may have a timeout; cancelling the awaiting task cancels the call
-  and flags the invocation so worker-thread tools can stop.
+* each call may have a timeout (hosts set a default: :data:`DEFAULT_TIMEOUT`);
+  it ends the call for the caller even when a worker-thread tool never looks
+  at its cancellation flag (the thread is abandoned, flagged cancelled);
+* each call runs on its own child :class:`Invocation`, so a timeout or a
+  cancellation of one call never cancels another (nor a shared ``SILENT``).
 """
 
 from __future__ import annotations
@@ -29,12 +32,13 @@ from tooldeck.core.budget import (
 )
 from tooldeck.core.budget import paginate as _paginate
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.core.invocation import Invocation, ToolFinished, ToolStarted
+from tooldeck.core.invocation import SILENT, Invocation, ToolFinished, ToolStarted
 from tooldeck.core.output import Output, valid_output, valid_text
 from tooldeck.core.schema import parse_arguments
 from tooldeck.core.tool import RawArguments, Tool
 
 log = logging.getLogger("tooldeck.toolbox")
+DEFAULT_TIMEOUT = 600.0  # seconds; what hosts use when the user sets nothing (TOOLDECK_TOOL_TIMEOUT)
 _ids = itertools.count(1)
 
 
@@ -140,7 +144,9 @@ class Toolbox:
         call_id: str | None = None,
     ) -> ToolResult:
         cid = call_id or f"call_{next(_ids)}"
-        inv = invocation if invocation is not None else Invocation.silent()
+        # one invocation per call: a timeout cancels this call only, never the caller's
+        # invocation (shared ones such as SILENT, or one handed to call_many)
+        inv = (invocation if invocation is not None else SILENT).child()
         tool = self._tools.get(name)
         if tool is None:
             known = ", ".join(sorted(self._tools)) or "(none)"
@@ -164,7 +170,8 @@ class Toolbox:
             inv.emit_trace(ToolFinished(cid, "cancelled"))
             raise
         except TimeoutError:
-            inv.cancel()
+            inv.cancel()  # a worker thread that polls its flag stops; one that does not is abandoned
+            log.warning("%s timed out after %gs; its worker thread (if any) is abandoned", name, limit)
             err = ToolError(ErrorCode.TIMEOUT, f"{name} did not finish within {limit:g}s; narrow the request and retry")
             inv.emit_trace(ToolFinished(cid, "raised", err.to_dict()))
             return ToolResult(cid, name, error=err)
@@ -196,9 +203,16 @@ class Toolbox:
             return None
         pending = self.pager.take(cursor)
         if pending is None or pending.tool != tool.name:
+            # never "repeat the call": for a tool that changes files that would apply the change twice
+            again = (
+                "run the original call again to start over"
+                if tool.annotations.read_only
+                else f"do not repeat the {tool.name} call (it changes files and already ran): read the files "
+                "it touched instead"
+            )
             err = ToolError(
                 ErrorCode.NOT_FOUND,
-                f"cursor {cursor!r} is unknown or already used; repeat the original call to start over",
+                f"cursor {cursor!r} is unknown, expired or already used (nothing was run); {again}",
             )
             return {"error": err}
         return {"output": _paginate(tool.name, pending, budget, self.count_tokens, self.pager)}

@@ -16,9 +16,12 @@ import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from tooldeck.core.errors import ToolError
 from tooldeck.git.compare import DiffSpec
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
+from tooldeck.git.worktree_check import patch_matches_worktree, unverified_note
+from tooldeck.workspace.content import read_bytes
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
@@ -158,12 +161,10 @@ def _read_untracked(repo: Repo, rel: str, fc: FileChange) -> bytes | None:
         return None
     if st.st_mode & 0o111:
         fc.new_mode = "100755"
-    try:
-        fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
+    try:  # through the safe path from the checkout: no link followed, a FIFO never waited on
+        return read_bytes(full, rel, MAX_UNTRACKED_BYTES + 1, root=repo.toplevel).data
+    except (ToolError, OSError):
         return None
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(MAX_UNTRACKED_BYTES + 1)
 
 
 def untracked_patch(repo: Repo, fc: FileChange) -> str:
@@ -252,6 +253,10 @@ def load_patches(
     rest = [c for c in chunks if c.split("\n", 1)[0] + "\n" in by_header]
     for fc, chunk in zip(unmatched, rest, strict=False):
         fc.patch = chunk
+    if changes.spec.worktree:  # git read these files by name: check them through the safe path
+        for fc in tracked:
+            if fc.patch and not patch_matches_worktree(repo.toplevel, fc.path, fc.patch):
+                fc.patch = unverified_note(_header(fc))
 
 
 def hunk_headers(patch: str) -> list[str]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
+from tooldeck.workspace.content import read_bytes
 
 _LOG_FIELDS = ("%H", "%an", "%ae", "%aI", "%cn", "%cI", "%P", "%D", "%s", "%b")
 _LOG_FORMAT = "%x1e" + "%x1f".join(_LOG_FIELDS)
@@ -166,6 +167,9 @@ def parse_line_range(lines: str | None) -> tuple[int, int | None] | None:
     return start, end
 
 
+MAX_BLAME_BYTES = 64 * 1024 * 1024
+
+
 def blame(
     repo: Repo, path: str, *, rev: str | None = None, line_range: tuple[int, int | None] | None = None
 ) -> tuple[list[BlameLine], dict[str, BlameCommit]]:
@@ -174,10 +178,19 @@ def blame(
     if line_range is not None:
         start, end = line_range
         args.append(f"-L{start},{end if end is not None else ''}")
+    data: bytes | None = None
     if rev:
         args.append(rev)
+    else:
+        # git would open the working-tree file by name (following a folder
+        # swapped for a link): read it through the safe path and hand it over
+        fb = read_bytes(repo.path_of(path), path, MAX_BLAME_BYTES, root=repo.toplevel)
+        if fb.truncated:
+            raise ToolError(ErrorCode.TOO_LARGE, f"{path!r} is over {MAX_BLAME_BYTES} bytes; blame a commit with `ref`")
+        data = fb.data
+        args += ["--contents", "-"]
     args += ["--", path]
-    res = repo.git.run(args, ok=(0, 128))
+    res = repo.git.run(args, ok=(0, 128), input=data)
     if res.code != 0:
         msg = res.stderr.strip().removeprefix("fatal: ")
         if "has only" in msg and "line" in msg:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import re
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
+
+from mcp_types import jsonrpc_message_adapter
 
 LINE_LIMIT = 1 << 30  # a request line may be huge (a whole file in `content`)
 
@@ -56,30 +59,92 @@ def repair_surrogate_escapes(line: str) -> str:
 Drain = Callable[[], Awaitable[None]]
 
 
+Reject = Callable[[str], Awaitable[None]]
+
+
 class LineReader:
     """``async for line in reader`` (what the SDK iterates).
 
     At end of input it first awaits ``drain`` (the host waits there for the
     requests already read to be answered: the SDK cancels whatever is still
     running once its input ends, so ``printf '...' | tooldeck serve`` would
-    otherwise lose the answers)."""
+    otherwise lose the answers).
 
-    def __init__(self, readline: Callable[[], Awaitable[bytes]], drain: Drain | None = None) -> None:
+    A line the SDK could not parse as a JSON-RPC message (not JSON, nested too
+    deeply, not a message) would get no answer at all: the SDK drops it. Such
+    a line is handed to ``reject`` (which answers it, see :func:`error_reply`)
+    and never reaches the SDK, so every request gets an answer."""
+
+    def __init__(
+        self, readline: Callable[[], Awaitable[bytes]], drain: Drain | None = None, reject: Reject | None = None
+    ) -> None:
         self._readline = readline
         self._drain = drain
+        self._reject = reject
 
     def __aiter__(self) -> LineReader:
         return self
 
     async def __anext__(self) -> str:
-        line = await self._readline()
-        if not line:
-            drain, self._drain = self._drain, None
-            if drain is not None:
-                await drain()
-            raise StopAsyncIteration
-        # as the SDK: bad bytes never stop the server
-        return repair_surrogate_escapes(line.decode("utf-8", "replace"))
+        while True:
+            line = await self._readline()
+            if not line:
+                drain, self._drain = self._drain, None
+                if drain is not None:
+                    await drain()
+                raise StopAsyncIteration
+            # as the SDK: bad bytes never stop the server
+            text = repair_surrogate_escapes(line.decode("utf-8", "replace"))
+            if self._reject is None or not text.strip() or is_message(text):
+                return text
+            await self._reject(text)
+
+
+def is_message(text: str) -> bool:
+    """Whether the SDK parses ``text`` as a JSON-RPC message (its own check)."""
+    try:
+        jsonrpc_message_adapter.validate_json(text, by_name=False)
+    except ValueError:  # pydantic's ValidationError, recursion limit included
+        return False
+    return True
+
+
+_ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+
+
+def error_reply(text: str) -> str:
+    """The JSON-RPC error line answering an unparsable ``text``: -32700 when
+    it is not JSON, -32600 when it is JSON but no valid message (e.g. nested
+    too deeply), with the request's id when one can be found, else null (as
+    JSON-RPC 2.0 requires when the id cannot be detected)."""
+    code, why, ident = -32600, "invalid request", None
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        why = "request nested too deeply"
+        m = _ID.search(text)  # the top-level id of a request too deep to parse is usually first
+        if m is not None:
+            ident = json.loads(m.group(1))
+    except ValueError as exc:
+        code, why = -32700, f"parse error: not JSON ({exc})"
+    else:
+        if isinstance(data, dict):
+            got = data.get("id")
+            ident = got if isinstance(got, str | int) and not isinstance(got, bool) else None
+        if _depth_exceeded(text):
+            why = "request nested too deeply"
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": why}})
+
+
+def _depth_exceeded(text: str, limit: int = 200) -> bool:
+    depth = top = 0
+    for ch in text:
+        if ch in "[{":
+            depth += 1
+            top = max(top, depth)
+        elif ch in "]}":
+            depth -= 1
+    return top > limit
 
 
 class LineWriter:
@@ -97,6 +162,23 @@ class LineWriter:
         await self._writer.drain()
 
 
+class FdWriter:
+    """``await write(text)`` / ``await flush()`` over a descriptor that is not
+    a pipe (a file, a terminal): plain blocking writes of whole lines."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    async def write(self, text: str) -> int:
+        view = memoryview(text.encode("utf-8", "backslashreplace"))
+        while view:
+            view = view[os.write(self._fd, view) :]
+        return len(text)
+
+    async def flush(self) -> None:
+        return None
+
+
 def _is_pipe(fd: int) -> bool:
     try:
         mode = os.fstat(fd).st_mode
@@ -106,11 +188,12 @@ def _is_pipe(fd: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineReader, LineWriter | None]]:
-    """The reader over fd 0 and, when fd 1 is a pipe, the writer over it
-    (None: let the SDK claim stdout itself). Pipes are watched by the event
-    loop; anything else (a file, /dev/null, a terminal, which epoll cannot or
-    need not watch) is read line by line in a worker thread."""
+async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineReader, LineWriter | FdWriter]]:
+    """The reader over fd 0 and the writer over fd 1. Pipes are watched by the
+    event loop; anything else (a file, /dev/null, a terminal, which epoll
+    cannot or need not watch) is read line by line in a worker thread and
+    written with plain writes. Lines the SDK cannot parse are answered here
+    through the same writer (one whole line per write: never interleaved)."""
     loop = asyncio.get_running_loop()
     stack = contextlib.AsyncExitStack()
     async with stack:
@@ -123,14 +206,14 @@ async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineRead
                 lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile
             )
             stack.callback(r_transport.close)
-            lines = LineReader(reader.readline, drain)
+            readline: Callable[[], Awaitable[bytes]] = reader.readline
         else:
 
             async def read_in_thread() -> bytes:
                 return await asyncio.to_thread(rfile.readline)
 
-            lines = LineReader(read_in_thread, drain)
-        writer: LineWriter | None = None
+            readline = read_in_thread
+        writer: LineWriter | FdWriter
         if _is_pipe(1):
             wfile = os.fdopen(os.dup(1), "wb", buffering=0)
             w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wfile)
@@ -138,10 +221,19 @@ async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineRead
             stack.callback(w_transport.close)
             stack.push_async_callback(_drain_quietly, stream)
             writer = LineWriter(stream)
-        # fd 0 -> /dev/null (and fd 1 -> stderr when we own it) while serving
+        else:
+            out_fd = os.dup(1)
+            stack.callback(os.close, out_fd)
+            writer = FdWriter(out_fd)
+
+        async def reject(text: str) -> None:
+            await writer.write(error_reply(text) + "\n")
+            await writer.flush()
+
+        lines = LineReader(readline, drain, reject)
+        # fd 0 -> /dev/null and fd 1 -> stderr while serving
         _divert(stack, 0, os.open(os.devnull, os.O_RDONLY))
-        if writer is not None:
-            _divert(stack, 1, os.dup(2))
+        _divert(stack, 1, os.dup(2))
         yield lines, writer
 
 

@@ -53,11 +53,12 @@ async def run_stdio(source: ToolboxSource, extras: Any = None) -> None:
             await catalog.get()
         await activity.settled(timeout=60)
 
-    async with open_stdio(answer_pending) as (stdin, stdout):
-        streams: dict[str, Any] = {"stdin": stdin} if stdout is None else {"stdin": stdin, "stdout": stdout}
-        async with stdio_server(**streams) as (read_stream, write_stream):
-            catalog.start()  # built while the handshake is answered
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+    async with (
+        open_stdio(answer_pending) as (stdin, stdout),
+        stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream),  # type: ignore[arg-type]
+    ):
+        catalog.start()  # built while the handshake is answered
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 class BearerAuth:
@@ -65,13 +66,17 @@ class BearerAuth:
 
     def __init__(self, app: Any, token: str) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = token.encode()
+
+    def authorized(self, header: bytes) -> bool:
+        """``Bearer <token>``; the scheme is case-insensitive (RFC 7235)."""
+        scheme, _, token = header.strip().partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(token.strip(), self.expected)
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers = dict(scope.get("headers") or [])
-            got = headers.get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
+            if not self.authorized(headers.get(b"authorization", b"")):
                 body = b'{"error":"unauthorized: send Authorization: Bearer <token>"}'
                 await send(
                     {
@@ -89,7 +94,7 @@ def http_app(toolbox: ToolboxSource, host: str, token: str | None, extras: Any =
     from tooldeck.mcp.server import Activity, create_server
 
     server = create_server(toolbox, activity=Activity(warm_up), extras=extras)
-    app = server.streamable_http_app(host=host)
+    app = server.streamable_http_app(host=host, transport_security=loopback_security(host))
     if not is_loopback(host):
         if not token:
             raise ValueError("a bearer token is required when binding to a non-loopback address")
@@ -97,23 +102,52 @@ def http_app(toolbox: ToolboxSource, host: str, token: str | None, extras: Any =
     return BearerAuth(app, token) if token else app
 
 
-def resolve_token(host: str) -> str | None:
+def loopback_security(host: str) -> Any:
+    """DNS-rebinding protection for a loopback bind, as the SDK's default but
+    also admitting a ``Host`` header without a port (``Host: 127.0.0.1`` is
+    what some clients send for port 80 and what curl sends with ``-H``).
+    None (the SDK's default) for other binds, which the bearer token guards."""
+    if not is_loopback(host):
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        names.append(url_host(host))
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[*names, *(f"{n}:*" for n in names)],
+        allowed_origins=[*(f"http://{n}" for n in names), *(f"http://{n}:*" for n in names)],
+    )
+
+
+def url_host(host: str) -> str:
+    """``host`` as it appears in a URL: an IPv6 address in brackets."""
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+def mcp_url(host: str, port: int) -> str:
+    return f"http://{url_host(host)}:{port}/mcp"
+
+
+def resolve_token(host: str, port: int | None = None) -> str | None:
     token = os.environ.get("TOOLDECK_HTTP_TOKEN") or None
     if token is None and not is_loopback(host):
         token = secrets.token_urlsafe(24)
-        print(f"tooldeck: bearer token for http://{host}/mcp: {token}", file=sys.stderr, flush=True)
+        where = mcp_url(host, port) if port is not None else f"http://{url_host(host)}/mcp"
+        print(f"tooldeck: bearer token for {where}: {token}", file=sys.stderr, flush=True)
     return token
 
 
 async def run_http(toolbox: ToolboxSource, host: str, port: int, extras: Any = None) -> None:
     import uvicorn
 
-    token = resolve_token(host)
+    token = resolve_token(host, port)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
     app = http_app(box, host, token, extras)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
-    print(f"tooldeck: serving MCP at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    print(f"tooldeck: serving MCP at {mcp_url(host, port)}", file=sys.stderr, flush=True)
     await server.serve()
 
 

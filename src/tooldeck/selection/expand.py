@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from tooldeck.codemap.languages import has_codemap
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.workspace.content import SNIFF_BYTES, looks_binary
+from tooldeck.workspace.content import SNIFF_BYTES, looks_binary, read_bytes
 from tooldeck.workspace.roots import Workspace
 from tooldeck.workspace.walk import walk_files
 
@@ -27,12 +27,21 @@ class Expansion:
     files: list[str] = field(default_factory=list)  # canonical absolute paths, in walk order
     skipped_binary: list[str] = field(default_factory=list)
     skipped_no_codemap: list[str] = field(default_factory=list)
+    skipped_unreadable: list[str] = field(default_factory=list)  # FIFOs, sockets, vanished or swapped files
+    skipped_loops: list[str] = field(default_factory=list)  # symbolic links that lead back to themselves
     folders: int = 0
 
     def notes(self, ws: Workspace) -> list[str]:
         out = []
         if self.skipped_binary:
             out.append(f"skipped {len(self.skipped_binary)} binary file(s): {_few(ws, self.skipped_binary)}")
+        if self.skipped_loops:
+            out.append(f"skipped {len(self.skipped_loops)} symbolic link loop(s): {_few(ws, self.skipped_loops)}")
+        if self.skipped_unreadable:
+            out.append(
+                f"skipped {len(self.skipped_unreadable)} entry(ies) that are not readable regular files "
+                f"(FIFOs, sockets, devices, vanished): {_few(ws, self.skipped_unreadable)}"
+            )
         if self.skipped_no_codemap:
             out.append(
                 f"skipped {len(self.skipped_no_codemap)} file(s) with no codemap language: "
@@ -46,12 +55,10 @@ def _few(ws: Workspace, paths: list[str]) -> str:
     return shown + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
 
 
-def is_binary(abs_path: str) -> bool:
-    try:
-        with open(abs_path, "rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError:
-        return True
+def is_binary(abs_path: str, root: str) -> bool:
+    """Whether the file's head looks binary. Read through the safe path from
+    ``root`` (non-blocking: a FIFO is refused, never waited on)."""
+    head = read_bytes(abs_path, abs_path, limit=SNIFF_BYTES, root=root).data
     if looks_binary(head):
         return True
     try:
@@ -78,7 +85,17 @@ def expand(ws: Workspace, paths: list[str], *, codemap_only: bool = False, field
                 )
             out.skipped_no_codemap.append(abs_path)
             return
-        if is_binary(abs_path):
+        root = ws.containing_root(abs_path)
+        try:
+            if root is None:
+                raise ToolError(ErrorCode.OUTSIDE_ROOTS, f"{shown} is outside the workspace roots")
+            binary = is_binary(abs_path, root.path)
+        except ToolError as exc:
+            if explicit:
+                raise ToolError(exc.code, exc.message.replace(repr(abs_path), shown)) from exc
+            (out.skipped_loops if exc.details.get("loop") else out.skipped_unreadable).append(abs_path)
+            return
+        if binary:
             if explicit:
                 raise ToolError(ErrorCode.BINARY_FILE, f"{shown} looks binary; only text files can be selected")
             out.skipped_binary.append(abs_path)

@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 import re
 
+from tooldeck.core.errors import ToolError
+from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.roots import Root
 
 JS_EXTS = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts", ".d.ts")
@@ -139,13 +141,13 @@ def _js(root: Root, rel: str, spec: str) -> list[str]:
 
 # Go -------------------------------------------------------------------------------
 def _go_module(root: Root) -> str | None:
-    try:
-        with open(os.path.join(root.path, "go.mod"), encoding="utf-8", errors="replace") as fh:
-            for line in fh:
-                if line.startswith("module "):
-                    return line.split()[1].strip('"')
-    except OSError:
+    try:  # through the safe path: a go.mod swapped for a link or a FIFO is skipped
+        data = read_bytes(os.path.join(root.path, "go.mod"), "go.mod", 1 << 20, root=root.path).data
+    except (ToolError, OSError):
         return None
+    for line in data.decode("utf-8", "replace").splitlines():
+        if line.startswith("module ") and len(line.split()) > 1:
+            return line.split()[1].strip('"')
     return None
 
 

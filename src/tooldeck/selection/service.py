@@ -427,8 +427,10 @@ class SelectionService:
         if why:
             return unavailable_chunk(shown, why), why
         root = self.rt.workspace.containing_root(f.path)
+        if root is None:
+            return unavailable_chunk(shown, "outside the workspace roots"), "outside the workspace roots"
         try:
-            text, _ = read_text(f.path, shown, root=root.path if root else None)
+            text, _ = read_text(f.path, shown, root=root.path)
         except ToolError as exc:
             return unavailable_chunk(shown, f"unreadable: {exc.message}"), "unreadable"
         if f.mode == "slices":

@@ -1,21 +1,24 @@
 """Reading file content safely: regular files only, text only, hashed.
 
-Opening uses ``O_NOFOLLOW | O_NONBLOCK`` so a FIFO never blocks the server and
-a final component swapped for a symlink after resolution is refused; ``fstat``
-on the open descriptor then decides (directories, FIFOs, sockets and devices
+Files are opened only through :mod:`tooldeck.workspace.dirfd`: from the root,
+one component at a time with ``O_NOFOLLOW`` (the last with ``O_NONBLOCK``, so
+a FIFO never blocks the server), so a folder or file swapped for a symlink
+after the path check is refused, never followed; ``fstat`` on the open
+descriptor then decides (directories, FIFOs, sockets and devices
 are refused). Binary-like content (a NUL byte in the first 8 KiB, or invalid
 UTF-8) is refused too: it would only pollute a model's context.
 """
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.workspace.dirfd import open_beneath
 
 SNIFF_BYTES = 8192
 HASH_CHARS = 16
@@ -45,77 +48,69 @@ class FileBytes:
     truncated: bool
 
 
-_FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+def open_nofollow(abs_path: str, shown: str, root: str, *, directory: bool = False) -> int:
+    """Open ``abs_path`` beneath ``root`` for reading (see
+    :func:`tooldeck.workspace.dirfd.open_beneath`: no link below the root is
+    followed, a FIFO never blocks)."""
+    return open_beneath(root, abs_path, shown, directory=directory)
 
 
-def open_nofollow(abs_path: str, shown: str, root: str | None = None, *, directory: bool = False) -> int:
-    """Open ``abs_path`` without following any symlink below ``root``.
+class OpenFile:
+    """A regular file opened through the safe path, read in chunks: lets a
+    reader stream a big file (hash, count, show a window) without holding it.
+    Use as a context manager; ``size`` and ``mode`` come from ``fstat``."""
 
-    Path checks happen before the open; if a directory component is swapped
-    for a symlink in between, a plain ``open(abs_path)`` would follow it out of
-    the root. Walking from ``root`` one component at a time with
-    ``O_NOFOLLOW`` (``openat``) makes such a swap fail instead. Without
-    ``root`` only the final component is protected.
-    """
-    flags = _DIR_FLAGS if directory else _FILE_FLAGS
-    if root is None or not (abs_path == root or abs_path.startswith(root.rstrip(os.sep) + os.sep)):
+    __slots__ = ("fd", "mode", "size")
+
+    def __init__(self, abs_path: str, shown: str, *, root: str) -> None:
+        self.fd = open_beneath(root, abs_path, shown)
         try:
-            return os.open(abs_path, flags)
-        except OSError as exc:
-            raise _open_error(exc, shown) from exc
-    parts = [p for p in abs_path[len(root) :].split(os.sep) if p]
-    try:
-        fd = os.open(root, _DIR_FLAGS)
-    except OSError as exc:
-        raise _open_error(exc, shown) from exc
-    try:
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            try:
-                nxt = os.open(part, flags if last else _DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if (not last or directory) and exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link_at(fd, part):
-                    raise ToolError(
-                        ErrorCode.DENIED, f"{shown!r}: a folder on its path changed into a symbolic link; read it again"
-                    ) from exc
-                raise _open_error(exc, shown) from exc
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+            st = os.fstat(self.fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is {_kind(st.st_mode)}, not a regular file")
+        except BaseException:
+            os.close(self.fd)
+            raise
+        self.size = st.st_size
+        self.mode = stat.S_IMODE(st.st_mode)
 
+    def __enter__(self) -> OpenFile:
+        return self
 
-def _is_link_at(dir_fd: int, name: str) -> bool:
-    try:
-        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
-    except OSError:
-        return False
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
 
-def read_bytes(abs_path: str, shown: str, limit: int | None = None, *, root: str | None = None) -> FileBytes:
-    """Read a regular file's bytes (at most ``limit``), refusing anything else.
-    Pass the containing root's path so no component below it is followed."""
-    fd = open_nofollow(abs_path, shown, root)
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is {_kind(st.st_mode)}, not a regular file")
-        chunks: list[bytes] = []
-        want = st.st_size if limit is None else min(st.st_size, limit)
-        got = 0
-        while got < want:
-            chunk = os.read(fd, min(1 << 20, want - got))
+    def chunks(self, offset: int = 0, limit: int | None = None, size: int = 1 << 20) -> Iterator[bytes]:
+        """The bytes from ``offset`` (at most ``limit``), in chunks of ``size``."""
+        left = limit
+        while left is None or left > 0:
+            chunk = os.pread(self.fd, size if left is None else min(size, left), offset)
             if not chunk:
-                break
-            chunks.append(chunk)
-            got += len(chunk)
-        data = b"".join(chunks)
-        return FileBytes(data, st.st_size, stat.S_IMODE(st.st_mode), got < st.st_size)
-    finally:
-        os.close(fd)
+                return
+            offset += len(chunk)
+            if left is not None:
+                left -= len(chunk)
+            yield chunk
+
+    def read(self, limit: int | None = None) -> bytes:
+        want = self.size if limit is None else min(self.size, limit)
+        return b"".join(self.chunks(0, want))
+
+
+def read_bytes(abs_path: str, shown: str, limit: int | None = None, *, root: str) -> FileBytes:
+    """Read a regular file's bytes (at most ``limit``), refusing anything else.
+
+    ``root`` is required: the file is reached from it without following any
+    link (a path outside ``root`` is refused), so there is no unsafe way to
+    call this."""
+    with OpenFile(abs_path, shown, root=root) as f:
+        data = f.read(limit)
+        return FileBytes(data, f.size, f.mode, len(data) < f.size)
 
 
 def decode_text(data: bytes, shown: str, *, allow_cut_tail: bool = False) -> str:
@@ -133,7 +128,7 @@ def decode_text(data: bytes, shown: str, *, allow_cut_tail: bool = False) -> str
         ) from exc
 
 
-def read_text(abs_path: str, shown: str, *, root: str | None = None) -> tuple[str, FileBytes]:
+def read_text(abs_path: str, shown: str, *, root: str) -> tuple[str, FileBytes]:
     fb = read_bytes(abs_path, shown, root=root)
     return decode_text(fb.data, shown), fb
 
@@ -152,17 +147,25 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _open_error(exc: OSError, shown: str) -> ToolError:
-    if exc.errno == errno.ENOENT:
-        return ToolError(ErrorCode.NOT_FOUND, f"{shown!r} does not exist")
-    if exc.errno == errno.ELOOP:
-        return ToolError(ErrorCode.DENIED, f"{shown!r} changed into a symbolic link; read it again")
-    if exc.errno == errno.ENOTDIR:
-        return ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown!r}: not a directory (or a folder on its path is not)")
-    if exc.errno == errno.EISDIR:
-        return ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is a directory; use read_directory")
-    if exc.errno in (errno.EACCES, errno.EPERM):
-        return ToolError(ErrorCode.DENIED, f"permission denied reading {shown!r}")
-    if exc.errno == errno.ENXIO:
-        return ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is a socket or device, not a regular file")
-    return ToolError(ErrorCode.IO_ERROR, f"cannot open {shown!r}: {exc.strerror}")
+def read_lines(abs_path: str, shown: str, numbers: set[int], *, root: str) -> dict[int, str]:
+    """The lines ``numbers`` (1-based, without their ``\\n``, decoded with
+    replacement) of a file read through the safe path, streamed: used to
+    check what an outside process (ripgrep) reported before it is shown."""
+    out: dict[int, str] = {}
+    if not numbers:
+        return out
+    last = max(numbers)
+    number, partial = 1, b""
+    with OpenFile(abs_path, shown, root=root) as f:
+        for chunk in f.chunks():
+            pieces = (partial + chunk).split(b"\n")
+            partial = pieces.pop()
+            for piece in pieces:
+                if number in numbers:
+                    out[number] = piece.decode("utf-8", "replace")
+                number += 1
+            if number > last:
+                return out
+    if partial and number in numbers:
+        out[number] = partial.decode("utf-8", "replace")
+    return out

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from pathspec import GitIgnoreSpec
 
+from tooldeck.core.errors import ToolError
+from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.tempnames import is_temp_name
 
 IGNORE_FILES = (".gitignore", ".tooldeckignore")
@@ -107,12 +109,17 @@ class _DirRules:
     spec: DirSpec | None
 
 
-def _read_lines(path: str) -> list[str] | None:
+MAX_RULE_FILE_BYTES = 1 << 20
+
+
+def _read_lines(root: str, path: str) -> list[str] | None:
+    """A rule file's lines, read through the safe path from ``root`` (a rule
+    file that is a FIFO or a link swapped in is skipped, never waited on)."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            return fh.read().splitlines()
-    except OSError:
+        data = read_bytes(path, path, MAX_RULE_FILE_BYTES, root=root).data
+    except (ToolError, OSError):
         return None
+    return data.decode("utf-8", "replace").splitlines()
 
 
 class IgnoreRules:
@@ -127,7 +134,9 @@ class IgnoreRules:
         self._root_extra = self._load_root_extra()
 
     def _load_root_extra(self) -> DirSpec | None:
-        lines = _read_lines(os.path.join(self.root, ".git", "info", "exclude")) if self.use_gitignore else None
+        if not self.use_gitignore:
+            return None
+        lines = _read_lines(self.root, os.path.join(self.root, ".git", "info", "exclude"))
         return DirSpec.build("", GitIgnoreSpec.from_lines(lines)) if lines else None
 
     def rules_for_dir(self, rel_dir: str) -> GitIgnoreSpec | None:
@@ -153,7 +162,7 @@ class IgnoreRules:
             return cached.spec
         lines: list[str] = []
         for name, _, _ in stamp:
-            lines.extend(_read_lines(os.path.join(base, name)) or [])
+            lines.extend(_read_lines(self.root, os.path.join(base, name)) or [])
         spec = DirSpec.build(rel_dir, GitIgnoreSpec.from_lines(lines)) if any(ln.strip() for ln in lines) else None
         with self._lock:
             self._cache[rel_dir] = _DirRules(key, spec)

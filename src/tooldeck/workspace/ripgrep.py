@@ -23,6 +23,8 @@ import sysconfig
 from collections import Counter
 from pathlib import Path
 
+from tooldeck.core.errors import ToolError
+from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
 from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
@@ -120,9 +122,8 @@ def _python_term_hits(rules: IgnoreRules, terms: list[str], max_per_file: int) -
     hits: dict[str, Counter[str]] = {}
     for entry in walk(rules, include_dirs=False):
         try:
-            with open(os.path.join(rules.root, entry.rel), "rb") as fh:
-                data = fh.read(2 * 1024 * 1024 + 1)
-        except OSError:
+            data = read_bytes(os.path.join(rules.root, entry.rel), entry.rel, 2 * 1024 * 1024 + 1, root=rules.root).data
+        except (ToolError, OSError):
             continue
         if len(data) > 2 * 1024 * 1024 or b"\0" in data[:8192]:
             continue

@@ -5,9 +5,11 @@ denied directories before descending, never following a symlinked directory
 (no loops, no escapes). Entries come out sorted per directory so trees and
 listings are deterministic.
 
-Each directory is listed through a descriptor opened with ``O_NOFOLLOW`` whose
-inode must be the one seen when its parent was listed: a folder swapped for a
-symlink (to the outside) while the walk runs is skipped, never listed.
+Each directory is listed through a descriptor opened relative to its parent's
+descriptor (:mod:`tooldeck.workspace.dirfd`: ``O_NOFOLLOW``, from the root
+down) whose inode must be the one seen when its parent was listed: a folder
+swapped for a symlink (to the outside) while the walk runs is skipped, never
+listed.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ from collections.abc import Iterator
 from typing import NamedTuple
 
 from tooldeck.core.errors import ToolError
-from tooldeck.workspace.content import open_nofollow
+from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
 from tooldeck.workspace.ignore import DirSpec, IgnoreRules
 from tooldeck.workspace.tempnames import is_temp_name
 
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+_Listing = list[tuple[str, bool, bool, int]]
+_Frame = tuple[str, int, list[DirSpec], _Listing, int, int | None]
 
 
 class Entry(NamedTuple):
@@ -35,17 +38,13 @@ class Entry(NamedTuple):
     size: int = 0
 
 
-def _list_dir(abs_dir: str, expect_ino: int | None, sizes: bool) -> list[tuple[str, bool, bool, int]] | None:
-    """Sorted ``(name, is_dir, is_symlink, n)`` of ``abs_dir`` (``n``: a
-    directory's inode, a file's size when ``sizes``), or None if it cannot be
-    listed or is no longer the directory that was seen (``expect_ino``)."""
+MAX_HELD_FDS = 64  # deeper folders are reopened from the root instead of held open
+
+
+def _list_fd(fd: int, sizes: bool) -> _Listing | None:
+    """Sorted ``(name, is_dir, is_symlink, n)`` of the open folder ``fd``
+    (``n``: a directory's inode, a file's size when ``sizes``)."""
     try:
-        fd = os.open(abs_dir, _DIR_FLAGS)
-    except OSError:
-        return None
-    try:
-        if expect_ino is not None and os.fstat(fd).st_ino != expect_ino:
-            return None
         out: list[tuple[str, bool, bool, int]] = []
         with os.scandir(fd) as it:
             for e in it:
@@ -63,21 +62,31 @@ def _list_dir(abs_dir: str, expect_ino: int | None, sizes: bool) -> list[tuple[s
         return out
     except OSError:
         return None
-    finally:
-        os.close(fd)
 
 
-def _start_inode(root: str, start_rel: str) -> int | None:
-    """The start directory's inode, reached from the root without following
-    any symlink (None if that fails)."""
+def _open_child(root: str, parent_fd: int | None, rel: str, name: str, expect_ino: int) -> int | None:
+    """The folder ``rel`` (child ``name`` of ``parent_fd``, or reached from the
+    root when the parent is not held), or None when it cannot be opened or is
+    no longer the folder that was listed (``expect_ino``)."""
     try:
-        fd = open_nofollow(os.path.join(root, start_rel) if start_rel else root, start_rel, root, directory=True)
-    except ToolError:
+        fd = os.open(name, DIR_FLAGS, dir_fd=parent_fd) if parent_fd is not None else open_dir(root, rel.split("/"))
+    except (OSError, ToolError):
         return None
     try:
-        return os.fstat(fd).st_ino
-    finally:
-        os.close(fd)
+        if os.fstat(fd).st_ino == expect_ino:
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None
+
+
+def _open_start(root: str, start_rel: str) -> int | None:
+    """The start folder, reached from the root without following any link."""
+    try:
+        return open_dir(root, start_rel.split("/") if start_rel else [])
+    except (OSError, ToolError):
+        return None
 
 
 def walk(
@@ -106,48 +115,61 @@ def walk(
             if spec is not None:
                 chain.append(spec)
     check = respect_ignore and rules.has_root_rules
-    start_ino = _start_inode(root, start_rel)
-    if start_ino is None:
+    start_fd = _open_start(root, start_rel)
+    if start_fd is None:
         return
-    first = _list_dir(os.path.join(root, start_rel) if start_rel else root, start_ino, sizes)
+    first = _list_fd(start_fd, sizes)
     if first is None:
+        os.close(start_fd)
         return
-    # one frame per open level: (folder rel, depth, rules chain, its entries, next index)
-    stack: list[tuple[str, int, list[DirSpec], list[tuple[str, bool, bool, int]], int]] = [
-        (start_rel, 0, chain, first, 0)
-    ]
-    while stack:
-        rel_dir, depth, specs, entries, i = stack.pop()
-        while i < len(entries):
-            name, is_dir, is_link, n = entries[i]
-            i += 1
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if respect_ignore:
-                if rules.denied_name(name, is_dir):
+    # one frame per open level: (folder rel, depth, rules chain, its entries, next index, its fd)
+    stack: list[_Frame] = [(start_rel, 0, chain, first, 0, start_fd)]
+    try:
+        while stack:
+            rel_dir, depth, specs, entries, i, fd = stack.pop()
+            while i < len(entries):
+                name, is_dir, is_link, n = entries[i]
+                i += 1
+                rel = f"{rel_dir}/{name}" if rel_dir else name
+                if respect_ignore:
+                    if rules.denied_name(name, is_dir):
+                        continue
+                    if (specs or check) and rules.decide(rel, is_dir, specs):
+                        continue
+                if is_temp_name(name):  # a write in progress: never listed, whatever the rules
                     continue
-                if (specs or check) and rules.decide(rel, is_dir, specs):
+                if not is_dir:
+                    yield Entry(rel, False, is_link, depth + 1, n)
                     continue
-            elif is_temp_name(name):  # a write in progress: never listed, whatever the rules
-                continue
-            if not is_dir:
-                yield Entry(rel, False, is_link, depth + 1, n)
-                continue
-            if include_dirs:
-                yield Entry(rel, True, is_link, depth + 1)
-            if max_depth is not None and depth + 1 >= max_depth:
-                continue
-            children = _list_dir(os.path.join(root, rel), n, sizes)
-            if children is None:
-                continue
-            child_specs = specs
-            if respect_ignore:
-                spec = rules.dir_spec(rel)
-                if spec is not None:
-                    child_specs = [*specs, spec]
-            # pre-order: finish this folder after the child
-            stack.append((rel_dir, depth, specs, entries, i))
-            stack.append((rel, depth + 1, child_specs, children, 0))
-            break
+                if include_dirs:
+                    yield Entry(rel, True, is_link, depth + 1)
+                if max_depth is not None and depth + 1 >= max_depth:
+                    continue
+                child_fd = _open_child(root, fd, rel, name, n)
+                if child_fd is None:
+                    continue
+                children = _list_fd(child_fd, sizes)
+                if len(stack) >= MAX_HELD_FDS or children is None:
+                    os.close(child_fd)  # too deep to hold: its children reopen from the root
+                    child_fd = None  # type: ignore[assignment]
+                if children is None:
+                    continue
+                child_specs = specs
+                if respect_ignore:
+                    spec = rules.dir_spec(rel)
+                    if spec is not None:
+                        child_specs = [*specs, spec]
+                # pre-order: finish this folder after the child
+                stack.append((rel_dir, depth, specs, entries, i, fd))
+                stack.append((rel, depth + 1, child_specs, children, 0, child_fd))
+                break
+            else:
+                if fd is not None:
+                    os.close(fd)
+    finally:
+        for frame in stack:
+            if frame[5] is not None:
+                os.close(frame[5])
 
 
 def walk_files(rules: IgnoreRules, start_rel: str = "", **kw: object) -> Iterator[str]:

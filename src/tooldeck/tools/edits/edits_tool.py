@@ -120,7 +120,7 @@ def _read_current(rt: Runtime, args: ApplyEditsInput) -> tuple[ResolvedPath, str
         if args.expected_hash:
             raise ToolError(ErrorCode.CONFLICT, f"{name} no longer exists; read the directory again")
         return rp, name, None, None
-    fb = read_bytes(rp.abs, name)
+    fb = read_bytes(rp.abs, name, root=rp.root.path)
     data = fb.data
     del fb
     check_expected_hash(args.expected_hash, data, name)

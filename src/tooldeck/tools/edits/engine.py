@@ -155,7 +155,7 @@ def _read_all(
                     "only. Nothing was changed.",
                     {"path": name, "line": owner.line},
                 )
-            fb = read_bytes(rp.abs, name)
+            fb = read_bytes(rp.abs, name, root=rp.root.path)
             raw[key] = fb.data
             modes[key] = fb.mode
             texts[key] = decode_text(fb.data, name) if key in needs_text else _maybe_text(fb.data)

@@ -20,7 +20,7 @@ from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool, run_blocking
 from tooldeck.runtime import Runtime
 from tooldeck.tools.common import set_root_enum
-from tooldeck.workspace.content import content_hash, decode_text, read_bytes
+from tooldeck.workspace.content import OpenFile, content_hash, decode_text
 from tooldeck.workspace.roots import ResolvedPath, Workspace
 
 MAX_BYTES = 380_928
@@ -70,9 +70,8 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
-    lines = split_lines(text)
-    total = len(lines)
+def window(shown: str, total: int, args: ReadFileInput) -> tuple[int, int]:
+    """The 0-based line range ``[start, end)`` the arguments ask for."""
     count = args.line_count if args.line_count is not None else args.limit
     if args.start_line is not None and args.start_line < 0:
         start = max(0, total + args.start_line)
@@ -87,18 +86,32 @@ def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
             f"start at a line ≤ {total}",
             field=field,
         )
-    end = total if count is None else min(total, start + count)
+    return start, total if count is None else min(total, start + count)
+
+
+def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
+    lines = split_lines(text)
+    total = len(lines)
+    start, end = window(shown, total, args)
+    return render_window(shown, lines[start:end], start, end, total, digest)
+
+
+def render_window(shown: str, lines: list[str], start: int, end: int, total: int, digest: str) -> str:
+    """The output for lines ``start..end`` of a file of ``total`` lines.
+    ``lines`` begins at line ``start``; it may stop early (a streamed read
+    holds only what can be shown) as long as it reaches past ``MAX_BYTES``."""
+    lines = lines[: end - start]
     body: list[str] = []
     used = 0
     shown_end = start
     cut_line = False
-    joined = "\n".join(lines[start:end])
+    joined = "\n".join(lines)
     # fast path: the whole range fits (one encode instead of one per line)
-    if len(joined) * 4 < MAX_BYTES or len(joined.encode("utf-8")) + 1 <= MAX_BYTES:
+    if len(lines) == end - start and (len(joined) * 4 < MAX_BYTES or len(joined.encode("utf-8")) + 1 <= MAX_BYTES):
         header = f"{shown}:{start + 1 if end > start else start}-{end} [total_lines={total}] [hash={digest}]"
         return header + "\n" + joined
-    for i in range(start, end):
-        line = lines[i]
+    for k, line in enumerate(lines):
+        i = start + k
         cost = len(line.encode("utf-8")) + 1
         if used + cost > MAX_BYTES:
             if not body:  # one huge line: keep its head, cut at a character boundary
@@ -134,15 +147,20 @@ def describe(rt: Runtime) -> str:
 
 def build(rt: Runtime) -> Tool:
     def read_resolved(ws: Workspace, rp: ResolvedPath, args: ReadFileInput) -> str:
+        from tooldeck.tools.files.read_large import STREAM_BYTES, read_streamed
+
         shown = ws.display(rp.abs)
-        fb = read_bytes(rp.abs, shown, limit=MAX_FILE_BYTES, root=rp.root.path)
-        if fb.truncated:
-            raise ToolError(
-                ErrorCode.TOO_LARGE,
-                f"{shown} is {fb.size} bytes, over the {MAX_FILE_BYTES}-byte limit; search it with file_search",
-            )
-        text = decode_text(fb.data, shown)
-        return render(shown, text, content_hash(fb.data), args)
+        with OpenFile(rp.abs, shown, root=rp.root.path) as f:
+            if f.size > MAX_FILE_BYTES:
+                raise ToolError(
+                    ErrorCode.TOO_LARGE,
+                    f"{shown} is {f.size} bytes, over the {MAX_FILE_BYTES}-byte limit; search it with file_search",
+                )
+            if f.size > STREAM_BYTES:  # hold only what is shown
+                return read_streamed(f, shown, args)
+            data = f.read(MAX_FILE_BYTES)
+        text = decode_text(data, shown)
+        return render(shown, text, content_hash(data), args)
 
     async def read_file(args: ReadFileInput) -> str:
         # Path checks are a few syscalls: done on the event loop. A small file

@@ -9,12 +9,15 @@ the same lines and a cursor only has to carry the offset.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from tooldeck.core import invalid_arguments
+from tooldeck.core import ToolError, invalid_arguments
 from tooldeck.tools.search.model import ContentQuery, Counts, FileCount, InvalidPattern, Line
 from tooldeck.tools.search.scope import Target, path_key
+from tooldeck.workspace.content import read_lines
+from tooldeck.workspace.dirfd import regular_files
 from tooldeck.workspace.roots import Root
 
 
@@ -42,13 +45,30 @@ class Block:
     lines: list[Line]
 
 
+def verified(root: Root, rel: str, lines: list[Line]) -> bool:
+    """Whether the file, read again through the safe path from the root,
+    holds exactly the lines the engine reported. ripgrep opened files by name:
+    a folder swapped for a link while it ran would have let it read outside
+    the root, so nothing it read is shown unless the safe read agrees (a file
+    changed meanwhile is dropped from the page too)."""
+    if not lines:
+        return True
+    try:
+        safe = read_lines(os.path.join(root.path, rel), rel, {ln.number for ln in lines}, root=root.path)
+    except (ToolError, OSError):
+        return False
+    return all(safe.get(ln.number) == ln.text for ln in lines)
+
+
 def _collect(engine: Engine, targets: list[Target], q: ContentQuery) -> Counts:
     counts = Counts()
     for target in targets:
         found, warnings = engine.count(target, q)
+        # names an outside process reported: only regular files reached from the root without a link
+        inside = regular_files(target.root.path, (rel for rel, n in found if n > 0))
         seen: set[str] = set()
         for rel, n in sorted(found, key=lambda item: path_key(item[0])):
-            if n > 0 and rel not in seen:
+            if n > 0 and rel not in seen and rel in inside:
                 seen.add(rel)
                 counts.files.append(FileCount(target.index, rel, n))
         counts.warnings.extend(warnings)
@@ -89,7 +109,8 @@ def page_blocks(engine: Engine, targets: list[Target], search: ContentSearch, of
     for index in dict.fromkeys(fc.root_index for fc, _, _ in chosen):
         rels = [fc.rel for fc, _, _ in chosen if fc.root_index == index]
         for rel, lines in engine.lines(roots[index], search.query, rels, max_count).items():
-            fetched[(index, rel)] = lines
+            if verified(roots[index], rel, lines):
+                fetched[(index, rel)] = lines
     ctx = search.query.context
     blocks: list[Block] = []
     for fc, skip, n in chosen:

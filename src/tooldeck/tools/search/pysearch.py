@@ -26,9 +26,11 @@ import re
 import warnings
 from collections.abc import Callable, Iterator
 
+from tooldeck.core.errors import ToolError
 from tooldeck.tools.search.model import ContentQuery, InvalidPattern, Line
 from tooldeck.tools.search.ripgrep import LONG_LINE
 from tooldeck.tools.search.scope import Target, exclude_spec, extension_ok
+from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.ignore import IgnoreRules
 from tooldeck.workspace.roots import Root
 from tooldeck.workspace.walk import walk
@@ -56,16 +58,12 @@ class Compiled:
             raise InvalidPattern(str(exc)) from exc
 
 
-def _read_text(abs_path: str) -> str | None:
-    """A regular file's text, or None for binary (NUL) or unreadable files."""
+def _read_text(root: str, rel: str) -> str | None:
+    """A regular file's text, or None for binary (NUL) or unreadable files.
+    Read through the safe path from the root (no link followed, no FIFO waited on)."""
     try:
-        fd = os.open(abs_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        with os.fdopen(fd, "rb") as fh:
-            data = fh.read()
-    except OSError:
+        data = read_bytes(os.path.join(root, rel), rel, root=root).data
+    except (ToolError, OSError):
         return None
     if b"\x00" in data:
         return None
@@ -116,7 +114,7 @@ class PythonEngine:
         c = Compiled(q)
         out: list[tuple[str, int]] = []
         for rel in self._files(target, q):
-            text = _read_text(os.path.join(target.root.path, rel))
+            text = _read_text(target.root.path, rel)
             if text is None:
                 continue
             n = sum(1 for _ in matching_lines(text, c))
@@ -128,7 +126,7 @@ class PythonEngine:
         c = Compiled(q)
         result: dict[str, list[Line]] = {}
         for rel in rels:
-            text = _read_text(os.path.join(root.path, rel))
+            text = _read_text(root.path, rel)
             if text is None:
                 continue
             all_lines = _split(text)

@@ -10,7 +10,7 @@ reads the child's own peak (``ru_maxrss``), so nothing of the parent counts:
 * tooldeck = the real ``apply_edits`` call through a Toolbox (read, hash,
   match, compare-and-swap under the file lock, atomic write).
 
-Run: ``.venv/bin/python bench/large_file_bench.py [--mb 200]``. Prints the
+Run: ``.venv/bin/python bench/large_edit_bench.py [--mb 200]``. Prints the
 machine, the file and one row per measurement.
 """
 

@@ -1,0 +1,201 @@
+"""The one way a file or folder beneath a root is opened: from the root down.
+
+Path rules (:mod:`tooldeck.workspace.roots`) check a path when it is resolved;
+the file is opened a moment later. If a folder on the path is swapped for a
+symbolic link in between, opening the path by name would follow the link out
+of the root. So nothing opens a root's file by name: the root is opened as a
+directory, then each component with ``O_NOFOLLOW | O_DIRECTORY`` relative to
+the previous descriptor (``openat``), and the final component with
+``O_NOFOLLOW | O_NONBLOCK`` (a FIFO never blocks the opener, a swapped-in
+symlink fails with ``ELOOP``). Readers (:mod:`~tooldeck.workspace.content`,
+:mod:`~tooldeck.workspace.walk`) and writers (``open_dir`` / ``open_parent``:
+"the directory that holds this path, as a descriptor") share this walker.
+
+``openat2(RESOLVE_BENEATH)`` would do the same in one call but Python's ``os``
+does not expose it; the component walk works on every POSIX system.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable, Sequence
+
+from tooldeck.core.errors import ErrorCode, ToolError
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | _CLOEXEC
+
+
+def components(root: str, abs_path: str) -> list[str]:
+    """The components of ``abs_path`` below ``root`` (separator-aware).
+
+    Refuses a path that is not beneath ``root`` or that contains ``..``: the
+    caller passes the canonical path the path rules resolved."""
+    base = root.rstrip(os.sep) or os.sep
+    if abs_path == base:
+        return []
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if not abs_path.startswith(prefix):
+        raise ToolError(ErrorCode.OUTSIDE_ROOTS, f"{abs_path!r} is not inside the root {root!r}")
+    parts = [p for p in abs_path[len(prefix) :].split(os.sep) if p not in ("", ".")]
+    if ".." in parts:
+        raise ToolError(ErrorCode.OUTSIDE_ROOTS, f"{abs_path!r} contains '..'")
+    return parts
+
+
+def open_root(root: str) -> int:
+    """The root directory itself (a canonical path: no link to follow)."""
+    return os.open(root, DIR_FLAGS)
+
+
+def open_dir(root: str, parts: Sequence[str], *, create: bool = False, created: list[str] | None = None) -> int:
+    """A descriptor for ``root/parts...``, never following a symbolic link.
+
+    ``create`` makes missing folders (their root-relative paths are appended
+    to ``created`` so a failed write can remove them). A component that is a
+    symbolic link or not a directory raises ``denied``; other ``OSError`` pass
+    through for the caller to word."""
+    fd = open_root(root)
+    walked: list[str] = []
+    try:
+        for comp in parts:
+            walked.append(comp)
+            try:
+                nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                os.mkdir(comp, 0o777, dir_fd=fd)
+                if created is not None:
+                    created.append("/".join(walked))
+                nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_link_at(fd, comp):
+                    raise ToolError(
+                        ErrorCode.DENIED,
+                        f"{'/'.join(walked)!r} is a symbolic link (it changed after the path was checked); "
+                        "read the path again",
+                    ) from exc
+                raise
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def open_parent(root: str, abs_path: str, *, create: bool = False) -> tuple[int, str]:
+    """For a writer: the descriptor of the folder holding ``abs_path`` and the
+    final name to use relative to it (``openat``/``renameat``/``unlinkat``)."""
+    parts = components(root, abs_path)
+    if not parts:
+        raise ToolError(ErrorCode.NOT_A_FILE, "the root directory itself cannot be written as a file")
+    return open_dir(root, parts[:-1], create=create), parts[-1]
+
+
+def is_link_at(dir_fd: int, name: str) -> bool:
+    try:
+        return stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except OSError:
+        return False
+
+
+def _loops_at(dir_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=dir_fd)
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
+
+
+def loop_error(shown: str) -> ToolError:
+    """A symbolic link that leads back to itself: said as such (``details.loop``)."""
+    return ToolError(
+        ErrorCode.INVALID_ARGUMENTS,
+        f"{shown!r} is a symbolic link loop (it points back to itself through other links); it has no content to read",
+        {"loop": True},
+    )
+
+
+def open_beneath(root: str, abs_path: str, shown: str, *, directory: bool = False) -> int:
+    """Open ``abs_path`` (a file, or a folder with ``directory``) for reading,
+    walking from ``root`` without following any symbolic link. Errors are
+    :class:`ToolError` worded for the model (``shown`` names the path)."""
+    parts = components(root, abs_path)
+    if not parts:
+        try:
+            return open_root(root)
+        except OSError as exc:
+            raise open_error(exc, shown) from exc
+    try:
+        dfd = open_dir(root, parts[:-1])
+    except OSError as exc:
+        raise open_error(exc, shown) from exc
+    try:
+        name = parts[-1]
+        try:
+            return os.open(name, DIR_FLAGS if directory else FILE_FLAGS, dir_fd=dfd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR) and is_link_at(dfd, name):
+                if _loops_at(dfd, name):
+                    raise loop_error(shown) from exc
+                raise ToolError(
+                    ErrorCode.DENIED, f"{shown!r} is a symbolic link now (it changed after the path was checked)"
+                ) from exc
+            raise open_error(exc, shown) from exc
+    finally:
+        os.close(dfd)
+
+
+def regular_files(root: str, rels: Iterable[str]) -> set[str]:
+    """Which of ``rels`` (root-relative, "/"-separated) are regular files
+    reached from ``root`` without following a link: names an outside
+    process (ripgrep) reported, checked before they are shown. One walk per
+    folder, one ``fstatat`` per name."""
+    by_dir: dict[str, list[str]] = {}
+    for rel in rels:
+        head, _, name = rel.rpartition("/")
+        by_dir.setdefault(head, []).append(name)
+    ok: set[str] = set()
+    for head, names in by_dir.items():
+        parts = [p for p in head.split("/") if p]
+        if ".." in parts:
+            continue
+        try:
+            dfd = open_dir(root, parts)
+        except (OSError, ToolError):
+            continue
+        try:
+            for name in names:
+                try:
+                    st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    ok.add(f"{head}/{name}" if head else name)
+        finally:
+            os.close(dfd)
+    return ok
+
+
+def open_error(exc: OSError, shown: str) -> ToolError:
+    """An ``OSError`` from opening ``shown`` as a model-facing error."""
+    if exc.errno == errno.ENOENT:
+        return ToolError(ErrorCode.NOT_FOUND, f"{shown!r} does not exist")
+    if exc.errno == errno.ELOOP:
+        return ToolError(
+            ErrorCode.DENIED, f"{shown!r}: a symbolic link on its path changed or loops; read the path again"
+        )
+    if exc.errno == errno.ENOTDIR:
+        return ToolError(ErrorCode.NOT_A_DIRECTORY, f"{shown!r}: not a directory (or a folder on its path is not)")
+    if exc.errno == errno.EISDIR:
+        return ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is a directory; use read_directory")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ToolError(ErrorCode.DENIED, f"permission denied reading {shown!r}")
+    if exc.errno == errno.ENXIO:
+        return ToolError(ErrorCode.NOT_A_FILE, f"{shown!r} is a socket or device, not a regular file")
+    return ToolError(ErrorCode.IO_ERROR, f"cannot open {shown!r}: {exc.strerror}")
