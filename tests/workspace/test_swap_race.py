@@ -96,10 +96,33 @@ CASES: dict[str, list[Call]] = {
         lambda i: ("workspace_context", {"include": ["files", "code"]}),
     ],
     "prompt": [lambda i: ("prompt", {"op": "export", "path": f"flip/prompt{i}.md", "if_exists": "overwrite"})],
+    "index_markdown_docs": [
+        lambda i: ("index_markdown_docs", {"root": "flip", "index_name": "race_docs"}),
+        lambda i: ("markdown_search", {"query": "needle line", "index_name": "race_docs"}),
+    ],
+    "markdown_search": [
+        lambda i: ("index_markdown_docs", {"root": "flip", "index_name": "race_docs"}),
+        lambda i: ("markdown_search", {"query": "needle deep", "index_name": "race_docs"}),
+    ],
+    "index_code": [
+        lambda i: ("index_code", {"folder": "flip", "index_name": "race_code"}),
+        lambda i: ("query_vector_db", {"query": "needle_fn", "index": "race_code"}),
+    ],
+    "query_vector_db": [
+        lambda i: ("index_code", {"folder": "flip", "index_name": "race_code"}),
+        lambda i: ("query_vector_db", {"query": "needle return", "index": "race_code"}),
+    ],
 }
 
 # tools that open no file of a root (state only); listed so the coverage check stays exact
-NO_FILE_ACCESS = {"manage_workspaces": "stored workspaces and tabs", "app_settings": "stored settings"}
+NO_FILE_ACCESS = {
+    "manage_workspaces": "stored workspaces and tabs",
+    "app_settings": "stored settings",
+    "pydoc_search": "installed packages, not the roots",
+    "webpage_to_markdown": "the web, not the roots",
+    "shell": "programs run in the sandbox, whose binds (not the path rules) decide what they see",
+    "import_image": "image bytes: covered by test_import_image_never_returns_the_outside_image below",
+}
 
 # cases whose undisturbed run does not print file content (they write, or list names only)
 NO_MARKER = {"file_actions", "append_to_file", "find_and_replace", "read_directory", "get_file_tree", "prompt"}
@@ -257,3 +280,31 @@ def test_worktree_patch_is_checked_against_the_safe_read(race: Race) -> None:
     os.rename(race.root / "flip", race.root / "flip.real")
     os.symlink(race.outside, race.root / "flip")
     assert not patch_matches_worktree(str(race.root), "flip/f.txt", leaked)
+
+
+PNG_1X1 = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6300010000050001" "0d0a2db40000000049454e44ae426082"
+)
+GIF_1X1 = bytes.fromhex("47494638396101000100800000000000ffffff21f90401000000002c00000000010001000002024401003b")
+
+
+def test_import_image_never_returns_the_outside_image(race: Race) -> None:
+    """Inside: a PNG; outside, under the same name: a GIF. A result that ever
+    says GIF read the outside file through the swapped folder."""
+    (race.root / "flip" / "pic.img").write_bytes(PNG_1X1)
+    (race.outside / "pic.img").write_bytes(GIF_1X1)
+    first = race.box.call_sync("import_image", json.dumps({"path": "flip/pic.img"}))
+    assert not first.is_error and "PNG" in first.text, first.text
+    stop = threading.Event()
+    flipper = threading.Thread(target=_flipper, args=(race, stop), daemon=True)
+    flipper.start()
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            res = race.box.call_sync("import_image", json.dumps({"path": "flip/pic.img"}))
+            assert "GIF" not in res.text, res.text
+    finally:
+        stop.set()
+        flipper.join()
+        _restore(race)

@@ -15,9 +15,9 @@ import os
 import stat
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.workspace import dirfd
 
 CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC
 TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC
 CHUNK = 1 << 20
@@ -34,35 +34,21 @@ def split_rel(rel: str) -> tuple[list[str], str]:
 
 
 def open_dir(root_path: str, components: list[str], *, create: bool, created: list[str] | None = None) -> int:
-    """A descriptor for ``root/components...``, never following a symlink.
-    Missing folders are made when ``create``; their paths go to ``created``."""
-    fd = os.open(root_path, os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
-    walked: list[str] = []
+    """A descriptor for ``root/components...`` for a writer: the one walker of
+    :mod:`tooldeck.workspace.dirfd` (never following a symlink), with missing
+    folders made when ``create`` (their paths go to ``created``). A component
+    that is a link or not a folder refuses the write."""
     try:
-        for comp in components:
-            walked.append(comp)
-            try:
-                nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                os.mkdir(comp, 0o777, dir_fd=fd)
-                if created is not None:
-                    created.append("/".join(walked))
-                nxt = os.open(comp, DIR_FLAGS, dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                    raise ToolError(
-                        ErrorCode.DENIED,
-                        f"{'/'.join(walked)!r} is a symbolic link or not a directory; nothing was written",
-                    ) from exc
-                raise
-            os.close(fd)
-            fd = nxt
-    except BaseException:
-        os.close(fd)
+        return dirfd.open_dir(root_path, components, create=create, created=created)
+    except ToolError:
         raise
-    return fd
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            raise ToolError(
+                ErrorCode.DENIED,
+                f"{'/'.join(components)!r} has a part that is a symbolic link or not a directory; nothing was written",
+            ) from exc
+        raise
 
 
 def lstat_at(dfd: int, name: str) -> os.stat_result | None:
