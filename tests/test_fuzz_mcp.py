@@ -8,18 +8,16 @@ import asyncio
 import concurrent.futures
 import json
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzz_strategies import hostile_arguments, raw_text_arguments, shaped_arguments
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).parent / "mcp"))
-from mcp_e2e import stdio_session
+from tests.fuzz_strategies import hostile_arguments, raw_text_arguments, shaped_arguments
+from tests.mcp.mcp_e2e import stdio_session
 
 SECRET = "MCP-FUZZ-SECRET"
 

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fuzz_strategies import hostile_arguments, raw_text_arguments, shaped_arguments
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.fuzz_strategies import hostile_arguments, raw_text_arguments, shaped_arguments
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.errors import ToolError
 from tooldeck.runtime import Runtime

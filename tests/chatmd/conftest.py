@@ -2,9 +2,4 @@
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo root, for ``tests.support``
-
 from tests.support.fixtures import server  # noqa: F401

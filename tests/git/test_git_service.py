@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from gitkit import GitCLI, cli_env, init_repo
 
+from tests.git.gitkit import GitCLI, cli_env, init_repo
 from tooldeck.core.errors import ToolError
 from tooldeck.git.changes import list_changes, load_patches, parse_raw_numstat, untracked_patch
 from tooldeck.git.compare import parse_compare

@@ -7,8 +7,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from indexkit import CODE, DOCS, CountingEmbedder, write_tree
 
+from tests.index.indexkit import CODE, DOCS, CountingEmbedder, write_tree
 from tooldeck.core.errors import ToolError
 from tooldeck.index.chunk_markdown import chunk_markdown
 from tooldeck.index.service import IndexService

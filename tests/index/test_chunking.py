@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from indexkit import CODE, DOCS
-
+from tests.index.indexkit import CODE, DOCS
 from tooldeck.codemap.extract import extract
 from tooldeck.index.chunk_code import chunk_code
 from tooldeck.index.chunk_markdown import MAX_LINES, chunk_markdown

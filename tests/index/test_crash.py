@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from indexkit import DOCS, write_tree
 
+from tests.index.indexkit import DOCS, write_tree
 from tooldeck.index.service import IndexService
 from tooldeck.runtime import Runtime
 

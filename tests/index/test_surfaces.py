@@ -12,10 +12,9 @@ from typing import Any
 
 import anyio
 import pytest
-from indexkit import CODE, DOCS, write_tree
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "mcp"))
-from mcp_e2e import free_port, http_session, run_http, stdio_session
+from tests.index.indexkit import CODE, DOCS, write_tree
+from tests.mcp.mcp_e2e import free_port, http_session, run_http, stdio_session
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from embed_server import EmbedServer
-from indexkit import CODE, DOCS, write_tree
 
+from tests.index.embed_server import EmbedServer
+from tests.index.indexkit import CODE, DOCS, write_tree
 from tooldeck.catalog import build_toolbox
 from tooldeck.index.views import VIEWS
 from tooldeck.runtime import Runtime

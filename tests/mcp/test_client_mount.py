@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from mcp_e2e import free_port, run_http, serve_command, wait_listening
 
+from tests.mcp.mcp_e2e import free_port, run_http, serve_command, wait_listening
 from tooldeck.core import Toolbox
 from tooldeck.core.invocation import Invocation, Progress, Replace
 from tooldeck.core.output import ImagePart

@@ -12,7 +12,8 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
-from mcp_e2e import free_port, http_session, non_loopback_ip, run_http
+
+from tests.mcp.mcp_e2e import free_port, http_session, non_loopback_ip, run_http
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from mcp_e2e import free_port, run_http, serve_command
 
+from tests.mcp.mcp_e2e import free_port, run_http, serve_command
 from tooldeck.mcp.transports import BearerAuth, mcp_url
 
 pytestmark = pytest.mark.timeout(60)

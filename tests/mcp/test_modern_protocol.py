@@ -10,7 +10,8 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
-from mcp_e2e import serve_command
+
+from tests.mcp.mcp_e2e import serve_command
 
 pytestmark = pytest.mark.timeout(120)
 

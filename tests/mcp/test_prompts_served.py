@@ -17,7 +17,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_e2e import free_port, serve_command, wait_listening
+
+from tests.mcp.mcp_e2e import free_port, serve_command, wait_listening
 
 pytestmark = pytest.mark.timeout(120)
 

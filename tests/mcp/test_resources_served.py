@@ -11,8 +11,8 @@ from pathlib import Path
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
-from mcp_e2e import stdio_session
 
+from tests.mcp.mcp_e2e import stdio_session
 from tooldeck.mcp.resources import PAGE_SIZE, ResourceProvider, file_uri
 from tooldeck.workspace.roots import Workspace
 

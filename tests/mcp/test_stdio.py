@@ -13,8 +13,8 @@ from typing import Any
 
 import anyio
 import pytest
-from mcp_e2e import serve_command, stdio_session
 
+from tests.mcp.mcp_e2e import serve_command, stdio_session
 from tooldeck.mcp.stdio import repair_surrogate_escapes
 
 pytestmark = pytest.mark.timeout(120)

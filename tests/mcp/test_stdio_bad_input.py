@@ -9,8 +9,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from mcp_e2e import serve_command
 
+from tests.mcp.mcp_e2e import serve_command
 from tooldeck.mcp.stdio import error_reply
 
 pytestmark = pytest.mark.timeout(60)

@@ -15,8 +15,8 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mcp_e2e import serve_command
 
+from tests.mcp.mcp_e2e import serve_command
 from tooldeck.runtime import Runtime
 from tooldeck.state.workspaces import workspace_service
 
@@ -148,7 +148,8 @@ def test_over_http_elicitation_and_list_changed_reach_the_caller(served: tuple[P
     """Over streamable HTTP the question and the notification ride the call's own stream."""
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
-    from mcp_e2e import free_port, run_http
+
+    from tests.mcp.mcp_e2e import free_port, run_http
 
     root, state = served
     notes: list[Any] = []

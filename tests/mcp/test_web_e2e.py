@@ -8,8 +8,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from mcp_e2e import stdio_session
 from PIL import Image
+
+from tests.mcp.mcp_e2e import stdio_session
 
 pytestmark = pytest.mark.timeout(120)
 

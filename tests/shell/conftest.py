@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from shell_harness import Shell, dev_runtime
 
+from tests.shell.shell_harness import Shell, dev_runtime
 from tooldeck.shell.spec import ShellToolSpec
 
 

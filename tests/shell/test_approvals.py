@@ -10,8 +10,7 @@ import io
 from dataclasses import replace
 from pathlib import Path
 
-from shell_harness import DENY_RM, Shell, dev_runtime, needs_bwrap
-
+from tests.shell.shell_harness import DENY_RM, Shell, dev_runtime, needs_bwrap
 from tooldeck.core.toolbox import ToolResult
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, TerminalApprover, approver_scope
 from tooldeck.shell.profiles import Policy, Rule

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from shell_harness import Shell, dev_runtime, needs_bwrap
 
+from tests.shell.shell_harness import Shell, dev_runtime, needs_bwrap
 from tooldeck.shell.profiles import BUILTIN, Policy
 from tooldeck.shell.spec import ShellToolSpec
 

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from shell_harness import Shell, needs_bwrap
 
+from tests.shell.shell_harness import Shell, needs_bwrap
 from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.config import ConfigError, load_config
 from tooldeck.shell.chatmd_decl import legacy_command_tool, runtime_from_element, tool_from_element

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from shell_harness import Shell, dev_runtime, needs_bwrap, needs_cgroup
 
+from tests.shell.shell_harness import Shell, dev_runtime, needs_bwrap, needs_cgroup
 from tooldeck.core.invocation import Invocation
 from tooldeck.shell.profiles import Sandbox
 from tooldeck.shell.spec import ShellToolSpec

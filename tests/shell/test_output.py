@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from shell_harness import Shell, dev_runtime, needs_bwrap
 
+from tests.shell.shell_harness import Shell, dev_runtime, needs_bwrap
 from tooldeck.shell.profiles import Environment, Secrets
 from tooldeck.shell.shaping import Capture, Redactor, StreamDecoder, clean_text, render_capture
 from tooldeck.shell.spec import ShellToolSpec

@@ -14,7 +14,8 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from shell_harness import needs_bwrap
+
+from tests.shell.shell_harness import needs_bwrap
 
 pytestmark = needs_bwrap
 

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 
 import pytest
-from gitkit import GitCLI, init_repo
 
+from tests.git.gitkit import GitCLI, init_repo
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.runtime import Runtime

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
-from gitkit import GitCLI
+
+from tests.git.gitkit import GitCLI
 
 
 def changed(out: str) -> dict[str, str]:
@@ -184,8 +185,7 @@ def test_paths_with_spaces_tabs_and_quotes_keep_their_patch(repo: GitCLI, call) 
 
 
 def test_paths_are_relative_to_a_root_inside_the_repo(tmp_path, state_dir) -> None:
-    from gitkit import init_repo
-
+    from tests.git.gitkit import init_repo
     from tooldeck.catalog import build_toolbox
     from tooldeck.runtime import Runtime
 

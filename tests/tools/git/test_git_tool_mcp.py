@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gitkit import GitCLI
+from tests.git.gitkit import GitCLI
 
 
 def test_git_over_mcp_stdio(repo: GitCLI, root: Path, state_dir: Path) -> None:

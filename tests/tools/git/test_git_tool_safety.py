@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 
 import pytest
-from gitkit import GitCLI
 
+from tests.git.gitkit import GitCLI
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
 

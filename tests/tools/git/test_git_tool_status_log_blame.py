@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitkit import GitCLI, init_repo
+from tests.git.gitkit import GitCLI, init_repo
 
 
 def test_status_groups_staged_modified_untracked(repo: GitCLI, call) -> None:

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-from gitkit import GitCLI, init_repo
 
+from tests.git.gitkit import GitCLI, init_repo
 from tooldeck.catalog import build_toolbox, build_tools
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime

@@ -7,8 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from search_helpers import ENGINES, RG, Search, make_tree
 
+from tests.tools.search.search_helpers import ENGINES, RG, Search, make_tree
 from tooldeck.runtime import Runtime
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from search_helpers import Search, cursor_of, parse_content, write
-
+from tests.tools.search.search_helpers import Search, cursor_of, parse_content, write
 from tooldeck.runtime import Runtime
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from search_helpers import cursor_of, parse_content, write
+
+from tests.tools.search.search_helpers import cursor_of, parse_content, write
 
 
 def test_file_search_over_mcp_stdio(tmp_path: Path) -> None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from search_helpers import RG, Search, parse_content, rg_oracle
+
+from tests.tools.search.search_helpers import RG, Search, parse_content, rg_oracle
 
 pytestmark = pytest.mark.skipif(RG is None, reason="the oracle needs rg")
 

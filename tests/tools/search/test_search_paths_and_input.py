@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from search_helpers import Search, cursor_of, parse_content, snapshot, write
 
+from tests.tools.search.search_helpers import Search, cursor_of, parse_content, snapshot, write
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import file_search as fs_module

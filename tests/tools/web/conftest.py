@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from web_testserver import Server, web_settings
 
+from tests.tools.web.web_testserver import Server, web_settings
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime

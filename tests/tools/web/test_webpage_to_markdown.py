@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_testserver import web_settings
 
+from tests.tools.web.web_testserver import web_settings
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.errors import ToolError
 from tooldeck.core.toolbox import Toolbox, ToolResult
