@@ -275,7 +275,7 @@ def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
         f"\ncorpus {name}: {n} distinct files, {size / 1e6:.1f} MB ({', '.join(f'{k} {v}' for k, v in counts.items())})"
     )
     print(
-        f"{'pass':<22}{'baseline wall s':>17}{'tooldeck wall s':>17}{'base CPU s':>17}{'tdk CPU s':>17}"
+        f"{'pass':<22}{'baseline wall s':>20}{'tooldeck wall s':>20}{'base CPU s':>17}{'tdk CPU s':>17}"
         f"{'CPU ratio':>10}{'tdk files/s':>12}"
     )
     for workers in (0, 2):
@@ -293,7 +293,7 @@ def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
         med = {k: {m: statistics.median(v) for m, v in d.items()} for k, d in rows.items()}
         label = "1 process" if workers == 0 else f"{workers} workers each"
         print(
-            f"{label:<22}{spread(rows['base']['wall']):>17}{spread(rows['tdk']['wall']):>17}"
+            f"{label:<22}{spread(rows['base']['wall']):>20}{spread(rows['tdk']['wall']):>20}"
             f"{spread(rows['base']['cpu']):>17}{spread(rows['tdk']['cpu']):>17}"
             f"{med['tdk']['cpu'] / med['base']['cpu']:>10.2f}{n / med['tdk']['wall']:>12.0f}"
         )
