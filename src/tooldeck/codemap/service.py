@@ -111,9 +111,7 @@ class CodemapService:
         """The text shown to models (see :mod:`tooldeck.codemap.render`)."""
         return render_codemap(cm, shown_path=self._shown(cm))
 
-    def index(
-        self, progress: Progress | None = None, *, only: Sequence[tuple[Root, str]] | None = None
-    ) -> SymbolIndex:
+    def index(self, progress: Progress | None = None, *, only: Sequence[tuple[Root, str]] | None = None) -> SymbolIndex:
         """The symbol index over every root, brought up to date (unchanged
         files cost a stat; changed files are re-read, parsed only if their
         content is new to the cache).
