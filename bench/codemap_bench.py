@@ -1,252 +1,345 @@
-"""Codemaps on a large real tree: tooldeck cold / warm beside bare tree-sitter.
+"""Codemaps beside bare tree-sitter doing the same work, like for like.
 
-Tree: every ``.py`` file under TREE (default: this virtual environment's
-site-packages), ``__pycache__`` left out, at most ``--files``. Each phase runs
-in a fresh process so "cold" really is cold (imports aside: query compiling,
-worker start-up and the empty cache are all inside the timing):
+Two corpora of DISTINCT content (files deduplicated by SHA-1 of their bytes,
+so tooldeck's content cache never answers a file twice), copied into a temp
+tree:
 
-* baseline: a plain script (no tooldeck) reading each file, parsing it with
-  tree-sitter and running the grammar wheel's own ``TAGS_QUERY`` (QueryCursor
-  captures), in one process;
-* cold: ``CodemapService.codemaps`` on an empty state directory (workers on
-  as configured; ``TOOLDECK_CODEMAP_WORKERS=0`` for in-process);
-* warm: a new process, same state directory, unchanged tree (stat cache +
-  SQLite; nothing read or parsed); also the warm pass inside the cold process;
-* tokens: codemap tokens / full-file tokens (``count_tokens``) and a check
-  that every top-level ``def``/``class`` (Python's ``ast``) is in its codemap.
+* python: ``.py`` files of this virtual environment's site-packages;
+* mixed: Go, Rust, Java, TypeScript and JavaScript sources installed by
+  ``bench/setup_corpora.sh`` (Debian's golang-1.19-src, librust-*-dev crates,
+  openjdk-17-source; npm packages under bench/.corpora).
 
-Goals: cold >= 500 files/s and <= 1.5x the baseline; warm <= 5 % of cold;
-ratio <= 0.15 with no top-level definition lost; cold peak memory <= 500 MB
-(parent peak + each worker's peak).
+Each measured pass runs in a fresh process, four ways:
 
-Usage: ``python bench/codemap_bench.py [TREE] [--files 3000]``
+* baseline, 1 process: a plain script (no tooldeck) reading each file, parsing
+  it with tree-sitter and running the grammar wheel's own ``TAGS_QUERY``
+  (QueryCursor captures) — parse once, one definitions query;
+* tooldeck, 1 process: ``CodemapService.codemaps`` with
+  ``TOOLDECK_CODEMAP_WORKERS=0`` on an empty state directory;
+* baseline, 2 workers: the same bare script in a 2-process spawn pool, files
+  sent as bytes in groups of 8 (tooldeck's own shape);
+* tooldeck, 2 workers: ``TOOLDECK_CODEMAP_WORKERS=2``.
+
+Wall time AND CPU time (the process's own plus its workers', from
+``getrusage``) are reported as min/median/max over ``--reps`` runs: the machine
+may be shared, and CPU time is what the load average distorts least. Ratios use
+medians. Then tokens: codemap tokens / full-file tokens per language, and a check
+that every public Python definition (top-level def/class and their public
+methods, from ``ast``) appears in its codemap with its name and its line.
+
+Goals (issue 14): CPU per file <= 1.0x the baseline in one process; >= 900
+files/s with 2 workers on distinct Python; tokens <= 0.10 Python, <= 0.12 mixed.
+
+Usage: ``python bench/codemap_bench.py [--files 3000] [--per-language 600] [--reps 3]``
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import hashlib
 import json
 import os
 import platform
+import re
 import resource
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-DEFAULT_TREE = str(Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages")
+HERE = Path(__file__).resolve().parent
+SITE = Path(sys.prefix) / "lib" / f"python{sys.version_info[0]}.{sys.version_info[1]}" / "site-packages"
+CORPORA = Path(os.environ.get("TOOLDECK_BENCH_CORPORA", HERE / ".corpora"))
+# language -> (where its sources are, extensions)
+MIXED: dict[str, tuple[list[Path], tuple[str, ...]]] = {
+    "go": ([Path("/usr/share/go-1.19/src")], (".go",)),
+    "rust": ([Path("/usr/share/cargo/registry")], (".rs",)),
+    "java": ([CORPORA / "java"], (".java",)),
+    "typescript": ([CORPORA / "npm" / "node_modules"], (".ts",)),
+    "javascript": ([CORPORA / "npm" / "node_modules"], (".js",)),
+}
+# extension -> (grammar module, language function); the baseline needs no tooldeck
+GRAMMARS = {
+    ".py": ("tree_sitter_python", "language"),
+    ".go": ("tree_sitter_go", "language"),
+    ".rs": ("tree_sitter_rust", "language"),
+    ".java": ("tree_sitter_java", "language"),
+    ".ts": ("tree_sitter_typescript", "language_typescript"),
+    ".js": ("tree_sitter_javascript", "language"),
+}
+GROUP = 8
 
 
-def list_files(tree: str, limit: int) -> list[str]:
-    rels: list[str] = []
-    for dirpath, dirs, files in os.walk(tree):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+# corpus ---------------------------------------------------------------------------
+
+
+def _walk(top: Path, exts: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for dirpath, dirs, files in os.walk(top):
+        dirs[:] = sorted(d for d in dirs if d not in ("__pycache__", "testdata"))
         for f in sorted(files):
-            if f.endswith(".py"):
-                rels.append(os.path.relpath(os.path.join(dirpath, f), tree).replace(os.sep, "/"))
-    return rels[:limit]
+            if f.endswith(exts) and not f.endswith((".d.ts", ".min.js")):
+                out.append(Path(dirpath, f))
+    return out
 
 
-def peak_mb(who: int) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024
+def distinct(paths: list[Path], limit: int, seen: set[str]) -> list[tuple[Path, bytes]]:
+    """Up to ``limit`` files of distinct content (and under 1 MB: generated blobs aside)."""
+    out: list[tuple[Path, bytes]] = []
+    for p in paths:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        digest = hashlib.sha1(data).hexdigest()
+        if digest in seen or not data.strip() or len(data) > 1_000_000:
+            continue
+        seen.add(digest)
+        out.append((p, data))
+        if len(out) >= limit:
+            break
+    return out
 
 
-# phases (each in its own process) -------------------------------------------------
+def build_corpus(name: str, tree: Path, files: int, per_language: int) -> dict[str, int]:
+    """Copy distinct files into ``tree``; returns files per language."""
+    seen: set[str] = set()
+    picked: dict[str, list[tuple[Path, bytes]]] = {}
+    if name == "python":
+        picked["python"] = distinct(_walk(SITE, (".py",)), files, seen)
+    else:
+        for lang, (tops, exts) in MIXED.items():
+            paths = [p for top in tops if top.is_dir() for p in _walk(top, exts)]
+            if not paths:
+                raise SystemExit(f"no {lang} sources under {tops}: run bench/setup_corpora.sh first")
+            picked[lang] = distinct(paths, per_language, seen)
+    for lang, items in picked.items():
+        for i, (src, data) in enumerate(items):
+            dst = tree / lang / f"{i:05d}_{src.name}"
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            dst.write_bytes(data)
+    return {lang: len(items) for lang, items in picked.items()}
 
 
-def phase_baseline(tree: str, rels: list[str]) -> dict:
-    t0 = time.perf_counter()
+def list_rels(tree: Path) -> list[str]:
+    return sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file())
+
+
+# measured phases (each in its own process) ------------------------------------------
+
+
+def cpu_seconds() -> float:
+    s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
+
+
+def bare_group(items: list[tuple[str, bytes]]) -> int:
+    """The baseline's work for a group: parse once, run the wheel's TAGS_QUERY once."""
+    import importlib
+
     import tree_sitter
-    import tree_sitter_python
 
-    language = tree_sitter.Language(tree_sitter_python.language())
-    parser = tree_sitter.Parser(language)
-    query = tree_sitter.Query(language, tree_sitter_python.TAGS_QUERY)
+    cache: dict[str, tuple[object, object]] = getattr(bare_group, "cache", {})
+    bare_group.cache = cache  # type: ignore[attr-defined]
     captures = 0
-    for rel in rels:
-        with open(os.path.join(tree, rel), "rb") as fh:
-            data = fh.read()
-        root = parser.parse(data).root_node
+    for ext, data in items:
+        if ext not in cache:
+            mod_name, fn = GRAMMARS[ext]
+            mod = importlib.import_module(mod_name)
+            lang = tree_sitter.Language(getattr(mod, fn)())
+            cache[ext] = (tree_sitter.Parser(lang), tree_sitter.Query(lang, mod.TAGS_QUERY))
+        parser, query = cache[ext]
+        root = parser.parse(data).root_node  # type: ignore[attr-defined]
         captures += sum(len(v) for v in tree_sitter.QueryCursor(query).captures(root).values())
-    return {"seconds": time.perf_counter() - t0, "captures": captures, "peak_mb": peak_mb(resource.RUSAGE_SELF)}
+    return captures
 
 
-def _service(tree: str, state: str) -> Any:
+def phase_baseline(tree: str, rels: list[str], workers: int) -> dict:
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    groups: list[list[tuple[str, bytes]]] = []
+    for i in range(0, len(rels), GROUP):
+        group = []
+        for rel in rels[i : i + GROUP]:
+            with open(os.path.join(tree, rel), "rb") as fh:
+                group.append((os.path.splitext(rel)[1], fh.read()))
+        groups.append(group)
+    if workers < 2:
+        captures = sum(bare_group(g) for g in groups)
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
+            captures = sum(ex.map(bare_group, groups))
+    return {"wall": time.perf_counter() - t0, "cpu": cpu_seconds() - c0, "captures": captures}
+
+
+def phase_tooldeck(tree: str, rels: list[str], workers: int, state: str) -> dict:
+    os.environ["TOOLDECK_CODEMAP_WORKERS"] = str(workers)
+    from tooldeck.codemap import pool
+    from tooldeck.codemap.model import Codemap
     from tooldeck.codemap.service import CodemapService
     from tooldeck.runtime import Runtime
 
-    return CodemapService(Runtime.for_dirs([tree], state_dir=state))
-
-
-def phase_cold(tree: str, rels: list[str], state: str) -> dict:
-    import tooldeck.codemap.service  # noqa: F401 - module import is start-up, not the pass
-    from tooldeck.codemap import pool
-    from tooldeck.codemap.model import Codemap
-
-    t0 = time.perf_counter()
-    svc = _service(tree, state)
+    t0, c0 = time.perf_counter(), cpu_seconds()
+    svc = CodemapService(Runtime.for_dirs([tree], state_dir=state))
     out = svc.codemaps(svc.rt.workspace.primary, rels)
-    cold = time.perf_counter() - t0
-    t1 = time.perf_counter()
-    svc.codemaps(svc.rt.workspace.primary, rels)
-    warm_same = time.perf_counter() - t1
-    workers = pool.worker_count() if pool._pool is not None else 0
-    pool.shutdown()
-    if workers:
-        time.sleep(0.5)  # let the workers exit so RUSAGE_CHILDREN holds their peak
-        for _ in range(workers):
-            try:
-                os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
+    if pool._pool is not None:  # wait for the workers to exit so their CPU time is counted
+        pool._pool.shutdown(wait=True)
+        pool._pool = None
+    wall, cpu = time.perf_counter() - t0, cpu_seconds() - c0
     return {
-        "seconds": cold,
-        "warm_same_process": warm_same,
+        "wall": wall,
+        "cpu": cpu,
         "parsed": svc.parse_count,
         "mapped": sum(isinstance(r, Codemap) for r in out),
-        "workers": workers,
-        "peak_mb": peak_mb(resource.RUSAGE_SELF),
-        "worker_peak_mb": peak_mb(resource.RUSAGE_CHILDREN),
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "worker_peak_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
     }
 
 
-def phase_warm(tree: str, rels: list[str], state: str) -> dict:
-    import tooldeck.codemap.service  # noqa: F401 - module import is start-up, not the pass
-
-    t0 = time.perf_counter()
-    svc = _service(tree, state)
-    svc.codemaps(svc.rt.workspace.primary, rels)
-    return {"seconds": time.perf_counter() - t0, "parsed": svc.parse_count, "read": svc.read_count}
+def public_defs(module: ast.Module) -> list[tuple[str, int]]:
+    """Public top-level defs/classes and the public methods of top-level classes."""
+    out: list[tuple[str, int]] = []
+    for node in module.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not node.name.startswith("_"):
+            out.append((node.name, node.lineno))
+            if isinstance(node, ast.ClassDef):
+                for m in node.body:
+                    if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and not m.name.startswith("_"):
+                        out.append((m.name, m.lineno))
+    return out
 
 
 def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
-    import ast
-
+    os.environ["TOOLDECK_CODEMAP_WORKERS"] = "0"
     from tooldeck.codemap.model import Codemap
+    from tooldeck.codemap.service import CodemapService
+    from tooldeck.runtime import Runtime
     from tooldeck.workspace.tokens import count_tokens
 
-    svc = _service(tree, state)
+    svc = CodemapService(Runtime.for_dirs([tree], state_dir=state))
     maps = svc.codemaps(svc.rt.workspace.primary, rels)
-    full = mapped = 0
-    top_defs = missing = 0
+    per: dict[str, list[int]] = {}
+    defs = missing = 0
     examples: list[str] = []
     for rel, cm in zip(rels, maps, strict=True):
         if not isinstance(cm, Codemap):
             continue
         text = Path(tree, rel).read_text(encoding="utf-8", errors="replace")
-        full += count_tokens(text)
-        mapped += count_tokens(svc.render(cm))
+        shown = svc.render(cm)
+        row = per.setdefault(cm.language, [0, 0])
+        row[0] += count_tokens(text)
+        row[1] += count_tokens(shown)
+        if cm.language != "python":
+            continue
         try:
             module = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        have = {s.name for s in cm.symbols if s.depth == 0}
-        for node in module.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                top_defs += 1
-                if node.name not in have:
-                    missing += 1
-                    if len(examples) < 5:
-                        examples.append(f"{rel}:{node.lineno} {node.name}")
-    return {
-        "full_tokens": full,
-        "codemap_tokens": mapped,
-        "top_level_defs": top_defs,
-        "missing": missing,
-        "examples": examples,
-        "parsed": svc.parse_count,
-    }
+        for name, line in public_defs(module):
+            defs += 1
+            if not re.search(rf"\b{re.escape(name)}\b.*  L{line}$", shown, re.M):
+                missing += 1
+                if len(examples) < 4:
+                    examples.append(f"{rel}:{line} {name}")
+    return {"per_language": per, "defs": defs, "missing": missing, "examples": examples}
 
 
-PHASES = {"baseline": phase_baseline, "cold": phase_cold, "warm": phase_warm, "tokens": phase_tokens}
-
-
-def run_phase(name: str, tree: str, listing: str, state: str) -> dict:
-    cmd = [sys.executable, __file__, tree, "--phase", name, "--list", listing, "--state", state]
+def run_phase(args: list[str]) -> dict:
+    cmd = [sys.executable, __file__, "--phase", *args]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{res.stderr}")
+        raise SystemExit(f"phase {args[0]} failed:\n{res.stderr[-3000:]}")
     return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def spread(xs: list[float]) -> str:
+    return f"{min(xs):.2f}/{statistics.median(xs):.2f}/{max(xs):.2f}"
+
+
+def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
+    tree = tmp / name
+    counts = build_corpus(name, tree, ns.files, ns.per_language)
+    rels = list_rels(tree)
+    listing = tmp / f"{name}.txt"
+    listing.write_text("\n".join(rels), encoding="utf-8")
+    size = sum((tree / r).stat().st_size for r in rels)
+    n = len(rels)
+    print(
+        f"\ncorpus {name}: {n} distinct files, {size / 1e6:.1f} MB ({', '.join(f'{k} {v}' for k, v in counts.items())})"
+    )
+    print(
+        f"{'pass':<22}{'baseline wall s':>20}{'tooldeck wall s':>20}{'base CPU s':>17}{'tdk CPU s':>17}"
+        f"{'CPU ratio':>10}{'tdk files/s':>12}"
+    )
+    for workers in (0, 2):
+        rows: dict[str, dict[str, list[float]]] = {"base": {"wall": [], "cpu": []}, "tdk": {"wall": [], "cpu": []}}
+        for rep in range(ns.reps):
+            state = tmp / f"state-{name}-{workers}-{rep}"
+            b = run_phase(["baseline", str(tree), str(listing), str(workers)])
+            t = run_phase(["tooldeck", str(tree), str(listing), str(workers), str(state)])
+            if t["parsed"] != n:
+                print(f"  (tooldeck parsed {t['parsed']} of {n} files)")
+            for key, res in (("base", b), ("tdk", t)):
+                rows[key]["wall"].append(res["wall"])
+                rows[key]["cpu"].append(res["cpu"])
+            shutil.rmtree(state, ignore_errors=True)
+        med = {k: {m: statistics.median(v) for m, v in d.items()} for k, d in rows.items()}
+        label = "1 process" if workers == 0 else f"{workers} workers each"
+        print(
+            f"{label:<22}{spread(rows['base']['wall']):>20}{spread(rows['tdk']['wall']):>20}"
+            f"{spread(rows['base']['cpu']):>17}{spread(rows['tdk']['cpu']):>17}"
+            f"{med['tdk']['cpu'] / med['base']['cpu']:>10.2f}{n / med['tdk']['wall']:>12.0f}"
+        )
+    tok = run_phase(["tokens", str(tree), str(listing), "0", str(tmp / f"state-{name}-tokens")])
+    full = sum(v[0] for v in tok["per_language"].values())
+    mapped = sum(v[1] for v in tok["per_language"].values())
+    parts = ", ".join(f"{k} {v[1] / max(1, v[0]):.3f}" for k, v in sorted(tok["per_language"].items()))
+    print(f"codemap / full-file tokens: {mapped:,} / {full:,} = {mapped / max(1, full):.3f} ({parts})")
+    if tok["defs"]:
+        print(
+            f"public Python definitions (ast) with name and line in the codemap: "
+            f"{tok['defs'] - tok['missing']}/{tok['defs']}"
+            + (f"; missing e.g. {tok['examples']}" if tok["examples"] else "")
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
-    ap.add_argument("tree", nargs="?", default=DEFAULT_TREE)
-    ap.add_argument("--files", type=int, default=3000)
-    ap.add_argument("--phase", choices=sorted(PHASES))
-    ap.add_argument("--list")
-    ap.add_argument("--state")
-    args = ap.parse_args()
-    tree = os.path.realpath(args.tree)
-
-    if args.phase:
-        rels = Path(args.list).read_text(encoding="utf-8").splitlines()
-        fn = PHASES[args.phase]
-        result = fn(tree, rels) if args.phase == "baseline" else fn(tree, rels, args.state)
-        print(json.dumps(result))
+    ap.add_argument("--files", type=int, default=3000, help="distinct Python files")
+    ap.add_argument("--per-language", type=int, default=600, help="distinct files per language, mixed corpus")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--corpus", choices=("python", "mixed", "both"), default="both")
+    ap.add_argument("--phase", nargs="+")
+    ns = ap.parse_args()
+    if ns.phase:
+        phase, tree, listing, workers, *rest = ns.phase
+        rels = Path(listing).read_text(encoding="utf-8").splitlines()
+        if phase == "baseline":
+            print(json.dumps(phase_baseline(tree, rels, int(workers))))
+        elif phase == "tooldeck":
+            print(json.dumps(phase_tooldeck(tree, rels, int(workers), rest[0])))
+        else:
+            print(json.dumps(phase_tokens(tree, rels, rest[0])))
         return
-
-    rels = list_files(tree, args.files)
-    size = sum(os.path.getsize(os.path.join(tree, r)) for r in rels)
-    with tempfile.TemporaryDirectory(prefix="codemap-bench-") as tmp:
-        listing = os.path.join(tmp, "files.txt")
-        Path(listing).write_text("\n".join(rels), encoding="utf-8")
-        state = os.path.join(tmp, "state")
-        for rel in rels:  # warm the OS page cache once, for every phase alike
-            Path(tree, rel).read_bytes()
-        base = run_phase("baseline", tree, listing, state)
-        cold = run_phase("cold", tree, listing, state)
-        warm = run_phase("warm", tree, listing, state)
-        tok = run_phase("tokens", tree, listing, state)
-
-    n = len(rels)
-    peak = cold["peak_mb"] + cold["workers"] * cold["worker_peak_mb"]
-    ratio = tok["codemap_tokens"] / max(1, tok["full_tokens"])
     cpu = platform.processor() or platform.machine()
-    print(f"tree: {tree} — {n} Python files, {size / 1e6:.1f} MB")
     print(
-        f"machine: {os.cpu_count()} CPUs ({cpu}), Python {platform.python_version()}, "
-        f"load average {os.getloadavg()[0]:.2f}; workers: {cold['workers'] or 'in-process'}"
+        f"codemap_bench — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()}, {os.cpu_count()} CPUs "
+        f"({cpu}), Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f} at start"
     )
-    rows = [
-        (
-            "cold pass (s)",
-            f"{base['seconds']:.2f}",
-            f"{cold['seconds']:.2f}",
-            cold["seconds"] / base["seconds"],
-            "<= 1.5",
-        ),
-        ("files/s", f"{n / base['seconds']:.0f}", f"{n / cold['seconds']:.0f}", None, "≥ 500"),
-        (
-            "warm pass, new process (s)",
-            "",
-            f"{warm['seconds']:.3f}",
-            warm["seconds"] / cold["seconds"],
-            "≤ 0.05× cold",
-        ),
-        (
-            "warm pass, same process (s)",
-            "",
-            f"{cold['warm_same_process']:.3f}",
-            cold["warm_same_process"] / cold["seconds"],
-            "",
-        ),
-        ("codemap / full-file tokens", f"{tok['full_tokens']}", f"{tok['codemap_tokens']}", ratio, "≤ 0.15"),
-        ("peak memory, cold (MB)", f"{base['peak_mb']:.0f}", f"{peak:.0f}", None, "≤ 500"),
-    ]
-    print(f"{'measure':<30}{'baseline':>14}{'tooldeck':>14}{'ratio':>10}   goal")
-    for label, b, t, r, goal in rows:
-        print(f"{label:<30}{b:>14}{t:>14}{(f'{r:.3f}' if r is not None else ''):>10}   {goal}")
+    print(f"spreads are min/median/max of {ns.reps} fresh-process runs; ratio = median CPU tooldeck / baseline")
+    with tempfile.TemporaryDirectory(prefix="codemap-bench-") as tmp:
+        for name in ("python", "mixed") if ns.corpus == "both" else (ns.corpus,):
+            bench_corpus(name, Path(tmp), ns)
     print(
-        f"parsed: cold {cold['parsed']}, warm {warm['parsed']} (files read: {warm['read']}); "
-        f"top-level defs (ast): {tok['top_level_defs']}, missing from codemaps: {tok['missing']}"
-        + (f" e.g. {tok['examples']}" if tok["examples"] else "")
-    )
-    print(
-        "baseline = fresh process: tree_sitter Parser.parse + QueryCursor(TAGS_QUERY).captures per file; "
-        f"peak memory = parent {cold['peak_mb']:.0f} MB + {cold['workers']} worker(s) × {cold['worker_peak_mb']:.0f} MB"
+        f"load average at end {os.getloadavg()[0]:.2f}; baseline = tree-sitter Parser.parse + "
+        "QueryCursor(wheel TAGS_QUERY).captures per file, no tooldeck import"
     )
 
 

@@ -1,7 +1,9 @@
 """MCP round trip: `read_file` of a 4 KB file over stdio, tooldeck beside two baselines.
 
 * reference: the official filesystem server (`@modelcontextprotocol/server-filesystem`,
-  tool `read_text_file`), run with node directly when npx has cached it (else via npx);
+  tool `read_text_file`), installed by npm into bench/.corpora/npm by
+  ``bench/setup_corpora.sh`` and run with ``node`` directly (never npx: its
+  own start-up and registry check are not the server's);
 * bare SDK: a low-level Python SDK server with one trivial tool (returns the file text);
 * tooldeck: `python -m tooldeck serve DIR`.
 
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import glob
 import os
 import platform
 import shutil
@@ -25,6 +26,7 @@ import tempfile
 import textwrap
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
@@ -83,12 +85,15 @@ def make_tree(base: Path) -> Path:
     return root
 
 
+CORPORA = Path(os.environ.get("TOOLDECK_BENCH_CORPORA", Path(__file__).resolve().parent / ".corpora"))
+REFERENCE = CORPORA / "npm" / "node_modules" / "@modelcontextprotocol" / "server-filesystem" / "dist" / "index.js"
+
+
 def reference_command(root: Path) -> tuple[str, list[str]]:
-    pattern = os.path.expanduser("~/.npm/_npx/*/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js")
-    found = sorted(glob.glob(pattern))
-    if found and shutil.which("node"):
-        return "node", [found[-1], str(root)]
-    return "npx", ["-y", "@modelcontextprotocol/server-filesystem", str(root)]
+    node = shutil.which("node")
+    if not node or not REFERENCE.is_file():
+        raise SystemExit(f"reference server not installed ({REFERENCE}): run bench/setup_corpora.sh first")
+    return "node", [str(REFERENCE), str(root)]
 
 
 def subjects(root: Path, work: Path) -> list[Subject]:
@@ -103,7 +108,7 @@ def subjects(root: Path, work: Path) -> list[Subject]:
             StdioServerParameters(command=ref_cmd, args=ref_args, env=env),
             "read_text_file",
             {"path": target},
-            " ".join([ref_cmd, *ref_args[:-1], "DIR"]).replace(str(Path.home()), "~"),
+            "node bench/.corpora/npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js DIR",
         ),
         Subject(
             "bare Python SDK",
@@ -142,7 +147,7 @@ async def run(calls: int, spawns: int, block: int) -> list[Subject]:
         work = Path(tmp)
         root = make_tree(work)
         subs = subjects(root, work)
-        for s in subs:  # first spawn warms caches (npx download, .pyc files)
+        for s in subs:  # first spawn warms caches (.pyc files, node's compile cache)
             await time_spawn(s)
             s.spawn_ms.clear()
             s.listed_ms.clear()
@@ -181,9 +186,12 @@ def pct(values: list[float], q: float) -> float:
 def report(subs: list[Subject], calls: int) -> None:
     ref = subs[0]
     bare = subs[1]
-    print(f"MCP stdio round trip, read of a 4,096-byte text file, {calls} calls per server (interleaved blocks)")
-    machine = f"{platform.machine()} {os.cpu_count()} cores, {platform.platform()}"
-    print(f"machine: {machine}, Python {platform.python_version()}")
+    print(
+        f"mcp_roundtrip — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; stdio round trip, read of a 4,096-byte text "
+        f"file, {calls} calls per server (interleaved blocks)"
+    )
+    machine = f"{platform.node()}, {platform.machine()} {os.cpu_count()} cores, {platform.platform()}"
+    print(f"machine: {machine}, Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f}")
     print()
     head = f"{'server':<18} {'p50 ms':>8} {'p95 ms':>8} {'p50/ref':>8} {'p50/bare':>9}"
     head += f" {'init ms':>8} {'init/ref':>9} {'listed ms':>10}"

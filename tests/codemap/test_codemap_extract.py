@@ -432,7 +432,53 @@ def test_private_members_and_dunders_fold_into_one_line_each():
         "  private: _cache L3, _load L8",
         "  def __init__(self, items: list) -> None  L4",
         "  def get(self, key: str) -> bytes  L10",
-        "def _module_helper() -> None  L14",
+        "private: _module_helper L14",
     ]
     # folding is only a rendering choice: every member stays a symbol
     assert {s.name for s in cm.symbols} >= {"__slots__", "_cache", "_load", "__repr__", "__eq__"}
+
+
+def test_many_decorators_never_crowd_out_the_name():
+    """A dozen long decorators once filled the 160-character signature cut and
+    the ``def`` line (the name) was lost; the prefix is now cut on its own."""
+    decorators = b"".join(b"@pytest.mark.parametrize_some_long_decorator_%d('arg')\n" % i for i in range(12))
+    src = decorators + b"def test_the_thing(alpha: int, beta: str = 'x') -> None:\n    pass\n"
+    sym = next(s for s in extract("python", src).symbols if s.name == "test_the_thing")
+    assert "def test_the_thing(alpha: int, beta: str = 'x') -> None" in sym.signature
+    assert sym.line == 13
+    assert sym.signature.startswith("@pytest.mark.parametrize_some_long_deco")
+    assert len(sym.signature) < 160
+
+
+def test_a_long_signature_is_cut_after_the_name():
+    args = ", ".join(f"argument_{i}: int = {i}" for i in range(20))
+    src = f"def f_{'x' * 180}({args}):\n    pass\n".encode()
+    sym = extract("python", src).symbols[0]
+    assert sym.name == "f_" + "x" * 180
+    assert sym.name in sym.signature and sym.signature.endswith("…")
+
+
+def test_a_private_class_folds_with_its_members_and_public_ones_stay():
+    src = (
+        b"import os\n"
+        b"class _Impl:\n    def run(self) -> None:\n        pass\n"
+        b"_CACHE = {}\n"
+        b"class Public:\n    def go(self, n: int) -> int:\n        return n\n"
+    )
+    payload = extract("python", src)
+    cm = Codemap("m.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
+    assert render(cm).splitlines() == [
+        "m.py  (python)",
+        "imports: os",
+        "private: _Impl L2, _CACHE L5",
+        "class Public  L6",
+        "  def go(self, n: int) -> int  L7",
+    ]
+
+
+def test_imports_beyond_the_cap_become_a_count():
+    src = "".join(f"import mod{i}\n" for i in range(30)).encode()
+    payload = extract("python", src)
+    cm = Codemap("m.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
+    line = render(cm).splitlines()[1]
+    assert line.startswith("imports: mod0, mod1") and line.endswith(", … 14 more")

@@ -152,3 +152,23 @@ def test_references_to_a_name_with_punctuation(runtime: Runtime, root: Path):
     idx = codemap_service(runtime).index()
     assert [(d.line, d.kind) for d in idx.definitions("paid?")] == [(2, "method")]
     assert [(r.line, r.enclosing) for r in idx.references("paid?")] == [(7, "Invoice.show")]
+
+
+def test_refresh_of_only_some_paths_touches_only_them(runtime: Runtime, root: Path):
+    """A selection change refreshes its own files: no walk, no stat of the rest."""
+    setup(root)
+    svc = codemap_service(runtime)
+    primary = runtime.workspace.primary
+    svc.index(only=[(primary, "pkg/app.py")])  # no index yet: the first call walks everything
+    assert svc.parse_count == 3
+    (root / "pkg" / "models.py").write_text(MODELS + "\n\nclass Admin(User):\n    pass\n", encoding="utf-8")
+    (root / "pkg" / "extra.py").write_text("class Extra:\n    pass\n", encoding="utf-8")
+    (root / "cmd.go").unlink()
+    reads = svc.read_count
+    idx = svc.index(only=[(primary, "pkg/models.py"), (primary, "cmd.go")])
+    assert svc.parse_count == 4 and svc.read_count == reads + 1  # models.py only (cmd.go is gone)
+    assert [d.path for d in idx.definitions("Admin")] == ["pkg/models.py"]
+    assert idx.definitions("Extra") == []  # outside `only`: left for the next full refresh
+    assert idx.definitions("run") == []  # cmd.go was in `only` and is gone: dropped
+    idx = svc.index()  # a full refresh picks up the rest
+    assert [d.path for d in idx.definitions("Extra")] == ["pkg/extra.py"]

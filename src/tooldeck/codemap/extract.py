@@ -18,6 +18,7 @@ This runs in worker processes too, so it must stay importable on its own.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from tooldeck.codemap.specs import squash
 
 MAX_SIGNATURE = 160
 MAX_VALUE_SIGNATURE = 60
+MAX_PREFIX = 60  # decorators / export wrappers shown before a signature
 # identifier bytes kept, everything else → space: then bytes.split() yields the words (faster than a regex)
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NON_WORD_TO_SPACE = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
@@ -161,18 +163,24 @@ def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
         if newline and _rest.strip():
             sig = sig[:-1].rstrip() + " " + sig[-1] + "…" if sig.endswith(("{", "(", "[")) else sig + " …"
         limit = MAX_VALUE_SIGNATURE
-    parent = d.node.parent
-    if parent is not None:
-        wrap = spec.wrappers.get(parent.type)
-        if wrap is not None:
-            prefix = wrap if isinstance(wrap, str) else wrap(parent, d.node, src)
-            if prefix:
-                sig = f"{prefix} {sig}"
     keyword = spec.kind_prefix.get(kind)
     if keyword:
         sig = f"{keyword} {sig}"
     if len(sig) > limit:
-        sig = sig[: limit - 1].rstrip() + "…"
+        # the cut never reaches into the name: a definition is always found by its name
+        at = sig.find(_clean_name(d.name.text.decode("utf-8", "replace")))
+        keep = max(limit - 1, at + len(d.name.text) if at >= 0 else 0)
+        sig = sig[:keep].rstrip() + "…" if keep < len(sig) else sig
+    parent = d.node.parent
+    if parent is not None:
+        wrap = spec.wrappers.get(parent.type)
+        if wrap is not None:
+            # the prefix (decorators, export...) is cut on its own: it must not crowd out the name
+            prefix = wrap if isinstance(wrap, str) else wrap(parent, d.node, src)
+            if len(prefix) > MAX_PREFIX:
+                prefix = prefix[: MAX_PREFIX - 1].rsplit(" ", 1)[0] + " …"
+            if prefix:
+                sig = f"{prefix} {sig}"
     return sig
 
 
@@ -199,5 +207,6 @@ def _references(src: bytes, skips: list[tuple[int, int]]) -> str:
                 pos = end
         parts.append(src[pos:])
         src = b" ".join(parts)
-    words = set(src.translate(_NON_WORD_TO_SPACE).split())
-    return b" ".join(sorted(w for w in words if not 48 <= w[0] <= 57)).decode("ascii")  # no leading digit
+    words = sorted(set(src.translate(_NON_WORD_TO_SPACE).split()))
+    # words with a leading digit (numbers) sort first (b"0".."9" < b"A", b"_", b"a"): skip them in one step
+    return b" ".join(words[bisect.bisect_left(words, b":") :]).decode("ascii")

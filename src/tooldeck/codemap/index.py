@@ -63,6 +63,12 @@ class SymbolIndex:
         with self._lock:
             return {rel: rec.key for (rp, rel), rec in self._files.items() if rp == root_path}
 
+    def keys_for(self, root_path: str, rels: list[str]) -> dict[str, str]:
+        """rel → cache key of those of ``rels`` indexed under ``root_path``."""
+        with self._lock:
+            recs = ((rel, self._files.get((root_path, rel))) for rel in rels)
+            return {rel: rec.key for rel, rec in recs if rec is not None}
+
     def retain(self, live: set[tuple[str, str]]) -> None:
         """Forget files that are no longer in the workspace."""
         with self._lock:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from tooldeck.codemap.model import Codemap, Symbol
 
-MAX_IMPORTS = 40
+MAX_IMPORTS = 16  # the first imports say what a file depends on; the rest is a count
 
 
 # Dunder methods whose signature says something a reader needs (construction, calling).
@@ -25,13 +25,13 @@ _KEPT_DUNDERS = frozenset({"__init__", "__new__", "__call__", "__post_init__"})
 
 
 def _fold_label(sym: Symbol) -> str | None:
-    """``private`` for members private by convention (``_x``, ``#x``),
-    ``dunder`` for dunder attributes and protocol methods (``__repr__``,
-    ``__slots__``), None for members shown in full."""
-    if sym.depth == 0 or sym.name[:1] not in "_#":
+    """``private`` for definitions private by convention (``_x``, ``#x``) at
+    any depth, ``dunder`` for dunder attributes and protocol methods
+    (``__repr__``, ``__slots__``), None for definitions shown in full."""
+    if sym.name[:1] not in "_#":
         return None
     if sym.name.startswith("__") and sym.name.endswith("__") and len(sym.name) > 4:
-        return None if sym.name in _KEPT_DUNDERS else "dunder"
+        return None if sym.name in _KEPT_DUNDERS or sym.depth == 0 else "dunder"
     return "private"
 
 
@@ -47,13 +47,20 @@ def render(cm: Codemap, *, shown_path: str | None = None) -> str:
         lines.append("imports: " + ", ".join(shown) + (f", … {more} more" if more > 0 else ""))
     folded: dict[tuple[str, str | None, int], tuple[int, list[str]]] = {}  # (label, parent, depth) -> (line, names)
     last: tuple[int, str] | None = None
+    hidden_below = -1  # depth of a folded private container: its members are not shown
     for sym in cm.symbols:
+        if hidden_below >= 0:
+            if sym.depth > hidden_below:
+                continue
+            hidden_below = -1
         key = (sym.line, sym.signature)
         if key == last:  # one statement defining several names (attr_reader :a, :b)
             continue
         last = key
         label = _fold_label(sym)
         if label is not None:
+            if label == "private":
+                hidden_below = sym.depth
             slot = (label, sym.parent, sym.depth)
             if slot not in folded:
                 folded[slot] = (len(lines), [])

@@ -112,14 +112,27 @@ class CodemapService:
         """The text shown to models (see :mod:`tooldeck.codemap.render`)."""
         return render_codemap(cm, shown_path=self._shown(cm))
 
-    def index(self, progress: Progress | None = None) -> SymbolIndex:
+    def index(self, progress: Progress | None = None, *, only: Sequence[tuple[Root, str]] | None = None) -> SymbolIndex:
         """The symbol index over every root, brought up to date (unchanged
         files cost a stat; changed files are re-read, parsed only if their
-        content is new to the cache)."""
+        content is new to the cache).
+
+        ``only`` (root, rel) pairs: once an index exists, refresh just those
+        files — no walk, no stat of the rest (a selection change on a large
+        tree costs its own files, not the tree's). The first call, or one
+        without ``only``, walks every root."""
         with self._index_lock:
             idx = self._index
             if idx is None:
                 idx = self._index = SymbolIndex(self._scan_references)
+            elif only is not None:
+                by_root: dict[str, tuple[Root, list[str]]] = {}
+                for root, rel in only:
+                    if language_for(rel) is not None:
+                        by_root.setdefault(root.path, (root, []))[1].append(rel)
+                for root, rels in by_root.values():
+                    self._refresh(idx, root, rels, set(), known=idx.keys_for(root.path, rels))
+                return idx
             ws = self.rt.workspace
             live: set[tuple[str, str]] = set()
             total = 0
@@ -134,30 +147,44 @@ class CodemapService:
                         break
                     rels.append(rel)
                     total += 1
-                known = idx.keys_of(root.path)
-                entries = self._entries(root, rels, known=known, progress=progress, prefetch=True)
-                for rel, key, entry, _reason in entries:
-                    if entry is None and _reason is None:  # unchanged since the last refresh
-                        live.add((root.path, rel))
-                        continue
-                    if entry is None or entry.skip is not None:
-                        idx.remove(root.path, rel)
-                        continue
-                    live.add((root.path, rel))
-                    idx.put(
-                        FileRecord(
-                            root.path,
-                            root.id,
-                            rel,
-                            ws.display(os.path.join(root.path, rel)),
-                            language_for(rel) or "",
-                            key,
-                            entry.symbols,
-                            f" {entry.refs} ",
-                        )
-                    )
+                self._refresh(idx, root, rels, live, known=idx.keys_of(root.path), progress=progress)
             idx.retain(live)
             return idx
+
+    def _refresh(
+        self,
+        idx: SymbolIndex,
+        root: Root,
+        rels: Sequence[str],
+        live: set[tuple[str, str]],
+        *,
+        known: dict[str, str],
+        progress: Progress | None = None,
+    ) -> None:
+        """Bring ``rels`` of ``root`` up to date in ``idx``; adds the files still
+        indexed to ``live``."""
+        ws = self.rt.workspace
+        entries = self._entries(root, rels, known=known, progress=progress, prefetch=len(rels) > 1)
+        for rel, key, entry, _reason in entries:
+            if entry is None and _reason is None:  # unchanged since the last refresh
+                live.add((root.path, rel))
+                continue
+            if entry is None or entry.skip is not None:
+                idx.remove(root.path, rel)
+                continue
+            live.add((root.path, rel))
+            idx.put(
+                FileRecord(
+                    root.path,
+                    root.id,
+                    rel,
+                    ws.display(os.path.join(root.path, rel)),
+                    language_for(rel) or "",
+                    key,
+                    entry.symbols,
+                    f" {entry.refs} ",
+                )
+            )
 
     @property
     def cache(self) -> CodemapCache:

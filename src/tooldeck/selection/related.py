@@ -105,7 +105,8 @@ def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
     to_abs = _Paths(ws)
     index: Any | None = None
     index_failed = False
-    for root, rel, cm in _codemaps(api, ws, targets):
+    maps = _codemaps(api, ws, targets)
+    for root, rel, cm in maps:
         target = os.path.join(root.path, rel)
         # files in one folder import alike: memoise by folder (Rust: by file, its module path matters)
         where = rel if cm.language == "rust" else os.path.dirname(rel)
@@ -122,7 +123,8 @@ def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
             continue
         if index is None and not index_failed:
             try:
-                index = api.index()
+                # incremental: only the selection's own files are refreshed once an index exists
+                index = api.index(only=[(r, p) for r, p, _ in maps])
             except Exception:
                 log.debug("symbol index unavailable", exc_info=True)
                 index_failed = True

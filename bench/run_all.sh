@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Every benchmark from a fresh clone, one command: set-up (venv + corpora from the
+# package registries), then each benchmark printing its table. Tables go to stdout
+# and to bench/results/<UTC date>.txt (ignored by git).
+# Usage: bench/run_all.sh [--quick]   (--quick: fewer files and repetitions)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+./scripts/setup.sh --dev
+bench/setup_corpora.sh
+py="$here/.venv/bin/python"
+mkdir -p bench/results
+out="bench/results/$(date -u +%Y%m%dT%H%MZ).txt"
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+run() { echo; echo "\$ $*"; "$py" "$@"; }
+{
+  echo "tooldeck benchmarks — $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs, $(git rev-parse --short HEAD)"
+  if [ $quick = 1 ]; then
+    run bench/codemap_bench.py --files 600 --per-language 120 --reps 1
+    run bench/context_speed.py --files 3000
+    run bench/context_eval.py --commits 10
+    run bench/patch_bench.py --runs 2
+    run bench/mcp_roundtrip.py --calls 100 --spawns 3
+  else
+    run bench/codemap_bench.py
+    run bench/context_speed.py
+    run bench/context_eval.py
+    run bench/patch_bench.py
+    run bench/mcp_roundtrip.py
+  fi
+  for b in search_bench git_bench tree_walk selection_context web_convert; do
+    [ -f "bench/$b.py" ] && run "bench/$b.py"
+  done
+} 2>&1 | tee "$out"
+echo "tables saved to $out" >&2
