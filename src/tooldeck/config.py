@@ -48,6 +48,8 @@ def user_config_path() -> Path:
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    if str(path) == os.devnull:  # the usual way to say "no user config"
+        return {}
     if path.exists() and not path.is_file():  # a FIFO would block start-up forever
         raise ConfigError(f"{path}: not a regular file")
     try:
