@@ -24,6 +24,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.search",
     "tooldeck.tools.structure",
     "tooldeck.tools.context_builder",
+    "tooldeck.tools.agents",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
