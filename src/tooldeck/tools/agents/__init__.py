@@ -11,6 +11,12 @@ from tooldeck.runtime import Runtime
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.agents import manage_tool, run_tool
+    from tooldeck.tools.agents import chat_tools, manage_tool, run_tool
 
-    return [run_tool.build(rt), manage_tool.build(rt)]
+    return [
+        chat_tools.build_list_models(rt),
+        chat_tools.build_chat_send(rt),
+        chat_tools.build_chats(rt),
+        run_tool.build(rt),
+        manage_tool.build(rt),
+    ]
