@@ -86,7 +86,7 @@ def run_serve(args: ServeArgs) -> int:
 
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
-        serve(lambda: build_toolbox(rt, args.profile), bind)
+        serve(lambda: build_toolbox(rt, args.profile), bind, runtime=rt)
     except KeyboardInterrupt:
         pass
     return 0

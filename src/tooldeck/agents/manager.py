@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from tooldeck.agents import workflows
+from tooldeck.agents.audit import audit_log
 from tooldeck.agents.interact import ask_user_tool, check_response, current_run, gate
 from tooldeck.agents.models import model_config
 from tooldeck.agents.run import Run
@@ -39,6 +40,11 @@ from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, to_item
 log = logging.getLogger("tooldeck.agents")
 DEFAULT_MAX_RUNS = 8
 MAX_TURNS = 40
+
+
+def _source() -> str:
+    run = current_run.get()
+    return f"agent {run.session_id[:8]}" if run is not None else "chat"
 
 
 def not_found(sid: str) -> ToolError:
@@ -77,8 +83,10 @@ class SessionManager:
             from tooldeck.catalog import build_tools  # the catalog assembles domains; imported at use
 
             tools = [gate(t) if t.annotations.destructive else t for t in build_tools(self.rt)]
-            self._toolbox = Toolbox([*tools, ask_user_tool()], budget_tokens=self.rt.budget_tokens,
-                                    count_tokens=self.rt.count_tokens)  # fmt: skip
+            box = Toolbox([*tools, ask_user_tool()], budget_tokens=self.rt.budget_tokens,
+                          count_tokens=self.rt.count_tokens)  # fmt: skip
+            audit_log(self.rt).watch(box, _source)
+            self._toolbox = box
         return self._toolbox
 
     def subscribe(self, fn: Callable[[str], None]) -> Callable[[], None]:

@@ -85,16 +85,23 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(toolbox: ToolboxSource, host: str, token: str | None) -> Any:
+def http_app(toolbox: ToolboxSource, host: str, token: str | None, runtime: Any = None) -> Any:
+    """The MCP app at /mcp; with ``runtime``, the web dashboard at / (same access rules)."""
     from tooldeck.mcp.server import Activity, create_server
 
     server = create_server(toolbox, activity=Activity(warm_up))
     app = server.streamable_http_app(host=host)
-    if not is_loopback(host):
-        if not token:
-            raise ValueError("a bearer token is required when binding to a non-loopback address")
-        return BearerAuth(app, token)
-    return BearerAuth(app, token) if token else app
+    if not is_loopback(host) and not token:
+        raise ValueError("a bearer token is required when binding to a non-loopback address")
+    guarded = BearerAuth(app, token) if token else app
+    if runtime is None:
+        return guarded
+    from tooldeck.agents.audit import audit_log
+    from tooldeck.web.app import with_dashboard
+
+    if isinstance(toolbox, Toolbox):
+        audit_log(runtime).watch(toolbox, "mcp")
+    return with_dashboard(guarded, runtime, loopback=is_loopback(host), token=token)
 
 
 def resolve_token(host: str) -> str | None:
@@ -105,15 +112,19 @@ def resolve_token(host: str) -> str | None:
     return token
 
 
-async def run_http(toolbox: ToolboxSource, host: str, port: int) -> None:
+async def run_http(toolbox: ToolboxSource, host: str, port: int, runtime: Any = None) -> None:
     import uvicorn
 
     token = resolve_token(host)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
-    app = http_app(box, host, token)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+    app = http_app(box, host, token, runtime)
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
+    )  # a dashboard's open event stream must not hold a shutdown
     server = uvicorn.Server(config)
     print(f"tooldeck: serving MCP at http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+    if runtime is not None:
+        print(f"tooldeck: dashboard at http://{host}:{port}/", file=sys.stderr, flush=True)
     await server.serve()
 
 
@@ -125,10 +136,11 @@ def parse_http(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
-def serve(toolbox: ToolboxSource, bind: tuple[str, int] | None = None) -> None:
-    """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port).
-    ``toolbox`` may be a factory: the catalog is then built while serving."""
+def serve(toolbox: ToolboxSource, bind: tuple[str, int] | None = None, runtime: Any = None) -> None:
+    """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port)
+    (with ``runtime``, the web dashboard too). ``toolbox`` may be a factory:
+    the catalog is then built while serving."""
     if bind is None:
         anyio.run(run_stdio, toolbox)
         return
-    anyio.run(run_http, toolbox, *bind)
+    anyio.run(run_http, toolbox, *bind, runtime)
