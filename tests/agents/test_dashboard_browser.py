@@ -23,8 +23,10 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 pytestmark = [
     pytest.mark.timeout(180),
-    pytest.mark.skipif(not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
-                       reason="chromium not installed (scripts/setup.sh --dev installs it)"),  # fmt: skip
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
+        reason="chromium not installed (scripts/setup.sh --dev installs it)",
+    ),
 ]
 
 
@@ -55,8 +57,9 @@ def test_session_appears_finishes_and_shows_its_transcript(
                 assert await page.locator("#no-sessions").count() == 1
                 async with http_session(srv.url) as s:
                     await s.call_tool("manage_selection", {"op": "set", "paths": ["app.py", "README.md"]})
-                    res = await s.call_tool("agent_run", {"op": "start", "message": "How is it built?",
-                                                          "session_name": "build question", "detach": True})  # fmt: skip
+                    start = {"op": "start", "message": "How is it built?", "session_name": "build question",
+                             "detach": True}  # fmt: skip
+                    res = await s.call_tool("agent_run", start)
                     assert not res.is_error, res.content
                     sid = res.structured_content["session_id"]
                     # the row appears without a reload (server-sent events), first running, then completed
