@@ -25,14 +25,14 @@ import anyio
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.support.openai_server import Reply, ScriptedOpenAI, last_user_text  # noqa: E402
+from tests.support.openai_server import Reply, ScriptedOpenAI, last_user_text
 
 DEVNULL = open(os.devnull, "w")  # noqa: SIM115 - the server's stderr stays out of the table
 
 
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(round(p / 100 * (len(xs) - 1))))] * 1000
+    return xs[min(len(xs) - 1, round(p / 100 * (len(xs) - 1)))] * 1000
 
 
 async def timed_reads(s: ClientSession, n: int) -> list[float]:
@@ -54,9 +54,9 @@ async def run(args: argparse.Namespace, root: Path, state: Path, model: Scripted
         await timed_reads(s, 20)  # warm up
         idle = await timed_reads(s, args.calls)
         for i in range(args.sessions):
+            call = Reply.call(("read_file", {"file": f"f{i}.txt"})).calls
             model.push(
-                Reply(calls=Reply.call(("read_file", {"file": f"f{i}.txt"})).calls, delay=0.3,
-                      when=lambda b, i=i: last_user_text(b) == f"task {i}"),  # fmt: skip
+                Reply(calls=call, delay=0.3, when=lambda b, i=i: last_user_text(b) == f"task {i}"),
                 Reply(text=f"done {i}", delay=0.3, when=lambda b, i=i: f'"f{i}.txt"' in str(b.get("messages"))),
             )
         t0 = time.perf_counter()
@@ -82,7 +82,8 @@ async def run(args: argparse.Namespace, root: Path, state: Path, model: Scripted
     print(f"{'read_file over stdio':<28}{'calls':>7}{'p50 ms':>9}{'p95 ms':>9}")
     print(f"{'idle server':<28}{len(idle):>7}{pct(idle, 50):>9.2f}{pct(idle, 95):>9.2f}")
     print(f"{'during the agent load':<28}{len(loaded):>7}{pct(loaded, 50):>9.2f}{pct(loaded, 95):>9.2f}")
-    print(f"\np95 ratio load/idle: {pct(loaded, 95) / pct(idle, 95):.2f}x; mean idle {statistics.mean(idle)*1000:.2f} ms")
+    ratio = pct(loaded, 95) / pct(idle, 95)
+    print(f"\np95 ratio load/idle: {ratio:.2f}x; mean idle {statistics.mean(idle) * 1000:.2f} ms")
     print(f"all {args.sessions} sessions completed in {total:.2f} s; transcripts wrong: {bad}")
 
 

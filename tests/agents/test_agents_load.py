@@ -16,9 +16,9 @@ def test_twenty_sessions_complete_with_exact_transcripts(call, model_env: Script
     for i in range(N):
         (root / f"f{i}.txt").write_text(f"content {i}\n")
     for i in range(N):
+        call_read = Reply.call(("read_file", {"file": f"f{i}.txt"})).calls
         model_env.push(
-            Reply(calls=Reply.call(("read_file", {"file": f"f{i}.txt"})).calls, delay=0.2,
-                  when=lambda b, i=i: last_user_text(b) == f"task {i}"),  # fmt: skip
+            Reply(calls=call_read, delay=0.2, when=lambda b, i=i: last_user_text(b) == f"task {i}"),
             Reply(text=f"done {i}", delay=0.1, when=lambda b, i=i: f'"f{i}.txt"' in str(b.get("messages"))),
         )
     sids = [data(call("agent_run", {"op": "start", "message": f"task {i}", "detach": True}))["session_id"]
