@@ -11,7 +11,7 @@ from tooldeck.runtime import Runtime
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.agents import chat_tools, manage_tool, run_tool
+    from tooldeck.tools.agents import chat_tools, manage_tool, refine_tool, run_tool
 
     return [
         chat_tools.build_list_models(rt),
@@ -19,4 +19,5 @@ def tools(rt: Runtime) -> list[Tool]:
         chat_tools.build_chats(rt),
         run_tool.build(rt),
         manage_tool.build(rt),
+        refine_tool.build(rt),
     ]
