@@ -80,9 +80,11 @@ class SessionManager:
         """The workspace's tools for agent runs: destructive ones gated by the
         session's approval policy, plus ``ask_user``."""
         if self._toolbox is None:
-            from tooldeck.catalog import build_tools  # the catalog assembles domains; imported at use
-
-            tools = [gate(t) if t.annotations.destructive else t for t in build_tools(self.rt)]
+            catalog = self.rt.provider("catalog_tools")  # provided by the host's catalog (services don't import it)
+            if catalog is None:
+                raise ToolError(ErrorCode.UNSUPPORTED, "agent runs need the tool catalog; build the host's toolbox "
+                                "with tooldeck.catalog.build_toolbox")  # fmt: skip
+            tools = [gate(t) if t.annotations.destructive else t for t in catalog()]
             box = Toolbox([*tools, ask_user_tool()], budget_tokens=self.rt.budget_tokens,
                           count_tokens=self.rt.count_tokens)  # fmt: skip
             audit_log(self.rt).watch(box, _source)
