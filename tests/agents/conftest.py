@@ -52,6 +52,8 @@ def runtime(root: Path, state_dir: Path, model_env: ScriptedOpenAI) -> Iterator[
     mgr = rt._services.get("agents.sessions")
     if mgr is not None:
         mgr.close()
+    if rt._store is not None:
+        rt.store.close()
 
 
 def data(res) -> dict:  # type: ignore[no-untyped-def]

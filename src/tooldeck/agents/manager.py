@@ -62,6 +62,7 @@ class SessionManager:
         self._runs: dict[str, Run] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
         self._sem: asyncio.Semaphore | None = None
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._listeners: list[Callable[[str], None]] = []
@@ -72,7 +73,8 @@ class SessionManager:
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="tooldeck-agents", daemon=True).start()
+                self._thread = threading.Thread(target=loop.run_forever, name="tooldeck-agents", daemon=True)
+                self._thread.start()
                 self._loop, self._sem = loop, asyncio.Semaphore(self.max_runs)
             return self._loop
 
@@ -297,7 +299,11 @@ class SessionManager:
         with contextlib.suppress(Exception):
             asyncio.run_coroutine_threadsafe(drain(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
-        self._loop = None
+        if self._thread is not None:
+            self._thread.join(5)
+        if not loop.is_running():
+            loop.close()  # its selector and wake-up pipe
+        self._loop = self._thread = None
 
     def delete(self, sid: str) -> str:
         row = self.db.get(sid)
