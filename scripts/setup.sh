@@ -11,6 +11,8 @@ extras=""
 need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# the web dashboard's end-to-end tests drive Debian's chromium (never `playwright install`)
+[ -n "$extras" ] && { command -v chromium >/dev/null 2>&1 || need_apt+=(chromium); }
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"

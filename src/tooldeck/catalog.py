@@ -29,6 +29,7 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.web",
     "tooldeck.tools.shell",
     "tooldeck.tools.index",
+    "tooldeck.tools.agents",
 )
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
@@ -66,6 +67,8 @@ def canonical_name(name: str) -> str:
 
 
 def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
+    # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager)
+    rt.provide("catalog_tools", lambda: build_tools(rt))
     tools: list[Tool] = []
     for module_name in domains:
         module = importlib.import_module(module_name)

@@ -102,7 +102,7 @@ def run_serve(args: ServeArgs) -> int:
     extras = _server_extras(rt, args.prompts)
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
-        serve(lambda: build_toolbox(rt.start(), args.profile), bind, extras)
+        serve(lambda: build_toolbox(rt.start(), args.profile), bind, extras, runtime=rt)
     except KeyboardInterrupt:
         pass
     return 0

@@ -143,7 +143,14 @@ REGISTRY: dict[str, Setting] = {
             False,
             "Number the lines of full files in context packages (slices are always numbered).",
         ),
-        Setting("models.default_model", "string", None, "Default model id for chat and agents.", nullable=True),
+        Setting(
+            "models.default_model",
+            "string",
+            None,
+            "Default model id for chat and agents (TOOLDECK_MODEL overrides).",
+            nullable=True,
+            env="TOOLDECK_MODEL",
+        ),
         Setting(
             "models.base_url",
             "string",

@@ -294,9 +294,12 @@ class ScriptedOpenAI:
                 self.send_header("cache-control", "no-cache")
                 self.send_header("connection", "close")
                 self.end_headers()
-                for frame in frames:
-                    self.wfile.write(frame.encode())
-                    self.wfile.flush()
+                try:
+                    for frame in frames:
+                        self.wfile.write(frame.encode())
+                        self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client cancelled (a timed-out run)
+                    pass
                 self.close_connection = True
 
         return Handler

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from collections.abc import Iterable, Iterator, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -109,6 +110,8 @@ class Toolbox:
         self.budget_tokens = budget_tokens
         self.count_tokens: TokenCounter = count_tokens or estimate_tokens
         self.pager = Pager()
+        # called after every call with (result, raw arguments, seconds); an audit log, a dashboard
+        self.observers: list[Callable[[ToolResult, RawArguments, float], None]] = []
 
     # registry ---------------------------------------------------------------
     def add(self, tool: Tool) -> None:
@@ -142,6 +145,27 @@ class Toolbox:
         timeout: float | None = None,
         budget_tokens: int | None = None,
         call_id: str | None = None,
+    ) -> ToolResult:
+        if not self.observers:
+            return await self._dispatch(name, arguments, invocation, timeout, budget_tokens, call_id)
+        start = time.perf_counter()
+        res = await self._dispatch(name, arguments, invocation, timeout, budget_tokens, call_id)
+        elapsed = time.perf_counter() - start
+        for fn in list(self.observers):
+            try:
+                fn(res, arguments, elapsed)
+            except Exception:  # an observer never breaks a call
+                log.exception("toolbox observer raised; ignored")
+        return res
+
+    async def _dispatch(
+        self,
+        name: str,
+        arguments: RawArguments,
+        invocation: Invocation | None,
+        timeout: float | None,
+        budget_tokens: int | None,
+        call_id: str | None,
     ) -> ToolResult:
         cid = call_id or f"call_{next(_ids)}"
         # one invocation per call: a timeout cancels this call only, never the caller's

@@ -97,11 +97,16 @@ async def run_conversation(
     on_item: Callable[[Item], None] | None = None,
     max_turns: int = MAX_TURNS,
     depth: int = 0,
+    inbox: Callable[[], list[Item]] | None = None,
 ) -> Result:
     """Run until the model answers without calling a tool (or ``max_turns``).
 
     Raises :class:`ModelError` for endpoint errors; items produced before the
-    error were already handed to ``on_item``."""
+    error were already handed to ``on_item``.
+
+    ``inbox`` (agent sessions: steering) is drained before every model turn;
+    its items join the conversation, and an answer given while the inbox
+    holds more does not end the run: the model sees the new items first."""
     emit = _emitter(on_event)
     opts = opts or provider.options()
     if opts.parallel_tool_calls != parallel:
@@ -116,7 +121,15 @@ async def run_conversation(
             on_item(item)
 
     tools = list(toolbox)
+
+    def drain() -> bool:
+        got = inbox() if inbox is not None else []
+        for item in got:
+            add(item)
+        return bool(got)
+
     while result.turns < max_turns:
+        drain()
         turn = await provider.complete(history, tools, opts, emit)
         result.turns += 1
         result.usage.add(turn.usage)
@@ -128,6 +141,8 @@ async def run_conversation(
             add(Message("assistant", turn.text))
             result.text = turn.text
         if not turn.calls:
+            if drain():  # steered while the model answered: let it see the new message
+                continue
             return result
         for call in turn.calls:
             add(call)

@@ -12,7 +12,8 @@ from typing import Literal
 from pydantic import Field
 
 from tooldeck.core import Invocation, ToolInput, tool
-from tooldeck.core.tool import Tool
+from tooldeck.core.output import Output
+from tooldeck.core.tool import Tool, run_blocking
 from tooldeck.runtime import Runtime
 
 MAX_OMITTED_SHOWN = 15
@@ -66,23 +67,37 @@ def render_result(result: object, rt: Runtime) -> str:
     return "\n".join(lines)
 
 
-def tools(rt: Runtime) -> list[Tool]:
-    def context_builder(args: ContextBuilderInput, invocation: Invocation) -> str:
-        from tooldeck.context.builder import context_builder_service
-        from tooldeck.selection.service import selection_service
+def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> str:
+    from tooldeck.context.builder import context_builder_service
+    from tooldeck.selection.service import selection_service
 
-        budget = args.budget or _default_budget(rt)
-        result = context_builder_service(rt).build(
-            args.instructions, budget, progress=lambda m: invocation.emit_text("activity", m, replace=True)
-        )
-        selection_service(rt).set_prompt(args.instructions)
-        text = render_result(result, rt)
-        if args.response_type != "clarify":
-            text += (
-                f"\n[response_type={args.response_type}: no model is configured for an answer, so only the "
-                "context was built; answer from workspace_context, or configure a model]"
+    budget = args.budget or _default_budget(rt)
+    result = context_builder_service(rt).build(
+        args.instructions, budget, progress=lambda m: invocation.emit_text("activity", m, replace=True)
+    )
+    selection_service(rt).set_prompt(args.instructions)
+    return render_result(result, rt)
+
+
+def tools(rt: Runtime) -> list[Tool]:
+    async def context_builder(args: ContextBuilderInput, invocation: Invocation) -> Output:
+        from tooldeck.agents.models import ENABLE_HINT, model_available
+
+        text = await run_blocking(_build, rt, args, invocation)
+        if args.response_type == "clarify":
+            return Output.text(text)
+        if not await run_blocking(model_available, rt):
+            return Output.text(
+                text + f"\n[response_type={args.response_type}: no model is configured, so only the context was "
+                f"built; answer from workspace_context. To enable the model pass, {ENABLE_HINT}]"
             )
-        return text
+        from tooldeck.agents.context_pass import answer
+
+        invocation.emit_text("activity", f"model pass ({args.response_type})", replace=True)
+        res = await answer(rt, args.instructions, args.response_type)
+        text += (f"\n\n## Answer ({args.response_type}, {res.tool_calls} tool calls)\n\n{res.answer}\n\n"
+                 f"(continue with chat_send chat_id={res.chat_id})")  # fmt: skip
+        return Output.text(text, structured={"chat_id": res.chat_id, "answer": res.answer})
 
     return [
         tool(

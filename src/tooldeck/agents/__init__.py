@@ -1,0 +1,1 @@
+"""Agent sessions, chats and model presets: the services behind the ``agents`` tool domain."""

@@ -1,0 +1,172 @@
+"""agent_run (seed 004): start, poll, wait, cancel, steer and respond to agent runs.
+
+Runs execute in the background (see :mod:`tooldeck.agents.manager`); this
+tool only controls them and reports control snapshots. While it waits it
+emits progress (the MCP host turns it into ``notifications/progress``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import Field
+
+from tooldeck.agents.manager import SessionManager, session_manager
+from tooldeck.agents.snapshot import render
+from tooldeck.core import Invocation, ToolInput, tool
+from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.core.output import Output
+from tooldeck.core.tool import Tool
+from tooldeck.runtime import Runtime
+
+DEFAULT_WAIT = 300.0
+MAX_WAIT = 3600.0
+
+
+class AgentRunInput(ToolInput):
+    op: Literal["start", "poll", "wait", "cancel", "steer", "respond"] = Field(
+        description="start: new session + run (message). poll: snapshot now. wait: block until the run needs "
+        "input or ends. cancel: stop the run. steer: continue a session (inject into the active run, or start a "
+        "new run in it). respond: answer the pending interaction."
+    )
+    message: str | None = Field(None, description="start/steer: the instruction.")
+    session_id: str | None = Field(None, description="The session's full UUID (not for start).")
+    session_ids: list[str] | None = Field(None, description="wait/poll only: several sessions at once.")
+    session_name: str | None = Field(None, description="start: a name for the new session.")
+    model_id: str | None = Field(
+        None, description="start: a role (explore, engineer, pair, design) or a preset id from list_models."
+    )
+    workflow_id: str | None = Field(None, description="start: a workflow id (agent_manage op=list_workflows).")
+    workflow_name: str | None = Field(None, description="start: a workflow by name.")
+    detach: bool = Field(False, description="start: return at once instead of waiting for the run.")
+    timeout: float | None = Field(
+        None,
+        ge=0,
+        description="wait: seconds to wait (default 300, 0 = just check). start/steer: the run's time "
+        "limit; the run then ends failed with failure_reason timeout.",
+    )
+    wait: bool = Field(False, description="steer: block until the steered run ends or needs input.")
+    timeout_seconds: float | None = Field(None, ge=0, description="steer: seconds to wait (implies wait=true).")
+    interaction_id: str | None = Field(None, description="respond: the pending interaction's id.")
+    response: str | None = Field(
+        None,
+        description="respond: approval: accept | accept_for_session | accept_with_amendment | decline | "
+        "cancel; question/user_input: the answer text.",
+    )
+    answers: dict[str, Any] | None = Field(None, description="respond: structured answers.")
+    amendment: str | None = Field(None, description="respond: with accept_with_amendment, the amendment.")
+    reason: str | None = Field(None, description="respond: why (e.g. for decline).")
+    skip: bool = Field(False, description="respond: skip a question.")
+    approval: Literal["auto", "ask"] = Field(
+        "auto", description="start: ask = pause for approval before each destructive tool call."
+    )
+
+
+def _check(args: AgentRunInput) -> None:
+    op = args.op
+    if args.session_id and args.session_ids:
+        raise invalid_arguments("session_id and session_ids are mutually exclusive", fields=["session_ids"])
+    if args.session_ids is not None and op not in ("wait", "poll"):
+        raise invalid_arguments("session_ids is only for op=wait and op=poll", field="session_ids")
+    if op == "start":
+        if args.session_id:
+            raise invalid_arguments("op=start always creates a new session; use op=steer to continue "
+                                    "session_id", field="session_id")  # fmt: skip
+        if not (args.message or "").strip():
+            raise invalid_arguments("op=start needs message", field="message")
+    elif op in ("poll", "wait"):
+        if not args.session_id and not args.session_ids:
+            raise invalid_arguments(f"op={op} needs session_id or session_ids", field="session_id")
+    elif not args.session_id:
+        raise invalid_arguments(f"op={op} needs session_id", field="session_id")
+    if op == "steer" and not (args.message or "").strip():
+        raise invalid_arguments("op=steer needs message", field="message")
+    if op == "respond" and not args.interaction_id:
+        raise invalid_arguments("op=respond needs interaction_id (from the snapshot's interaction)",
+                                field="interaction_id")  # fmt: skip
+
+
+def _out(snap: dict[str, Any], **extra: Any) -> Output:
+    data = {**snap, **extra}
+    return Output.text(render(snap), structured=data)
+
+
+async def _wait_one(mgr: SessionManager, sids: list[str], timeout: float, inv: Invocation) -> str | None:
+    def tick(elapsed: float) -> None:
+        states = ", ".join(f"{s[:8]} {mgr.snapshot(s)['status_text'][:60]}" for s in sids[:4])
+        inv.emit_text("activity", f"waiting {elapsed:.0f}s: {states}\n")
+
+    return await mgr.wait(sids, timeout, tick)
+
+
+def build(rt: Runtime) -> Tool:
+    async def agent_run(args: AgentRunInput, inv: Invocation) -> Output:
+        _check(args)
+        mgr = session_manager(rt)
+        wait_for = min(args.timeout if args.timeout is not None else DEFAULT_WAIT, MAX_WAIT)
+        if args.op == "start":
+            sid = await asyncio.to_thread(
+                mgr.start, args.message or "", timeout=args.timeout or None, name=args.session_name,
+                model_ref=args.model_id, workflow=args.workflow_id or args.workflow_name, policy=args.approval,
+            )  # fmt: skip
+            if not args.detach:
+                # with a run time limit, wait past it: the run itself then ends with status timeout
+                await _wait_one(mgr, [sid], min(args.timeout + 10 if args.timeout else DEFAULT_WAIT, MAX_WAIT), inv)
+            return _out(mgr.snapshot(sid))
+        if args.op == "poll":
+            if args.session_ids is not None:
+                snaps = [mgr.snapshot(s) for s in args.session_ids]
+                text = "\n\n".join(render(s) for s in snaps)
+                meta = {"count": len(snaps), "statuses": {s["session_id"]: s["status"] for s in snaps}}
+                return Output.text(text, structured={"mode": "collection", "poll": meta, "snapshots": snaps})
+            return _out(mgr.snapshot(args.session_id or ""))
+        if args.op == "wait":
+            sids = args.session_ids if args.session_ids is not None else [args.session_id or ""]
+            if not sids:
+                raise invalid_arguments("session_ids is empty", field="session_ids")
+            winner = await _wait_one(mgr, sids, wait_for, inv)
+            if args.session_ids is None:
+                return _out(mgr.snapshot(sids[0]))
+            top = mgr.snapshot(winner or sids[0])
+            meta = {"mode": "first", "result": "ready" if winner else "timeout", "winner_session_id": winner,
+                    "pending_session_ids": [s for s in sids if mgr.snapshot(s)["status"] == "running"]}  # fmt: skip
+            return _out(top, wait=meta)
+        return await _control(mgr, args, inv)
+
+    return tool(
+        agent_run,
+        description="Control background agent runs: op=start (message; returns a snapshot with session_id; "
+        "detach=true returns at once), poll, wait (until waiting_for_input or terminal; timeout seconds, default "
+        "300; session_ids waits for the first of several), steer (continue a session), cancel, respond (answer "
+        "the pending interaction: approval / question / user_input). Status: running, waiting_for_input, "
+        "completed, failed (failure_reason process_crash | timeout | agent_error), cancelled, expired.",
+        open_world=True,
+    )
+
+
+async def _control(mgr: SessionManager, args: AgentRunInput, inv: Invocation) -> Output:
+    sid = args.session_id or ""
+    if args.op == "cancel":
+        snap = mgr.snapshot(sid)
+        if snap["status"] not in ("running", "waiting_for_input"):
+            raise ToolError(ErrorCode.CONFLICT, f"cancel only applies to a running or waiting_for_input run; this "
+                            f"session is {snap['status']}")  # fmt: skip
+        mgr.request_cancel(sid)
+        await mgr.wait([sid], 30.0)
+        return _out(mgr.snapshot(sid))
+    if args.op == "steer":
+        how = await asyncio.to_thread(mgr.steer, sid, args.message or "", timeout=args.timeout or None)
+        if args.wait or args.timeout_seconds is not None:
+            await asyncio.sleep(0)  # let an injected message reach the run before checking
+            await _wait_one(mgr, [sid], min(args.timeout_seconds or DEFAULT_WAIT, MAX_WAIT), inv)
+        return _out(mgr.snapshot(sid), steer=how)
+    answer = {"response": args.response, "answers": args.answers, "amendment": args.amendment,
+              "reason": args.reason, "skip": args.skip}  # fmt: skip
+    mgr.respond(sid, args.interaction_id or "", answer)
+    for _ in range(50):  # the run picks the answer up on its loop: report the state after it did
+        snap = mgr.snapshot(sid)
+        if snap.get("interaction_id") != args.interaction_id:
+            break
+        await asyncio.sleep(0.01)
+    return _out(mgr.snapshot(sid), responded=args.interaction_id)

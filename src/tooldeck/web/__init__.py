@@ -1,0 +1,2 @@
+"""The web dashboard host: agent sessions, transcripts, the selection, chats and the audit,
+served beside ``/mcp`` by ``tooldeck serve --http``."""
