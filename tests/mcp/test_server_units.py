@@ -16,18 +16,18 @@ def test_warm_up_waits_for_an_idle_moment_and_runs_once() -> None:
 
     async def scenario() -> None:
         warm = Activity(lambda: ran.append(threading.current_thread().name), idle=0.05)
-        warm.begin()
+        warm.request_started()
         await asyncio.sleep(0.12)
         assert ran == []  # a request is in flight: never while busy
-        warm.end()
-        warm.begin()
-        warm.end()
+        warm.request_finished()
+        warm.request_started()
+        warm.request_finished()
         await asyncio.sleep(0.01)
         assert ran == []  # not idle long enough yet
         await asyncio.sleep(0.2)
         assert len(ran) == 1 and ran[0] != threading.main_thread().name  # off the event loop's thread
-        warm.begin()
-        warm.end()
+        warm.request_started()
+        warm.request_finished()
         await asyncio.sleep(0.15)
         assert len(ran) == 1  # once
 

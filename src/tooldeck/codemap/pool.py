@@ -14,11 +14,14 @@ the result pickle small and lets the parent store it as is.
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from tooldeck.codemap.entry import encode, encode_skip
+
+log = logging.getLogger("tooldeck.codemap")
 
 POOL_MIN_FILES = 48  # below this many files to parse, parse in-process
 GROUP = 8  # files per task
@@ -49,7 +52,8 @@ def extract_one(language: str, data: bytes) -> str:
 
     try:
         return encode(extract(language, data))
-    except Exception as exc:  # a grammar or query failure on odd input
+    except Exception as exc:  # a grammar or query failure on odd input: logged, the file is skipped
+        log.warning("codemap extraction failed (%s): %s", language, exc, exc_info=True)
         return encode_skip(f"parse failed ({type(exc).__name__})")
 
 

@@ -21,6 +21,7 @@ Other domains use it through ``codemap_service(rt)``::
 
 from __future__ import annotations
 
+import logging
 import os
 import stat
 import threading
@@ -41,6 +42,8 @@ from tooldeck.runtime import Runtime
 from tooldeck.workspace.content import content_hash, looks_binary, read_bytes
 from tooldeck.workspace.roots import Root
 from tooldeck.workspace.walk import walk_files
+
+log = logging.getLogger("tooldeck.codemap")
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CHUNK_FILES = 256
@@ -378,7 +381,8 @@ class CodemapService:
         for group, fut in jobs:
             try:
                 blobs = fut.result()
-            except Exception:  # a worker died: parse this group here, and stop using workers
+            except Exception as exc:  # a worker died: parse this group here, and stop using workers
+                log.warning("codemap worker failed (%s); parsing in process from now on", exc)
                 pool.mark_broken()
                 continue
             for item, blob in zip(group, blobs, strict=True):

@@ -20,6 +20,7 @@ is warm.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -37,6 +38,8 @@ from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_r
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
+
+log = logging.getLogger("tooldeck.context")
 
 DEFAULT_BUDGET = 30_000
 CANDIDATES = 80
@@ -199,7 +202,8 @@ class ContextBuilder:
         if root is not None:
             try:
                 cm = cm_svc.codemap(root, root.relative(key))
-            except Exception:
+            except (ToolError, OSError) as exc:  # unreadable now: the file stays a full/slices candidate
+                log.debug("no codemap for %s: %s", info.shown, exc)
                 cm = None
         if cm is not None:
             cand.codemap = counter.count(codemap_chunk(info.shown, cm_svc.render(cm)))

@@ -217,10 +217,10 @@ class Activity:
             await asyncio.sleep(0.02)
             quiet = quiet + 1 if self._busy == 0 else 0
 
-    def begin(self) -> None:
+    def request_started(self) -> None:
         self._busy += 1
 
-    def end(self) -> None:
+    def request_finished(self) -> None:
         self._busy -= 1
         loop = asyncio.get_running_loop()
         self._last = loop.time()
@@ -255,10 +255,10 @@ def create_server(
     prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`)."""
     catalog = toolbox if isinstance(toolbox, Catalog) else Catalog(toolbox)
     listed: list[types.Tool] = []
-    idle = activity if activity is not None else Activity()
+    activity = activity if activity is not None else Activity()
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        idle.begin()
+        activity.request_started()
         try:
             box = await catalog.get()
             attach_person(box)
@@ -269,11 +269,11 @@ def create_server(
                 return types.ListToolsResult(tools=listed + [to_mcp_tool(t) for t in agents])
             return types.ListToolsResult(tools=listed)
         finally:
-            idle.end()
+            activity.request_finished()
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
         relay: ProgressRelay | None = None
-        idle.begin()
+        activity.request_started()
         try:
             box = await catalog.get()
             attach_person(box)  # before a prompt-backed agent tool may take the call
@@ -304,7 +304,7 @@ def create_server(
         finally:
             if relay is not None:
                 await relay.close()
-            idle.end()
+            activity.request_finished()
 
     server = ToolDeckServer(
         name,

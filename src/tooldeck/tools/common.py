@@ -8,7 +8,7 @@ from typing import Any
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.workspace.atomic import write_file
-from tooldeck.workspace.content import content_hash, hash_matches, read_text
+from tooldeck.workspace.content import content_hash, hash_matches
 from tooldeck.workspace.roots import ResolvedPath, Workspace
 
 
@@ -33,13 +33,6 @@ def set_root_enum(parameters: dict[str, Any], workspace: Workspace, field: str =
         if desc:
             props[field]["description"] = desc
     return parameters
-
-
-def read_resolved(workspace: Workspace, path: str, root: str | None = None) -> tuple[ResolvedPath, str, bytes]:
-    """Resolve and read a text file: (resolved, text, raw bytes)."""
-    rp = workspace.resolve(path, root=root)
-    text, fb = read_text(rp.abs, workspace.display(rp.abs), root=rp.root.path)
-    return rp, text, fb.data
 
 
 def write_text(

@@ -29,7 +29,6 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.workspace.ignore import IgnoreRules
@@ -302,7 +301,3 @@ def _canonical(lexical: str, shown: str, field_name: str = "path") -> tuple[str,
         return os.path.realpath(lexical, strict=False), False
     except OSError as exc:  # pragma: no cover - realpath(strict=False) rarely raises
         raise invalid_arguments(f"field `{field_name}`: {shown} cannot be resolved: {exc}", field=field_name) from exc
-
-
-def as_path(p: ResolvedPath) -> Path:
-    return Path(p.abs)

@@ -30,14 +30,9 @@ class ContextBuilderInput(ToolInput):
 
 
 def _default_budget(rt: Runtime) -> int:
-    try:
-        from tooldeck.settings import setting
+    from tooldeck.settings import setting
 
-        return int(setting(rt, "context_builder.default_budget"))
-    except Exception:  # settings domain absent or key unknown
-        from tooldeck.context.builder import DEFAULT_BUDGET
-
-        return DEFAULT_BUDGET
+    return int(setting(rt, "context_builder.default_budget"))
 
 
 def render_result(result: object, rt: Runtime) -> str:
