@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
-from tooldeck.workspace.tokens import count_tokens
+from tooldeck.workspace.tokens import count_with
 from tooldeck.workspace.trust import AskPerson, Boundary
 
 T = TypeVar("T")
@@ -123,4 +123,10 @@ class Runtime:
         return self._providers.get(name)
 
     def count_tokens(self, text: str) -> int:
-        return count_tokens(text)
+        """Tokens of ``text`` under the setting ``tokens.encoding``: every count
+        shown to a user or enforced (the output budget included) uses it."""
+        if not text:
+            return 0
+        from tooldeck.settings import setting
+
+        return count_with(str(setting(self, "tokens.encoding")), text)

@@ -21,6 +21,7 @@ from tooldeck.core.errors import ErrorCode
 from tooldeck.core.schema import decode_model
 from tooldeck.core.tool import RawArguments, Tool, ToolAnnotations, create_function
 from tooldeck.runtime import Runtime
+from tooldeck.settings import setting
 from tooldeck.tools.common import check_expected_hash, join_spelling, split_spelling
 from tooldeck.tools.edits.match import LADDER, Span, find
 from tooldeck.tools.edits.recover import recover
@@ -49,7 +50,9 @@ class ApplyEditsInput(ToolInput):
     edits: list[EditSpec] | None = Field(None, description="Several edits, applied in order.")
     rewrite: str | None = Field(None, description="The complete new content of the file.")
     on_missing: Literal["error", "create"] = Field("error", description="With rewrite: when the file is missing.")
-    verbose: bool = Field(False, description="Add a unified diff to the result.")
+    verbose: bool | None = Field(
+        None, description="Add a unified diff to the result (default: setting editing.verbose, off)."
+    )
     expected_hash: str | None = Field(None, description=HASH_DOC)
 
     @model_validator(mode="after")
@@ -164,7 +167,7 @@ def _apply(rt: Runtime, args: ApplyEditsInput) -> str:
         head = f"{'Rewrote' if digest is not None else 'Created'} {name}"
     else:
         edits = args.edit_list()
-        _apply_all(doc, edits, name, notes, large)
+        _apply_all(doc, edits, name, notes, large, float(setting(rt, "editing.fuzzy_threshold")))
         head = f"Applied {len(edits)} edit{'s' if len(edits) != 1 else ''} to {name}"
     diff: list[str] = []
     if large:
@@ -184,14 +187,17 @@ def _apply(rt: Runtime, args: ApplyEditsInput) -> str:
     note = "" if changed else " (no change: the file already had this content)"
     out = [f"{head}: +{counts[0]} -{counts[1]} lines{note} [hash={new_hash.hexdigest()[:HASH_CHARS]}]"]
     out.extend(n for n in notes if n)
-    if args.verbose and diff:
+    verbose = args.verbose if args.verbose is not None else bool(setting(rt, "editing.verbose"))
+    if verbose and diff:
         out.extend(diff[:MAX_DIFF_LINES])
         if len(diff) > MAX_DIFF_LINES:
             out.append(f"... {len(diff) - MAX_DIFF_LINES} more diff lines not shown")
     return "\n".join(out)
 
 
-def _apply_all(doc: _Doc, edits: list[EditSpec], name: str, notes: list[str], large: bool) -> None:
+def _apply_all(
+    doc: _Doc, edits: list[EditSpec], name: str, notes: list[str], large: bool, threshold: float
+) -> None:
     """Apply ``edits`` in order to ``doc.body``. For a large file the lines
     each edit adds and removes come from a diff of its own region only."""
     for i, edit in enumerate(edits, 1):
@@ -203,6 +209,7 @@ def _apply_all(doc: _Doc, edits: list[EditSpec], name: str, notes: list[str], la
                 edit.replace.replace("\r\n", "\n"),
                 all=edit.all,
                 name=name,
+                threshold=threshold,
             )
         except ToolError as exc:
             raise ToolError(exc.code, label + exc.message, exc.details) from exc

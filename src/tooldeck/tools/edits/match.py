@@ -108,8 +108,11 @@ def _trim_blank(lines: list[str]) -> list[str]:
     return lines[start:end]
 
 
-def find(text: str, search: str, replace: str, *, all: bool = False, name: str = "the file") -> list[Span]:
-    """Spans to replace for one edit, or ToolError (``ambiguous`` / ``no_match``)."""
+def find(
+    text: str, search: str, replace: str, *, all: bool = False, name: str = "the file", threshold: float = THRESHOLD
+) -> list[Span]:
+    """Spans to replace for one edit, or ToolError (``ambiguous`` / ``no_match``).
+    ``threshold``: the similarity a fuzzy match needs (setting ``editing.fuzzy_threshold``)."""
     if not search:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, "`search` is empty; give the exact text to replace")
     lines = Lines(text)
@@ -128,7 +131,7 @@ def find(text: str, search: str, replace: str, *, all: bool = False, name: str =
     spans = _flexible(lines, s_lines, r_lines, all, name)
     if spans is not None:
         return spans
-    return _fuzzy(lines, s_lines, r_lines, all, name)
+    return _fuzzy(lines, s_lines, r_lines, all, name, threshold)
 
 
 def _literal(lines: Lines, search: str, replace: str, all: bool, name: str, level: int) -> list[Span] | None:
@@ -182,7 +185,9 @@ def _flexible(lines: Lines, s_lines: list[str], r_lines: list[str], all: bool, n
     return [_line_span(lines, h, m, s_lines, r_lines, 2) for h in hits]
 
 
-def _fuzzy(lines: Lines, s_lines: list[str], r_lines: list[str], all: bool, name: str) -> list[Span]:
+def _fuzzy(
+    lines: Lines, s_lines: list[str], r_lines: list[str], all: bool, name: str, threshold: float = THRESHOLD
+) -> list[Span]:
     m, n = len(s_lines), len(lines.lines)
     scored: list[tuple[float, int]] = []
     if m <= n <= FUZZY_MAX_LINES and not all:
@@ -192,10 +197,10 @@ def _fuzzy(lines: Lines, s_lines: list[str], r_lines: list[str], all: bool, name
         matcher.set_seq2(target)
         for p in range(n - m + 1):
             matcher.set_seq1("\n".join(keys[p : p + m]))
-            if matcher.real_quick_ratio() < THRESHOLD or matcher.quick_ratio() < THRESHOLD:
+            if matcher.real_quick_ratio() < threshold or matcher.quick_ratio() < threshold:
                 continue
             ratio = matcher.ratio()
-            if ratio >= THRESHOLD:
+            if ratio >= threshold:
                 scored.append((ratio, p))
     if scored:
         best_ratio, best = max(scored)

@@ -159,8 +159,10 @@ def render(
 
 class FileTreeInput(ToolInput):
     type: Literal["files", "roots"] = Field("files", description="files: a tree; roots: the workspace roots.")
-    mode: Literal["auto", "full", "folders", "selected"] = Field(
-        "auto", description="auto fits ~10k tokens; full; folders (dirs only); selected (selected files only)."
+    mode: Literal["auto", "full", "folders", "selected"] | None = Field(
+        None,
+        description="auto fits ~10k tokens; full; folders (dirs only); selected (selected files only). "
+        "Default: setting tree.default_mode (auto).",
     )
     path: str | None = Field(None, description="Start folder (default: every root).")
     max_depth: int | None = Field(None, ge=0, description="Limit depth (the start folder = 0).")
@@ -222,6 +224,10 @@ def build(rt: Runtime) -> Tool:
         ws = rt.workspace  # read per call: manage_workspaces can switch it
         if args.type == "roots":
             return ws.describe_roots()
+        if args.mode is None:
+            from tooldeck.settings import setting
+
+            args = args.model_copy(update={"mode": str(setting(rt, "tree.default_mode"))})
         if args.path:
             rp = ws.resolve(args.path)
             if not os.path.isdir(rp.abs):
