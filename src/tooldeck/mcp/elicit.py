@@ -1,4 +1,7 @@
-"""Shell approvals over MCP: an ``ask`` becomes an ``elicitation/create`` request.
+"""Asking the person over MCP: shell approvals (an ``ask`` becomes an
+``elicitation/create`` request) and the one capability check every question
+to the person goes through (:func:`can_elicit`, also used by
+:mod:`tooldeck.mcp.person` for the trust boundary).
 
 Why here (a host module): the shell service only knows the
 :class:`~tooldeck.shell.approval.Approver` protocol; which way a person is
@@ -12,6 +15,8 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+
+import mcp_types as types
 
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, format_request
 
@@ -30,14 +35,19 @@ DECISION_SCHEMA: dict[str, Any] = {
 }
 
 
-def client_can_elicit(ctx: Any) -> bool:
+def can_elicit(ctx: Any) -> bool:
+    """The client of this call declared elicitation, and its channel can carry
+    a server-initiated request (the one check both shell approvals and the
+    trust boundary's questions use)."""
     session = getattr(ctx, "session", None)
-    caps = getattr(session, "client_capabilities", None)
-    if caps is None or getattr(caps, "elicitation", None) is None:
+    if session is None:
         return False
     try:
-        return bool(session.can_send_request)
-    except Exception:
+        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
+        if not session.check_client_capability(wanted):
+            return False
+        return bool(getattr(session, "can_send_request", True))
+    except Exception:  # a context without a real session (other hosts, tests)
         return False
 
 
@@ -62,4 +72,4 @@ class ElicitationApprover:
 
 
 def approver_for(ctx: Any) -> ElicitationApprover | None:
-    return ElicitationApprover(ctx) if client_can_elicit(ctx) else None
+    return ElicitationApprover(ctx) if can_elicit(ctx) else None

@@ -22,6 +22,8 @@ from typing import Any
 import mcp_types as types
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from tooldeck.mcp.elicit import can_elicit
+
 log = logging.getLogger("tooldeck.mcp")
 
 # The request context of the tools/call being served (copied into the tool's worker thread).
@@ -35,14 +37,6 @@ QUESTION_SCHEMA: dict[str, Any] = {
     },
     "required": ["allow"],
 }
-
-
-def can_elicit(ctx: Any) -> bool:
-    try:
-        wanted = types.ClientCapabilities(elicitation=types.ElicitationCapability())
-        return bool(ctx.session.check_client_capability(wanted))
-    except Exception:  # a context without a session (tests, other hosts)
-        return False
 
 
 async def _ask(ctx: Any, question: str) -> bool:
