@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from tooldeck.mcp.prompt_reader import Argument, Message, _fallback_messages, arguments_of, description_of, fill
+from tooldeck.mcp.prompt_reader import Argument, Message, arguments_of, description_of, fill, read_messages
 from tooldeck.mcp.prompts import PromptArgumentsError, load_prompt, tool_name
 
 
-def test_fallback_reader_roles_comments_raw_and_entities() -> None:
+def test_reader_roles_comments_raw_and_entities() -> None:
     text = """<!-- header -->
 <config model="m"/>
 <tool name="read_file"/>
@@ -23,7 +23,7 @@ a &lt;b&gt; &amp; RAW|<user>literal</user> <!-- kept -->|RAW
 <assistant>ok</assistant>
 <msg role=tool>not a message role</msg>
 """
-    assert _fallback_messages(text) == [
+    assert read_messages(text) == [
         Message("system", "Be exact."),
         Message("user", "via msg"),
         Message("user", "a <b> & <user>literal</user> <!-- kept -->"),

@@ -8,31 +8,21 @@ stay literal in the file, so the same file still runs as a ChatMD prompt.
 
 Messages come from the top-level ``<system>``, ``<developer>``, ``<user>`` and
 ``<assistant>`` blocks (``<msg role=...>`` too). :func:`read_messages` is the
-one place that reads them: through ``tooldeck.chatmd.parser`` when that
-module is present, else through the small reader below (comments dropped,
-``RAW| ... |RAW`` kept literal). Declarations (``<tool>``, ``<config>``...)
-are not messages and are skipped.
+one place that reads them, through the ChatMD parser
+(:mod:`tooldeck.chatmd.parser`: comments dropped, ``RAW| ... |RAW`` kept
+literal, entities decoded). Declarations (``<tool>``, ``<config>``...) are
+not messages and are skipped.
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-log = logging.getLogger("tooldeck.mcp.prompts")
-
 ROLES = ("system", "developer", "user", "assistant")
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\|(?P<default>[^}]*))?\}\}")
-_BLOCK = re.compile(
-    r"<(?P<tag>system|developer|user|assistant|msg)\b(?P<attrs>[^>]*?)(?:/>|>(?P<body>.*?)</(?P=tag)\s*>)",
-    re.DOTALL,
-)
-_RAW = re.compile(r"RAW\|(.*?)\|RAW", re.DOTALL)
-_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _LEADING_COMMENT = re.compile(r"\A\s*<!--(?P<text>.*?)-->", re.DOTALL)
-_ROLE_ATTR = re.compile(r"""\brole\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s/>]+))""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,19 +39,10 @@ class Message:
 
 
 def read_messages(text: str, path: Path | None = None) -> list[Message]:
-    """The messages of a ChatMD document (see the module docstring)."""
-    via_parser = _parser_messages(text, path)
-    return via_parser if via_parser is not None else _fallback_messages(text)
+    """The messages of a ChatMD document (see the module docstring); a
+    document the parser refuses raises its ChatmdError (file, line, column)."""
+    from tooldeck.chatmd.parser import parse
 
-
-def _parser_messages(text: str, path: Path | None) -> list[Message] | None:
-    """Through the ChatMD parser, or None when it is not installed."""
-    try:
-        from tooldeck.chatmd.parser import parse  # type: ignore[import-not-found]
-    except ImportError as exc:
-        if getattr(exc, "name", None) not in ("tooldeck.chatmd.parser", "tooldeck.chatmd"):
-            log.error("tooldeck.chatmd.parser cannot be imported (%s); using the built-in reader", exc)
-        return None
     out: list[Message] = []
     for node in parse(text, path):
         tag = getattr(node, "tag", None)
@@ -70,33 +51,6 @@ def _parser_messages(text: str, path: Path | None) -> list[Message] | None:
         if tag in ROLES:
             out.append(Message(tag, node.text().strip("\n")))
     return out
-
-
-def _fallback_messages(text: str) -> list[Message]:
-    raws: list[str] = []
-
-    def stash(m: re.Match[str]) -> str:
-        raws.append(m.group(1))
-        return f"\x00{len(raws) - 1}\x00"
-
-    body = _COMMENT.sub("", _RAW.sub(stash, text))
-    out: list[Message] = []
-    for m in _BLOCK.finditer(body):
-        role = m.group("tag")
-        if role == "msg":
-            rm = _ROLE_ATTR.search(m.group("attrs") or "")
-            role = next((g for g in rm.groups() if g), "") if rm else ""
-        if role not in ROLES:
-            continue
-        content = re.sub(r"\x00(\d+)\x00", lambda r: raws[int(r.group(1))], m.group("body") or "")
-        out.append(Message(role, _unescape(content).strip("\n")))
-    return out
-
-
-def _unescape(text: str) -> str:
-    for entity, char in (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'"), ("&amp;", "&")):
-        text = text.replace(entity, char)
-    return text
 
 
 def description_of(text: str, stem: str) -> str:

@@ -173,21 +173,12 @@ def tool_name(stem: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", stem)[:64] or "prompt"
 
 
-def default_agent_factory() -> AgentFactory | None:
-    """``tooldeck.chatmd.agents.agent_tool`` if the ChatMD host is installed.
+def default_agent_factory() -> AgentFactory:
+    """The server's agent tools come from ``tooldeck.chatmd.agents.agent_tool``
+    (imported on first use: a server without prompts never loads ChatMD)."""
+    from tooldeck.chatmd.agents import agent_tool
 
-    The one place the server reaches for agent tools: without that module
-    prompts are published as MCP prompts only (a note is logged), never as a
-    fake agent."""
-    try:
-        from tooldeck.chatmd.agents import agent_tool  # type: ignore[import-not-found]
-    except ImportError as exc:
-        if getattr(exc, "name", None) in ("tooldeck.chatmd.agents", "tooldeck.chatmd"):
-            log.info("tooldeck.chatmd.agents is not available: prompts are served as MCP prompts, not as agent tools")
-        else:  # the module is there but broken: say so instead of quietly serving no agents
-            log.error("tooldeck.chatmd.agents cannot be imported (%s): prompts are not served as agent tools", exc)
-        return None
-    return agent_tool  # type: ignore[no-any-return]
+    return agent_tool
 
 
 def agent_tools(library: PromptLibrary, rt: Any, factory: AgentFactory | None) -> list[Tool]:
