@@ -19,7 +19,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldeck.agents import workflows
 from tooldeck.agents.audit import audit_log
@@ -34,8 +34,10 @@ from tooldeck.llm.loop import run_conversation
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig
 from tooldeck.llm.types import Event, Item, Message, TextDelta, ToolDone, ToolStart
-from tooldeck.runtime import Runtime
 from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, to_item
+
+if TYPE_CHECKING:
+    from tooldeck.runtime import Runtime
 
 log = logging.getLogger("tooldeck.agents")
 DEFAULT_MAX_RUNS = 8

@@ -29,6 +29,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.cache import CodemapCache, StatRow, blob_key
@@ -38,10 +39,12 @@ from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
 from tooldeck.codemap.render import render as render_codemap
 from tooldeck.core.errors import ToolError
-from tooldeck.runtime import Runtime
 from tooldeck.workspace.content import content_hash, looks_binary, read_bytes
 from tooldeck.workspace.roots import Root
 from tooldeck.workspace.walk import walk_files
+
+if TYPE_CHECKING:
+    from tooldeck.runtime import Runtime
 
 log = logging.getLogger("tooldeck.codemap")
 

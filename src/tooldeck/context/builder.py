@@ -25,6 +25,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
@@ -33,11 +34,13 @@ from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
 from tooldeck.context.retrieve import FileInfo, Scored, retrieve, universe
 from tooldeck.core.errors import ToolError
-from tooldeck.runtime import Runtime
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
+
+if TYPE_CHECKING:
+    from tooldeck.runtime import Runtime
 
 log = logging.getLogger("tooldeck.context")
 

@@ -20,7 +20,6 @@ so no other build is writing them).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import re
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldeck.core.errors import ToolError, invalid_arguments
+from tooldeck.workspace.statefiles import exclusive_lock, fsync_path
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:+-]{0,127}$")
 KEEP_OLD = 1
@@ -87,13 +87,8 @@ class Layout:
         """Serialise builds of one index across processes (a second build waits)."""
         d = self.dir(name)
         d.mkdir(parents=True, exist_ok=True)
-        fd = os.open(d / ".lock", os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with exclusive_lock(d / ".lock"):
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     def new_build_dir(self, name: str) -> Path:
         d = self.dir(name)
@@ -148,21 +143,13 @@ class Layout:
 
 
 def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    fsync_path(path, directory=True)
 
 
 def _fsync_tree(root: Path) -> None:
     for dirpath, _dirs, files in os.walk(root):
         for f in files:
-            fd = os.open(os.path.join(dirpath, f), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            fsync_path(os.path.join(dirpath, f))
         _fsync_dir(Path(dirpath))
 
 

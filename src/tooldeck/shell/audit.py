@@ -14,6 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tooldeck.workspace.statefiles import append_private
+
 AUDIT_FILE = "shell-audit.jsonl"
 
 
@@ -27,11 +29,7 @@ class AuditLog:
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                os.write(fd, line.encode("utf-8", errors="replace"))
-            finally:
-                os.close(fd)
+            append_private(self.path, line.encode("utf-8", errors="replace"))
 
     def read(self) -> list[dict[str, Any]]:
         """Every record (for tests and `tooldeck` inspection)."""

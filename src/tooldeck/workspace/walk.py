@@ -43,11 +43,14 @@ MAX_HELD_FDS = 64  # deeper folders are reopened from the root instead of held o
 
 def _list_fd(fd: int, sizes: bool) -> _Listing | None:
     """Sorted ``(name, is_dir, is_symlink, n)`` of the open folder ``fd``
-    (``n``: a directory's inode, a file's size when ``sizes``)."""
+    (``n``: a directory's inode, a file's size when ``sizes``). A write in
+    progress (a tooldeck temp file) is never listed, whatever the rules."""
     try:
         out: list[tuple[str, bool, bool, int]] = []
         with os.scandir(fd) as it:
             for e in it:
+                if is_temp_name(e.name):
+                    continue
                 try:
                     is_link = e.is_symlink()
                     is_dir = e.is_dir(follow_symlinks=False)
@@ -136,8 +139,6 @@ def walk(
                         continue
                     if (specs or check) and rules.decide(rel, is_dir, specs):
                         continue
-                if is_temp_name(name):  # a write in progress: never listed, whatever the rules
-                    continue
                 if not is_dir:
                     yield Entry(rel, False, is_link, depth + 1, n)
                     continue
