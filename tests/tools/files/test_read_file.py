@@ -116,10 +116,24 @@ def test_binary_and_non_files_are_refused(root: Path, call) -> None:  # type: ig
     call.err("read_file", {"file": "missing.txt"}, code="not_found")
 
 
-def test_big_file_takes_the_worker_thread_path(root: Path, call) -> None:  # type: ignore[no-untyped-def]
+def test_big_file_takes_the_worker_thread_path(root: Path, call, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from tooldeck.tools.files import read as read_module
+
+    handed: list[str] = []  # a spy: it records the hand-off and delegates to the real worker path
+    real = read_module.run_blocking
+
+    async def spy(fn, *args):  # type: ignore[no-untyped-def]
+        handed.append(getattr(fn, "__name__", "?"))
+        return await real(fn, *args)
+
+    monkeypatch.setattr(read_module, "run_blocking", spy)
+    (root / "small.txt").write_text("a\nb\n")
+    assert parse(call.ok("read_file", {"file": "small.txt"}))[1] == ["a", "b"]
+    assert handed == []  # small: read on the event loop
     (root / "mid.txt").write_text("y" * 59 + "\n" + "z" * (INLINE_BYTES * 2) + "\n")
     head, body = parse(call.ok("read_file", {"file": "mid.txt", "line_count": 1}))
     assert body == ["y" * 59] and head["total"] == "2"
+    assert len(handed) == 1  # big: handed to a worker thread
 
 
 @pytest.fixture
