@@ -132,10 +132,15 @@ def test_mcp_server_declaration_mounts_a_remote_catalog(runtime: Runtime, tmp_pa
     remote.mkdir()
     (remote / "far.txt").write_text("from the other server\n")
     cmd = f"stdio:{sys.executable} -m tooldeck serve {remote} --state-dir {tmp_path / 'remote-state'}"
-    box = box_of(f'<tool mcp_server="{cmd}" include="read_file,get_file_tree"/>', runtime)
-    assert sorted(box.names) == ["get_file_tree", "read_file"]
-    res = box.call_sync("read_file", '{"path": "far.txt"}')
-    assert not res.is_error and "from the other server" in res.text, res.text
+    from tooldeck.mcp.declaration import registry_for
+
+    try:
+        box = box_of(f'<tool mcp_server="{cmd}" include="read_file,get_file_tree"/>', runtime)
+        assert sorted(box.names) == ["get_file_tree", "read_file"]
+        res = box.call_sync("read_file", '{"path": "far.txt"}')
+        assert not res.is_error and "from the other server" in res.text, res.text
+    finally:
+        registry_for(runtime).close()  # the remote server ends with the test
 
 
 def test_agent_declaration_checks_the_prompt_file(runtime: Runtime, tmp_path: Path) -> None:
