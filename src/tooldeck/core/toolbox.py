@@ -34,7 +34,7 @@ from tooldeck.core.budget import (
 from tooldeck.core.budget import paginate as _paginate
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.invocation import SILENT, Invocation, ToolFinished, ToolStarted
-from tooldeck.core.output import Output, valid_output, valid_text
+from tooldeck.core.output import Output, TextPart, valid_output, valid_text
 from tooldeck.core.schema import parse_arguments
 from tooldeck.core.tool import RawArguments, Tool
 
@@ -188,7 +188,11 @@ class Toolbox:
         try:
             coro = tool.run(arguments, inv)
             output = await (asyncio.wait_for(coro, limit) if limit else coro)
-            output = enforce_budget(name, valid_output(output), budget, self.count_tokens, self.pager)
+            output = valid_output(output)
+            if _text_size(output) > INLINE_BUDGET_CHARS:  # counting a big result's tokens would stall the loop
+                output = await asyncio.to_thread(enforce_budget, name, output, budget, self.count_tokens, self.pager)
+            else:
+                output = enforce_budget(name, output, budget, self.count_tokens, self.pager)
         except asyncio.CancelledError:
             inv.cancel()
             inv.emit_trace(ToolFinished(cid, "cancelled"))
@@ -279,3 +283,12 @@ def _payload_text(arguments: RawArguments) -> str:
     import json
 
     return json.dumps(dict(arguments), ensure_ascii=False, default=str)
+
+
+# Outputs up to this many characters are held to the budget on the event loop
+# (a few ms of BPE at most); bigger ones are counted in a worker thread.
+INLINE_BUDGET_CHARS = 16_384
+
+
+def _text_size(output: Output) -> int:
+    return sum(len(p.text) for p in output.parts if isinstance(p, TextPart))
