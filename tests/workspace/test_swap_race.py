@@ -122,6 +122,12 @@ NO_FILE_ACCESS = {
     "webpage_to_markdown": "the web, not the roots",
     "shell": "programs run in the sandbox, whose binds (not the path rules) decide what they see",
     "import_image": "image bytes: covered by test_import_image_never_returns_the_outside_image below",
+    "list_models": "model presets from the config",
+    "chats": "stored chats",
+    "chat_send": "files only through the selection package (the workspace_context case) and a model",
+    "meta_refine": "a model, no file",
+    "agent_run": "agent sessions run the catalog's own tools (each covered here) under a model",
+    "agent_manage": "stored agent sessions",
 }
 
 # cases whose undisturbed run does not print file content (they write, or list names only)
