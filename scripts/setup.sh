@@ -50,13 +50,15 @@ fi
 # The reference MCP filesystem server, for the client-mount tests and the
 # benchmarks: installed from the npm registry into .cache/node when node is here.
 node_dir="$here/.cache/node"
-if command -v npm >/dev/null 2>&1; then
+if [ -z "$extras" ]; then
+  :  # serving needs no node: only the tests and benchmarks use the reference server
+elif command -v npm >/dev/null 2>&1; then
   if [ ! -f "$node_dir/node_modules/@modelcontextprotocol/server-filesystem/package.json" ]; then
     echo "setup: installing @modelcontextprotocol/server-filesystem into $node_dir"
     mkdir -p "$node_dir"
     npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-filesystem \
-      || echo "setup: npm install failed; the filesystem-server tests will be skipped"
+      || echo "setup: npm install failed; the filesystem-server tests will fail until it is installed"
   fi
 else
-  echo "setup: node/npm not found; the tests against the reference filesystem server will be skipped"
+  echo "setup: node/npm not found; the tests against the reference filesystem server are skipped"
 fi
