@@ -61,7 +61,8 @@ def run_file(
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     file = Path(path).absolute()
     try:
-        session = prepare(load(file), launch_runtime(state_dir))
+        rt = launch_runtime(state_dir)
+        session = prepare(load(file), rt)
     except ChatmdError as exc:
         _fail(err, str(exc))
         return EXIT_FILE
@@ -75,7 +76,7 @@ def run_file(
     if isinstance(last, Message) and last.role == "assistant":
         console.print(Text("nothing to do: the last message is the assistant's; add a <user> message", "dim"))
         return EXIT_OK
-    transcript = Transcript(file, show_tool_call=session.show_tool_call)
+    transcript = Transcript(file, show_tool_call=session.show_tool_call, state_dir=rt.state_dir)
     display = Display(console)
     try:
         from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty

@@ -3,7 +3,11 @@
 Why each append rewrites the file through a temp file and a rename: the file
 must stay valid whatever happens (Ctrl-C, a model error, a crash), so that
 running it again resumes. A reader or a crash sees the file before or after
-an element, never half of one. Payloads (tool arguments and results) go to
+an element, never half of one. The rewrite goes through the workspace's
+compare-and-swap write (:func:`tooldeck.workspace.atomic.write_file` under
+the per-file lock): if another writer changed the file between our read and
+our rename (a tool editing it, a second runner), the append is redone on the
+new content instead of overwriting that change. Payloads (tool arguments and results) go to
 ``.chatmd/<stem>/`` next to the file unless ``<config show_tool_call/>``
 asks for them inline; they are written before the element that names them.
 """
@@ -18,6 +22,7 @@ from pathlib import Path
 from tooldeck.chatmd.writer import element_text
 from tooldeck.core.output import valid_text
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
+from tooldeck.workspace.atomic import retrying, write_file
 
 PAYLOAD_DIR = ".chatmd"
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -47,16 +52,28 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 class Transcript:
-    def __init__(self, path: Path, *, show_tool_call: bool = False) -> None:
+    def __init__(
+        self, path: Path, *, show_tool_call: bool = False, state_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         self.path = path
         self.show_tool_call = show_tool_call
+        self.state_dir = state_dir
         self.payload_dir = path.parent / PAYLOAD_DIR / _SAFE_RE.sub("_", path.stem)
 
     def append_text(self, text: str) -> None:
-        current = self.path.read_bytes()
-        sep = b"" if not current or current.endswith(b"\n") else b"\n"
         # model text may carry a lone surrogate (a JSON escape): written as a visible escape
-        atomic_write(self.path, current + sep + valid_text(text).encode("utf-8"))
+        data = valid_text(text).encode("utf-8")
+        target = self.path.resolve()  # a linked .chatmd is appended where it lives
+
+        def attempt(_: int) -> None:
+            current = target.read_bytes()
+            sep = b"" if not current or current.endswith(b"\n") else b"\n"
+            write_file(
+                str(target.parent), target.name, current + sep + data,
+                create_parents=False, state_dir=self.state_dir, expect=current,
+            )
+
+        retrying(attempt)
 
     def append(self, item: Item) -> None:
         """Persist one finished conversation item as its ChatMD element."""
