@@ -15,6 +15,7 @@ Vocabulary (docs/shell.md has examples)::
       <environment inherit path><set name value/></environment>
       <secrets env patterns><secret env/><secret pattern/></secrets>
       <sandbox mode network read write child_processes system_paths/>
+      <hooks><hook event="before|after" command id/></hooks>
     </shell_access>
 
     <tool name type="shell" mode runtime description rationale stdin result cwd>
@@ -123,6 +124,15 @@ def _section(el: Element, where: _Where) -> dict[str, Any]:
     return data
 
 
+def _hook_list(el: Element, where: _Where) -> list[dict[str, Any]]:
+    _attrs(el, frozenset(), where, "hooks.")
+    out: list[dict[str, Any]] = []
+    for i, child in enumerate(_elements(el, {"hook"}, where)):
+        where.pos[f"hooks[{i}]"] = child.pos
+        out.append(_attrs(child, frozenset({"event", "command", "id"}), where, f"hooks[{i}]."))
+    return out
+
+
 def runtime_from_element(
     el: Element,
     *,
@@ -140,10 +150,10 @@ def runtime_from_element(
     rid = data.pop("id", None)
     if not rid:
         raise ChatmdError(el.pos, "<shell_access>: id is required")
-    for child in _elements(el, set(SECTION_ATTRS), where):
+    for child in _elements(el, {*SECTION_ATTRS, "hooks"}, where):
         if child.tag in data:
             raise ChatmdError(child.pos, f"<shell_access>: <{child.tag}> given twice")
-        data[child.tag] = _section(child, where)
+        data[child.tag] = _hook_list(child, where) if child.tag == "hooks" else _section(child, where)
     rt = build_runtime(rid, data, known=known or {}, base_dir=os.fspath(base_dir), origin=str(el.pos), fail=where.fail)
     real_roots = [os.path.realpath(r) for r in roots]
     for path in rt.sandbox.write:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, NoReturn
@@ -20,6 +21,7 @@ from tooldeck.shell.profiles import (
     ACTIONS,
     BUILTIN,
     Environment,
+    Hook,
     Limits,
     Policy,
     Rule,
@@ -30,7 +32,10 @@ from tooldeck.shell.profiles import (
 
 Fail = Callable[[str, str], NoReturn]
 
-RUNTIME_KEYS = frozenset({"extends", "cwd", "pipefail", "policy", "limits", "environment", "secrets", "sandbox"})
+RUNTIME_KEYS = frozenset(
+    {"extends", "cwd", "pipefail", "policy", "limits", "environment", "secrets", "sandbox", "hooks"}
+)
+HOOK_KEYS = frozenset({"event", "command", "id"})
 POLICY_KEYS = frozenset({"default", "raw", "rules"})
 RULE_KEYS = frozenset({"id", "action", "program", "basename", "path", "prefix", "contains", "regex"})
 LIMIT_KEYS = frozenset({"wall", "idle", "output", "stdin", "processes"})
@@ -206,6 +211,37 @@ def _sandbox(base: Sandbox, data: Mapping[str, Any], base_dir: str, fail: Fail) 
     return out
 
 
+def _hooks(value: Any, fail: Fail) -> tuple[Hook, ...]:
+    """``hooks = [{event = "before", command = ["./guard"]}, ...]``; a command
+    may also be one string, split like a shell would (no shell runs it)."""
+    if not isinstance(value, list):
+        fail("hooks: expected a list of tables {event, command, id}", "hooks")
+    out: list[Hook] = []
+    for i, item in enumerate(value):
+        key = f"hooks[{i}]"
+        if not isinstance(item, Mapping):
+            fail(f"{key}: expected a table {{event, command, id}}", key)
+        _check_keys(item, HOOK_KEYS, key, fail)
+        event = item.get("event")
+        if event not in ("before", "after"):
+            fail(f"{key}.event: 'before' (may refuse the command) or 'after' (sees its result)", f"{key}.event")
+        command = item.get("command")
+        if isinstance(command, str):
+            try:
+                argv = tuple(shlex.split(command))
+            except ValueError as exc:
+                fail(f"{key}.command: {exc}", f"{key}.command")
+        else:
+            argv = as_list(command, f"{key}.command", fail) if command is not None else ()
+        if not argv:
+            fail(f"{key}.command: give the program and its arguments", f"{key}.command")
+        hid = str(item.get("id") or "")
+        if hid and not ID_RE.match(hid):
+            fail(f"{key}.id {hid!r}: use letters, digits and _.-@", f"{key}.id")
+        out.append(Hook(event, argv, hid))
+    return tuple(out)
+
+
 def build_runtime(
     rid: str,
     data: Mapping[str, Any],
@@ -241,4 +277,6 @@ def build_runtime(
         if not isinstance(section, Mapping):
             fail("sandbox: expected a table", "sandbox")
         rt = replace(rt, sandbox=_sandbox(rt.sandbox, section, base_dir, fail))
+    if "hooks" in data:  # added to the parent's: extending a runtime never drops its guards
+        rt = replace(rt, hooks=rt.hooks + _hooks(data["hooks"], fail))
     return rt

@@ -89,6 +89,19 @@ class Sandbox:
 
 
 @dataclass(frozen=True, slots=True)
+class Hook:
+    """A program the runtime runs around every command (see :mod:`tooldeck.shell.hooks`)."""
+
+    event: Literal["before", "after"]
+    argv: tuple[str, ...]
+    id: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.id or self.argv[0].rsplit("/", 1)[-1]
+
+
+@dataclass(frozen=True, slots=True)
 class ShellRuntime:
     id: str
     cwd: str | None = None  # relative to the first root, or absolute inside a read root
@@ -98,6 +111,7 @@ class ShellRuntime:
     environment: Environment = field(default_factory=Environment)
     secrets: Secrets = field(default_factory=Secrets)
     sandbox: Sandbox = field(default_factory=Sandbox)
+    hooks: tuple[Hook, ...] = ()  # a runtime that extends another keeps its hooks and adds its own
     origin: str = "builtin"  # where it was declared (for the audit log and errors)
 
     def renamed(self, id: str, origin: str) -> ShellRuntime:

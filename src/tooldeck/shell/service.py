@@ -20,6 +20,7 @@ from tooldeck.core.output import Output
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, SessionApprovals, current_approver
 from tooldeck.shell.audit import AuditLog
 from tooldeck.shell.execute import RunSpec, run_async
+from tooldeck.shell.hooks import HookRun
 from tooldeck.shell.policy import Decision, decide
 from tooldeck.shell.profiles import ShellRuntime
 from tooldeck.shell.render import render_result
@@ -209,15 +210,19 @@ class ShellService:
             raise ToolError(ErrorCode.DENIED, f"script {req.script[0]} changed since it was declared (sha256 "
                             "mismatch); it will not run until the declaration is updated")  # fmt: skip
         env, secret_values = self._env(rt)
-        spec = self._wrap(req, steps, cwd, read, write, env)
         redact = Redactor(secret_values, rt.secrets.patterns)
+        hooks = HookRun(req, inv, self._wrap, self.audit.write, cwd, read, write, env,
+                        [*read, *write, *rt.sandbox.system_paths, *req.extra_ro], redact,
+                        [argv for _op, stages in steps for argv in stages])  # fmt: skip
+        await hooks.before()
+        spec = self._wrap(req, steps, cwd, read, write, env)
         result = await run_async(spec, _emitter(inv, redact, rt.limits.output_bytes), lambda: inv.cancelled)
         self.audit.write("result", tool=req.tool, command=command, exit_code=result.exit_code, signal=result.signal,
                          duration_ms=round(result.duration_ms, 1), limit=result.limit,
                          output_bytes=result.out.total + (result.err.total if result.err else 0))  # fmt: skip
         if result.limit == "cancelled":
             raise ToolError(ErrorCode.CANCELLED, "the call was cancelled; the command's processes were killed")
-        return render_result(result, req.result, redact, rt)
+        return await hooks.after(render_result(result, req.result, redact, rt), result)
 
 
 def _emitter(inv: Invocation, redact: Redactor, budget: int) -> Callable[[str, bytes], None] | None:
