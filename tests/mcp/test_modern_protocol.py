@@ -37,3 +37,31 @@ def test_modern_client_gets_results_and_errors(served: tuple[Path, Path]) -> Non
         assert (root / "new.txt").read_text() == "made\n"
 
     anyio.run(scenario)
+
+
+def test_modern_client_hears_tools_changed_on_its_listen_stream(served: tuple[Path, Path], tmp_path: Path) -> None:
+    """2026-07-28 clients get change events only on `subscriptions/listen`:
+    a change of roots must reach the stream the client opened."""
+    root, state = served
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    cmd = serve_command(root, state, "--allow-root", str(outside))
+
+    async def scenario() -> None:
+        env = {**os.environ, "TOOLDECK_STATE_DIR": str(state), "TOOLDECK_CONFIG": str(state / "no-config.toml")}
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env)
+        async with Client(params) as client:
+            caps = client.session.server_capabilities
+            assert caps is not None and caps.tools is not None and caps.tools.list_changed
+            async with client.listen(tools_list_changed=True) as sub:
+                res = await client.call_tool(
+                    "manage_workspaces", {"action": "add_folder", "folder_path": str(outside)}
+                )
+                assert not res.is_error, res.content[0].text
+                with anyio.fail_after(10):
+                    event = await sub.__aiter__().__anext__()
+                assert type(event).__name__ == "ToolsListChanged"
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            assert tools["read_file"].input_schema["properties"]["root"]["enum"] == ["root", "outside"]
+
+    anyio.run(scenario)

@@ -213,3 +213,26 @@ def test_modern_protocol_client_reads_prompts_and_resources(served: tuple[Path, 
             assert hello.text == "hello\nworld\n"  # type: ignore[union-attr]
 
     asyncio.run(scenario())
+
+
+def test_modern_protocol_client_hears_prompts_changed(served: tuple[Path, Path], tmp_path: Path) -> None:
+    from mcp import Client
+
+    root, state = served
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    write(prompts / "review.chatmd", REVIEW)
+
+    async def scenario() -> None:
+        cmd = serve_command(root, state, "--prompts", str(prompts))
+        params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=dict(os.environ))
+        async with Client(params) as client:
+            assert [p.name for p in (await client.list_prompts()).prompts] == ["review"]
+            async with client.listen(prompts_list_changed=True) as sub:
+                write(prompts / "second.chatmd", REVIEW)
+                async with asyncio.timeout(15):
+                    event = await sub.__aiter__().__anext__()
+                assert type(event).__name__ == "PromptsListChanged"
+            assert sorted(p.name for p in (await client.list_prompts()).prompts) == ["review", "second"]
+
+    asyncio.run(scenario())

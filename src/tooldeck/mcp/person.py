@@ -20,6 +20,7 @@ import logging
 from typing import Any
 
 import mcp_types as types
+from mcp.server.subscriptions import SubscriptionBus, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tooldeck.mcp.elicit import can_elicit
@@ -72,12 +73,15 @@ class PersonAsker:
             return False
 
 
-async def tools_changed(ctx: Any) -> None:
+async def tools_changed(ctx: Any, bus: SubscriptionBus | None = None) -> None:
     """``notifications/tools/list_changed`` on the stream of the call in
     progress (over HTTP it reaches the client that made the change before the
     call's response). Protocol 2026-07-28 delivers change notifications only
-    on ``subscriptions/listen`` streams, which tooldeck does not serve."""
+    on the ``subscriptions/listen`` streams clients open: the event goes to
+    the server's ``bus``, which feeds every such stream."""
     if getattr(ctx, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS:
+        if bus is not None:
+            await bus.publish(ToolsListChanged())
         return
     try:
         await ctx.session.send_notification(types.ToolListChangedNotification(), related_request_id=ctx.request_id)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tooldeck import __version__
@@ -295,7 +296,7 @@ def create_server(
                 CURRENT_CALL.reset(token)
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
                 listed.clear()
-                await tools_changed(ctx)
+                await tools_changed(ctx, bus)
             return _for_version(ctx, to_call_result(result))
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)
@@ -306,13 +307,16 @@ def create_server(
                 await relay.close()
             activity.request_finished()
 
+    bus = InMemorySubscriptionBus()  # change events for protocol 2026-07-28 `subscriptions/listen` streams
     server = ToolDeckServer(
         name,
         version=__version__,
         instructions=instructions,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
     )
+    server.bus = bus
     if extras is not None:
         extras.install(server)
     return server
@@ -320,7 +324,11 @@ def create_server(
 
 class ToolDeckServer(Server):
     """Advertises ``tools.listChanged``: the tools that describe the roots
-    change after ``manage_workspaces`` switches or changes folders."""
+    change after ``manage_workspaces`` switches or changes folders. ``bus``
+    carries those changes to protocol 2026-07-28 clients, which receive them
+    only on the ``subscriptions/listen`` streams they open."""
+
+    bus: InMemorySubscriptionBus
 
     def create_initialization_options(self, notification_options: Any = None, *args: Any, **kwargs: Any) -> Any:
         options = notification_options or NotificationOptions(tools_changed=True)

@@ -12,7 +12,8 @@ adds the rest of SPEC §6 to the same low-level ``Server``:
   agent tools changed) to every connected client when the directory changes.
   Clients are remembered from their ``notifications/initialized``; this is the
   handshake-era channel (protocol 2025-11-25 and older, what the SDK's
-  ``ClientSession`` speaks).
+  ``ClientSession`` speaks). Protocol 2026-07-28 clients get the same events
+  on the ``subscriptions/listen`` streams they open (the server's ``bus``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import PromptsListChanged, SubscriptionBus, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
 from tooldeck.core.errors import ToolError
@@ -69,6 +71,7 @@ class ServerExtras:
         self._agent_box: Toolbox | None = None
         self._agent_signature: tuple[tuple[str, str], ...] = ()
         self._sessions: list[Any] = []
+        self._bus: SubscriptionBus | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: asyncio.Task[None] | None = None
         if self.library is not None:
@@ -104,6 +107,10 @@ class ServerExtras:
         loop.call_soon_threadsafe(lambda: loop.create_task(self._broadcast(tools_changed)))
 
     async def _broadcast(self, tools_changed: bool) -> None:
+        if self._bus is not None:
+            await self._bus.publish(PromptsListChanged())
+            if tools_changed:
+                await self._bus.publish(ToolsListChanged())
         for session in list(self._sessions):
             try:
                 await session.send_prompt_list_changed()
@@ -200,6 +207,7 @@ class ServerExtras:
 
     def install(self, server: Server) -> None:
         """Register the handlers and advertise ``listChanged`` for prompts and tools."""
+        self._bus = getattr(server, "bus", None)
         server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         if self.library is not None:
             server.add_request_handler("prompts/list", types.PaginatedRequestParams, self._list_prompts)
