@@ -46,6 +46,11 @@ class OpenIndex:
         return str(self.manifest["model"])
 
     @property
+    def views_version(self) -> int:
+        """How the vectors were made (:data:`tooldeck.index.views.VERSION`; 1 before it was recorded)."""
+        return int(self.manifest.get("views", 1))
+
+    @property
     def files(self) -> dict[str, str]:
         return dict(self.manifest.get("files", {}))
 
