@@ -235,12 +235,11 @@ def quotes_name(item: dict[str, Any]) -> tuple[bool, bool]:
 
 def print_honesty(items: list[dict[str, Any]]) -> None:
     marks = [quotes_name(it) for it in items]
-    verbatim = sum(v for v, _ in marks)
+    names = [it["symbol"] for it, (v, _) in zip(items, marks, strict=True) if v]
     words = sum(w for _, w in marks)
     print(
-        f"code questions quoting the definition's name: {verbatim}/{len(items)} verbatim "
-        f"(one-word names such as `prompt`, `style`), {words}/{len(items)} with every word of it "
-        "(`result callback` for `result_callback`)"
+        f"code questions quoting the definition's name: {len(names)}/{len(items)} verbatim "
+        f"({', '.join(names)}); {words}/{len(items)} with every word of it (`result callback` for `result_callback`)"
     )
 
 
