@@ -32,7 +32,8 @@ into a temporary root) built in a child process (time, peak RSS, size on
 disk), re-indexed unchanged and after one changed file, and query latency
 (p50/p95 over 200 queries) per mode.
 
-Usage: ``python bench/index_eval.py [--skip-speed] [--chunks 10000]``
+Usage: ``python bench/index_eval.py [--skip-speed] [--chunks 10000] [--embeddings minilm]``
+(the speed part always measures the default static model)
 """
 
 from __future__ import annotations
@@ -396,7 +397,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--chunks", type=int, default=10_000)
-    ap.add_argument("--embeddings", default="static", help="static (default) | minilm (the optional extra)")
+    ap.add_argument(
+        "--embeddings", default="static", help="quality sets only: static (default) | minilm (the optional extra)"
+    )
     ap.add_argument("--child-build", nargs=2, metavar=("ROOT", "STATE"))
     args = ap.parse_args()
     if args.child_build:

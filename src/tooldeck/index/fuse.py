@@ -16,7 +16,8 @@ Three methods, all over the top ``CANDIDATES`` of each side:
   query, so a raw cosine weight either drowns BM25 or does nothing; spread
   over [0, 1] (clipped at -1 below), the dense side moves a candidate by at
   most ``w_dense`` of the best BM25 score: it reorders near-ties and lifts
-  a definition the words found weakly, not one they missed entirely.
+  a definition the words found weakly; one the words missed entirely scores
+  at most ``w_dense``.
 * ``rrf``, weighted reciprocal rank fusion:
   ``w_lexical / (k + rank_lex) + w_dense / (k + rank_dense)``. Needs no
   score normalisation, but treats the two lists as equally informative
@@ -110,6 +111,7 @@ def norm(
     query: np.ndarray,
     fusion: Fusion,
 ) -> Fused:
+    """The score-normalised combination (see the module docstring)."""
     lex_rank = {i: r for r, (i, _s) in enumerate(lexical, 1)}
     dense_rank = {i: r for r, (i, _s) in enumerate(dense, 1)}
     best = max((s for _i, s in lexical), default=0.0) or 1.0
