@@ -15,7 +15,7 @@ code sample drowns its prose. So a chunk is not embedded as it is:
   annotations. This is close to how a question about code is phrased ("where
   does the context look up a default?"). On the tuning half of the code set
   of ``bench/index_eval.py`` it lifted dense MRR from 0.18 (three views:
-  title with signature, prose, body) to 0.47; summing the prose or the body
+  title with signature, prose, body) to 0.48; summing the prose or the body
   in again lowered it (docs/index.md has the table). A contextual model
   (``reads_code`` on the embedder: MiniLM, an endpoint) does not blur a long
   text that way, and gets the summary and the code's first 1,500 characters
