@@ -28,6 +28,7 @@ from tooldeck.index.layout import Layout
 from tooldeck.index.lexical import write_lexical
 from tooldeck.index.model import BuildReport, Chunk
 from tooldeck.index.search import FORMAT, OpenIndex
+from tooldeck.index.views import VERSION as VIEWS_VERSION
 from tooldeck.workspace.content import content_hash
 
 EMBED_BATCH = 1024
@@ -69,8 +70,10 @@ def build_index(
         layout.cleanup(spec.name)  # debris of a crashed build goes first
         live = layout.current(spec.name)
         prev = OpenIndex(live) if live is not None else None
-        if prev is not None and (prev.model_id != embedder.model_id or prev.kind != spec.kind):
-            prev = None  # another model or kind: nothing is reusable
+        if prev is not None and (
+            prev.model_id != embedder.model_id or prev.kind != spec.kind or prev.views_version != VIEWS_VERSION
+        ):
+            prev = None  # another model, kind or way of making vectors: nothing is reusable
         col = _collect(prev, files, load, chunker, report, progress, check)
         report.files = len(col.file_hashes)
         report.files_removed = len(set(prev.files if prev else {}) - set(col.file_hashes))
@@ -78,7 +81,7 @@ def build_index(
             report.chunks, report.generation = len(prev.chunks), live.name
             report.seconds = time.perf_counter() - t0
             return report  # nothing to write: the live generation is this build's result
-        vectors = _vectors(col.chunks, col.source_row, prev, embedder, report, progress, check)
+        vectors = _vectors(col, prev, embedder, spec.kind, report, progress, check)
         build = layout.new_build_dir(spec.name)
         _write_generation(build, spec, embedder.model_id, col, vectors)
         report.chunks = len(col.chunks)
@@ -158,6 +161,7 @@ def _write_generation(build: Path, spec: BuildSpec, model_id: str, col: _Collect
         "source": spec.source,
         "description": spec.description,
         "model": model_id,
+        "views": VIEWS_VERSION,
         "dim": int(vectors.shape[1]) if vectors.ndim == 2 else 0,
         "files": col.file_hashes,
         "chunks": len(col.chunks),
@@ -178,9 +182,10 @@ def _unchanged(prev: OpenIndex, spec: BuildSpec, file_hashes: dict[str, str], re
     )
 
 
-def embed_chunks(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
+def embed_chunks(embedder: Embedder, chunks: list[Chunk], index_kind: str = "") -> np.ndarray:
     """One unit vector per chunk: the normalised sum of its views' vectors."""
-    views = [c.embed_views() for c in chunks]
+    reads_code = bool(getattr(embedder, "reads_code", False))
+    views = [c.embed_views(index_kind, reads_code) for c in chunks]
     n = len(views[0]) if views else 0
     flat = embedder.embed([v for vs in views for v in vs])
     if not len(flat):
@@ -190,14 +195,15 @@ def embed_chunks(embedder: Embedder, chunks: list[Chunk]) -> np.ndarray:
 
 
 def _vectors(
-    chunks: list[Chunk],
-    source_row: list[int],
+    col: _Collected,
     prev: OpenIndex | None,
     embedder: Embedder,
+    kind: str,
     report: BuildReport,
     progress: Progress,
     check: Callable[[], None],
 ) -> np.ndarray:
+    chunks, source_row = col.chunks, col.source_row
     todo = [i for i, r in enumerate(source_row) if r < 0]
     report.chunks_embedded = len(todo)
     new: np.ndarray | None = None
@@ -206,7 +212,7 @@ def _vectors(
         for a in range(0, len(todo), EMBED_BATCH):
             check()
             batch = todo[a : a + EMBED_BATCH]
-            parts.append(embed_chunks(embedder, [chunks[i] for i in batch]))
+            parts.append(embed_chunks(embedder, [chunks[i] for i in batch], kind))
             progress("embedding", min(a + EMBED_BATCH, len(todo)), len(todo))
         new = np.vstack(parts)
     dim = new.shape[1] if new is not None else (prev.vectors.shape[1] if prev is not None and len(prev.chunks) else 0)

