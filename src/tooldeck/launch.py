@@ -109,6 +109,9 @@ def run_serve(args: ServeArgs) -> int:
 def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[object, object] | int:
     """The runtime and the server extras, or an exit status for a usage error.
     ``sdk``: also import the stdio server's modules (the SDK) now."""
+    from tooldeck.tokenizer import start_worker
+
+    start_worker()  # the encoder loads in a child process, on the other core: no call waits for it
     from tooldeck.catalog import PROFILES
     from tooldeck.runtime import Runtime
 
