@@ -104,7 +104,7 @@ class LineReader:
                 raise StopAsyncIteration
             # as the SDK: bad bytes never stop the server
             text = repair_surrogate_escapes(line.decode("utf-8", "replace"))
-            if self._reject is None or not text.strip() or is_message(text):
+            if self._reject is None or not text.strip() or await _is_message_off_loop(text):
                 if self._tap is not None:
                     self._tap.incoming(text)
                     if not self._tap.active:
@@ -120,6 +120,18 @@ def is_message(text: str) -> bool:
     except ValueError:  # pydantic's ValidationError, recursion limit included
         return False
     return True
+
+
+# A request line this long is checked in a worker thread: validating it costs
+# ~4 ms of CPU per 500 KB, and the event loop may not spend more than 5 ms in
+# one go (the SDK then validates the line once more, on the loop: its own work)
+OFF_LOOP_CHARS = 64 * 1024
+
+
+async def _is_message_off_loop(text: str) -> bool:
+    if len(text) < OFF_LOOP_CHARS:
+        return is_message(text)
+    return await asyncio.to_thread(is_message, text)
 
 
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
