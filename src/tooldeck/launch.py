@@ -14,6 +14,12 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tooldeck.mcp.handshake_cache import HandshakeCache
+    from tooldeck.mcp.handshake_front import Front
+    from tooldeck.runtime import Runtime
 
 EXIT_USAGE = 2
 
@@ -106,7 +112,7 @@ def run_serve(args: ServeArgs) -> int:
     return 0
 
 
-def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[object, object] | int:
+def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int:
     """The runtime and the server extras, or an exit status for a usage error.
     ``sdk``: also import the stdio server's modules (the SDK) now."""
     from tooldeck.tokenizer import start_worker
@@ -133,7 +139,7 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[object, object] | int:
     return rt, extras
 
 
-def _handshake(args: ServeArgs) -> tuple[object, object] | None:
+def _handshake(args: ServeArgs) -> tuple[HandshakeCache, Front | None] | None:
     """(HandshakeCache, Front or None) for a stdio server, None when the cache
     is off (``TOOLDECK_HANDSHAKE_CACHE=0``). The front only reads a piped
     stdin, as a client gives it; otherwise the cache is still recorded."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,7 +114,13 @@ def test_front_answers_buffers_and_taps(tmp_path: Path) -> None:
     ]
     os.write(in_w, "".join(json.dumps(m) + "\n" for m in lines).encode() + b'{"partial')
     front = Front(cache, in_r, out_w)
-    assert front.run_while(lambda: 42) in (42,)
+    def startup_work() -> int:  # the SDK "loads" until the front has answered both requests
+        deadline = time.monotonic() + 20
+        while len(front.answered) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return 42
+
+    assert front.run_while(startup_work) == 42
     os.close(out_w)
     sent = [json.loads(x) for x in os.read(out_r, 1 << 16).decode().splitlines()]
     assert [m["id"] for m in sent] == [1, "L"] and sent[0]["result"] == init_result
