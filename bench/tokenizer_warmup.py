@@ -132,13 +132,13 @@ def main() -> None:
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"machine: {platform.machine()} {os.cpu_count()} cores, Python {platform.python_version()}; load {load}")
     print(f"{args.spawns} spawns each; min / median / max ms")
-    head = f"{'server':<28}{'first call':>18}{'warm call':>18}{'first-warm':>12}{'slowest ping':>18}{'same page':>10}"
+    head = f"{'server':<28}{'first call':>18}{'warm call':>18}{'first-warm':>12}{'slowest ping':>20}{'same page':>10}"
     print(head + f"{'cpu ms':>8}")
     print("-" * (len(head) + 8))
     for c in cases:
         waited = statistics.median(c.first_ms) - statistics.median(c.warm_ms)
         print(
-            f"{c.name:<28}{spread(c.first_ms):>18}{spread(c.warm_ms):>18}{waited:>12.0f}{spread(c.ping_ms):>18}"
+            f"{c.name:<28}{spread(c.first_ms):>18}{spread(c.warm_ms):>18}{waited:>12.0f}{spread(c.ping_ms):>20}"
             f"{sum(c.same_page):>6}/{len(c.same_page):<3}{statistics.median(c.cpu_ms):>8.0f}"
         )
     base, ours = (statistics.median(c.ping_ms) for c in cases)

@@ -115,9 +115,6 @@ def run_serve(args: ServeArgs) -> int:
 def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int:
     """The runtime and the server extras, or an exit status for a usage error.
     ``sdk``: also import the stdio server's modules (the SDK) now."""
-    from tooldeck.tokenizer import start_worker
-
-    start_worker()  # the encoder loads in a child process, on the other core: no call waits for it
     from tooldeck.catalog import PROFILES
     from tooldeck.runtime import Runtime
 
@@ -136,6 +133,11 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int
 
         import tooldeck.mcp.server
         import tooldeck.mcp.transports  # noqa: F401
+    from tooldeck.tokenizer import start_worker
+
+    # the encoder loads in a child process on another core from here on: after the
+    # heavy imports (a busy machine gives them the CPU first), before any call
+    start_worker()
     return rt, extras
 
 
