@@ -5,12 +5,17 @@
   ``bench/setup_corpora.sh`` and run with ``node`` directly (never npx: its
   own start-up and registry check are not the server's);
 * bare SDK: a low-level Python SDK server with one trivial tool (returns the file text);
-* tooldeck: `python -m tooldeck serve DIR`.
+* tooldeck: `python -m tooldeck serve DIR` (its handshake cache warm: the
+  first, untimed spawn records it);
+* tooldeck, no cache: the same with ``TOOLDECK_HANDSHAKE_CACHE=0`` (what a
+  first start, or a changed configuration, costs); timed for spawns only.
 
 All three are driven by the same Python SDK client in the same run. Calls are
 interleaved in blocks (server A 50 calls, B 50, C 50, repeat) so machine noise
 hits each server alike. Also timed: spawn → initialized (median of several
-spawns). Usage: ``python bench/mcp_roundtrip.py [--calls 500] [--spawns 5]``.
+spawns), with min/max and the server's CPU time per spawn (its whole life:
+start-up included, until the client closed it). Usage:
+``python bench/mcp_roundtrip.py [--calls 500] [--spawns 5]``.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import contextlib
 import os
 import platform
+import resource
 import shutil
 import statistics
 import sys
@@ -71,7 +77,9 @@ class Subject:
     tool: str
     arguments: dict[str, object]
     command: str
+    calls: bool = True  # timed for calls too (else spawns only)
     spawn_ms: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
     listed_ms: list[float] = field(default_factory=list)
     call_ms: list[float] = field(default_factory=list)
 
@@ -128,18 +136,37 @@ def subjects(root: Path, work: Path) -> list[Subject]:
             {"path": "file4k.txt"},
             "python -m tooldeck serve DIR",
         ),
+        Subject(
+            "tooldeck no cache",
+            StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "tooldeck", "serve", str(root), "--state-dir", str(work / "state")],
+                env={**env, "TOOLDECK_HANDSHAKE_CACHE": "0"},
+            ),
+            "read_file",
+            {"path": "file4k.txt"},
+            "TOOLDECK_HANDSHAKE_CACHE=0 python -m tooldeck serve DIR",
+            calls=False,
+        ),
     ]
     return out
 
 
+def children_cpu_ms() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (usage.ru_utime + usage.ru_stime) * 1000
+
+
 async def time_spawn(s: Subject) -> None:
     """Spawn → initialize result, and spawn → first tools/list answered."""
+    cpu0 = children_cpu_ms()
     t0 = time.perf_counter()
     async with stdio_client(s.params, errlog=DEVNULL) as (r, w), ClientSession(r, w) as session:
         await session.initialize()
         s.spawn_ms.append((time.perf_counter() - t0) * 1000)
         await session.list_tools()
         s.listed_ms.append((time.perf_counter() - t0) * 1000)
+    s.cpu_ms.append(children_cpu_ms() - cpu0)  # the server was reaped when the client closed
 
 
 async def run(calls: int, spawns: int, block: int) -> list[Subject]:
@@ -151,12 +178,14 @@ async def run(calls: int, spawns: int, block: int) -> list[Subject]:
             await time_spawn(s)
             s.spawn_ms.clear()
             s.listed_ms.clear()
+            s.cpu_ms.clear()
         for _ in range(spawns):
             for s in subs:
                 await time_spawn(s)
         async with contextlib.AsyncExitStack() as stack:
             sessions = []
-            for s in subs:
+            subs_called = [s for s in subs if s.calls]
+            for s in subs_called:
                 r, w = await stack.enter_async_context(stdio_client(s.params, errlog=DEVNULL))
                 session = await stack.enter_async_context(ClientSession(r, w))
                 await session.initialize()
@@ -169,7 +198,7 @@ async def run(calls: int, spawns: int, block: int) -> list[Subject]:
             done = 0
             while done < calls:
                 n = min(block, calls - done)
-                for s, session in zip(subs, sessions, strict=True):
+                for s, session in zip(subs_called, sessions, strict=True):
                     for _ in range(n):
                         t0 = time.perf_counter()
                         await session.call_tool(s.tool, s.arguments)
@@ -191,26 +220,32 @@ def report(subs: list[Subject], calls: int) -> None:
         f"file, {calls} calls per server (interleaved blocks)"
     )
     machine = f"{platform.node()}, {platform.machine()} {os.cpu_count()} cores, {platform.platform()}"
-    print(f"machine: {machine}, Python {platform.python_version()}; load average {os.getloadavg()[0]:.2f}")
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"machine: {machine}, Python {platform.python_version()}; load average {load}")
     print()
-    head = f"{'server':<18} {'p50 ms':>8} {'p95 ms':>8} {'p50/ref':>8} {'p50/bare':>9}"
-    head += f" {'init ms':>8} {'init/ref':>9} {'listed ms':>10}"
+    head = f"{'server':<18} {'p50 ms':>7} {'p95 ms':>7} {'p50/ref':>7} {'p50/bare':>8}"
+    head += f" {'init ms':>7} {'init min-max':>13} {'init/ref':>8} {'listed ms':>9} {'list min-max':>13} {'cpu ms':>7}"
     print(head)
     print("-" * len(head))
     ref_p50, bare_p50 = pct(ref.call_ms, 0.5), pct(bare.call_ms, 0.5)
     ref_spawn = statistics.median(ref.spawn_ms)
     for s in subs:
-        p50, p95 = pct(s.call_ms, 0.5), pct(s.call_ms, 0.95)
         spawn, listed = statistics.median(s.spawn_ms), statistics.median(s.listed_ms)
-        print(
-            f"{s.name:<18} {p50:>8.2f} {p95:>8.2f} {p50 / ref_p50:>8.2f} {p50 / bare_p50:>9.2f} "
-            f"{spawn:>8.0f} {spawn / ref_spawn:>9.2f} {listed:>10.0f}"
-        )
+        if s.call_ms:
+            p50, p95 = pct(s.call_ms, 0.5), pct(s.call_ms, 0.95)
+            row = f"{s.name:<18} {p50:>7.2f} {p95:>7.2f} {p50 / ref_p50:>7.2f} {p50 / bare_p50:>8.2f}"
+        else:
+            row = f"{s.name:<18} {'-':>7} {'-':>7} {'-':>7} {'-':>8}"
+        spread = f"{min(s.spawn_ms):.0f}-{max(s.spawn_ms):.0f}"
+        lspread = f"{min(s.listed_ms):.0f}-{max(s.listed_ms):.0f}"
+        row += f" {spawn:>7.0f} {spread:>13} {spawn / ref_spawn:>8.2f} {listed:>9.0f} {lspread:>13}"
+        print(row + f" {statistics.median(s.cpu_ms):>7.0f}")
     print()
     for s in subs:
         print(f"  {s.name}: {s.command}")
     print("init = process start until the initialize result arrived; listed = until the first tools/list")
-    print("was answered (medians of the timed spawns)")
+    print("was answered (medians of the timed spawns, min-max beside); cpu = the server process's user+system")
+    print("CPU time over its whole life per spawn (median): start-up work that continues after the handshake")
 
 
 def main() -> None:

@@ -14,6 +14,12 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tooldeck.mcp.handshake_cache import HandshakeCache
+    from tooldeck.mcp.handshake_front import Front
+    from tooldeck.runtime import Runtime
 
 EXIT_USAGE = 2
 
@@ -76,16 +82,40 @@ def allowed_parents(extra: list[str]) -> list[str]:
 
 def run_serve(args: ServeArgs) -> int:
     """Serve the catalog over MCP (stdio, or HTTP with ``args.http``); returns
-    the exit status (2 for a usage error found before serving)."""
-    from tooldeck.mcp.transports import parse_http
+    the exit status (2 for a usage error found before serving).
 
+    Over stdio the heavy start-up (:func:`_prepare`: the catalog's modules,
+    the runtime, the SDK) runs in a thread while the handshake front answers
+    ``initialize`` from the handshake cache (:mod:`tooldeck.mcp.handshake_front`)."""
     bind: tuple[str, int] | None = None
     if args.http is not None:
+        from tooldeck.mcp.transports import parse_http
+
         try:
             bind = parse_http(args.http)
         except ValueError as exc:
             return _usage(str(exc))
-    from tooldeck.catalog import PROFILES, build_toolbox
+    handshake = _handshake(args) if bind is None else None
+    front = handshake[1] if handshake is not None else None
+    prepared = front.run_while(lambda: _prepare(args, sdk=True)) if front is not None else _prepare(args)
+    if isinstance(prepared, int):
+        return prepared
+    rt, extras = prepared
+    from tooldeck.catalog import build_toolbox
+    from tooldeck.mcp.transports import serve
+
+    try:
+        # a factory: over stdio the catalog is built while the handshake is answered
+        serve(lambda: build_toolbox(rt.start(), args.profile), bind, extras, runtime=rt, handshake=handshake)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int:
+    """The runtime and the server extras, or an exit status for a usage error.
+    ``sdk``: also import the stdio server's modules (the SDK) now."""
+    from tooldeck.catalog import PROFILES
     from tooldeck.runtime import Runtime
 
     if args.profile is not None and args.profile not in PROFILES:
@@ -97,15 +127,35 @@ def run_serve(args: ServeArgs) -> int:
         return _usage(str(exc))
     if args.prompts is not None:
         rt.settings["prompts_dir"] = args.prompts
-    from tooldeck.mcp.transports import serve
-
     extras = _server_extras(rt, args.prompts)
-    try:
-        # a factory: over stdio the catalog is built while the handshake is answered
-        serve(lambda: build_toolbox(rt.start(), args.profile), bind, extras, runtime=rt)
-    except KeyboardInterrupt:
-        pass
-    return 0
+    if sdk:
+        import mcp.server.stdio  # noqa: F401 - the SDK, imported here while the front answers
+
+        import tooldeck.mcp.server
+        import tooldeck.mcp.transports  # noqa: F401
+    from tooldeck.tokenizer import start_worker
+
+    # the encoder loads in a child process on another core from here on: after the
+    # heavy imports (a busy machine gives them the CPU first), before any call
+    start_worker()
+    return rt, extras
+
+
+def _handshake(args: ServeArgs) -> tuple[HandshakeCache, Front | None] | None:
+    """(HandshakeCache, Front or None) for a stdio server, None when the cache
+    is off (``TOOLDECK_HANDSHAKE_CACHE=0``). The front only reads a piped
+    stdin, as a client gives it; otherwise the cache is still recorded."""
+    from dataclasses import asdict
+
+    from tooldeck.mcp import handshake_cache as hc
+
+    if not hc.enabled():
+        return None
+    key = hc.cache_key(asdict(args), args.roots, args.prompts)
+    cache = hc.HandshakeCache.load(hc.cache_path(hc.state_dir(args.state_dir), key), key)
+    from tooldeck.mcp.handshake_front import Front, stdin_is_pipe
+
+    return cache, (Front(cache) if stdin_is_pipe() else None)
 
 
 def _server_extras(rt: object, prompts: str | None) -> object:

@@ -23,8 +23,12 @@ import os
 import re
 import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from mcp_types import jsonrpc_message_adapter
+
+if TYPE_CHECKING:
+    from tooldeck.mcp.handshake_front import Tap
 
 LINE_LIMIT = 1 << 30  # a request line may be huge (a whole file in `content`)
 
@@ -76,11 +80,16 @@ class LineReader:
     and never reaches the SDK, so every request gets an answer."""
 
     def __init__(
-        self, readline: Callable[[], Awaitable[bytes]], drain: Drain | None = None, reject: Reject | None = None
+        self,
+        readline: Callable[[], Awaitable[bytes]],
+        drain: Drain | None = None,
+        reject: Reject | None = None,
+        tap: Tap | None = None,
     ) -> None:
         self._readline = readline
         self._drain = drain
         self._reject = reject
+        self._tap = tap
 
     def __aiter__(self) -> LineReader:
         return self
@@ -95,7 +104,11 @@ class LineReader:
                 raise StopAsyncIteration
             # as the SDK: bad bytes never stop the server
             text = repair_surrogate_escapes(line.decode("utf-8", "replace"))
-            if self._reject is None or not text.strip() or is_message(text):
+            if self._reject is None or not text.strip() or await _is_message_off_loop(text):
+                if self._tap is not None:
+                    self._tap.incoming(text)
+                    if not self._tap.active:
+                        self._tap = None
                 return text
             await self._reject(text)
 
@@ -107,6 +120,18 @@ def is_message(text: str) -> bool:
     except ValueError:  # pydantic's ValidationError, recursion limit included
         return False
     return True
+
+
+# A request line this long is checked in a worker thread: validating it costs
+# ~4 ms of CPU per 500 KB, and the event loop may not spend more than 5 ms in
+# one go (the SDK then validates the line once more, on the loop: its own work)
+OFF_LOOP_CHARS = 64 * 1024
+
+
+async def _is_message_off_loop(text: str) -> bool:
+    if len(text) < OFF_LOOP_CHARS:
+        return is_message(text)
+    return await asyncio.to_thread(is_message, text)
 
 
 _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
@@ -179,6 +204,29 @@ class FdWriter:
         return None
 
 
+class TapWriter:
+    """A writer whose lines pass through a handshake :class:`Tap` (which may
+    swallow an answer the front already gave, or add a notification) until
+    the tap has nothing left to watch."""
+
+    def __init__(self, inner: LineWriter | FdWriter, tap: Tap) -> None:
+        self._inner = inner
+        self._tap: Tap | None = tap
+
+    async def write(self, text: str) -> int:
+        tap = self._tap
+        if tap is None:
+            return await self._inner.write(text)
+        for line in tap.outgoing(text):
+            await self._inner.write(line)
+        if not tap.active:
+            self._tap = None
+        return len(text)
+
+    async def flush(self) -> None:
+        await self._inner.flush()
+
+
 def _is_pipe(fd: int) -> bool:
     try:
         mode = os.fstat(fd).st_mode
@@ -188,12 +236,18 @@ def _is_pipe(fd: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineReader, LineWriter | FdWriter]]:
+async def open_stdio(
+    drain: Drain | None = None, prefix: bytes = b"", eof: bool = False, tap: Tap | None = None
+) -> AsyncIterator[tuple[LineReader, LineWriter | FdWriter | TapWriter]]:
     """The reader over fd 0 and the writer over fd 1. Pipes are watched by the
     event loop; anything else (a file, /dev/null, a terminal, which epoll
     cannot or need not watch) is read line by line in a worker thread and
     written with plain writes. Lines the SDK cannot parse are answered here
-    through the same writer (one whole line per write: never interleaved)."""
+    through the same writer (one whole line per write: never interleaved).
+
+    ``prefix``: bytes the handshake front already read from a piped stdin
+    (``eof``: and the end of it), read before anything else; ``tap`` watches
+    the handshake (:mod:`tooldeck.mcp.handshake_front`)."""
     loop = asyncio.get_running_loop()
     stack = contextlib.AsyncExitStack()
     async with stack:
@@ -202,10 +256,15 @@ async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineRead
         stack.callback(rfile.close)
         if _is_pipe(0):
             reader = asyncio.StreamReader(limit=LINE_LIMIT, loop=loop)
-            r_transport, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile
-            )
-            stack.callback(r_transport.close)
+            if prefix:
+                reader.feed_data(prefix)
+            if eof:
+                reader.feed_eof()
+            else:
+                r_transport, _ = await loop.connect_read_pipe(
+                    lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile
+                )
+                stack.callback(r_transport.close)
             readline: Callable[[], Awaitable[bytes]] = reader.readline
         else:
 
@@ -213,7 +272,8 @@ async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineRead
                 return await asyncio.to_thread(rfile.readline)
 
             readline = read_in_thread
-        writer: LineWriter | FdWriter
+        assert not prefix or _is_pipe(0), "the handshake front only reads a piped stdin"
+        writer: LineWriter | FdWriter | TapWriter
         if _is_pipe(1):
             wfile = os.fdopen(os.dup(1), "wb", buffering=0)
             w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wfile)
@@ -225,12 +285,14 @@ async def open_stdio(drain: Drain | None = None) -> AsyncIterator[tuple[LineRead
             out_fd = os.dup(1)
             stack.callback(os.close, out_fd)
             writer = FdWriter(out_fd)
+        if tap is not None:
+            writer = TapWriter(writer, tap)
 
         async def reject(text: str) -> None:
             await writer.write(error_reply(text) + "\n")
             await writer.flush()
 
-        lines = LineReader(readline, drain, reject)
+        lines = LineReader(readline, drain, reject, tap)
         # fd 0 -> /dev/null and fd 1 -> stderr while serving
         _divert(stack, 0, os.open(os.devnull, os.O_RDONLY))
         _divert(stack, 1, os.dup(2))

@@ -37,7 +37,9 @@ def is_loopback(host: str) -> bool:
 ToolboxSource = Toolbox | Callable[[], Toolbox]
 
 
-async def run_stdio(source: ToolboxSource, extras: Any = None) -> None:
+async def run_stdio(source: ToolboxSource, extras: Any = None, handshake: Any = None) -> None:
+    """``handshake``: (HandshakeCache, Front or None) from the launch, when the
+    handshake cache is on (:mod:`tooldeck.mcp.handshake_front`)."""
     from mcp.server.stdio import stdio_server
 
     from tooldeck.mcp.server import Activity, Catalog, create_server
@@ -53,12 +55,35 @@ async def run_stdio(source: ToolboxSource, extras: Any = None) -> None:
             await catalog.get()
         await activity.settled(timeout=60)
 
+    front = handshake[1] if handshake is not None else None
+    prefix, eof = (bytes(front.prefix), front.eof) if front is not None else (b"", False)
     async with (
-        open_stdio(answer_pending) as (stdin, stdout),
+        open_stdio(answer_pending, prefix, eof, _tap(handshake)) as (stdin, stdout),
         stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream),  # type: ignore[arg-type]
     ):
         catalog.start()  # built while the handshake is answered
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _tap(handshake: Any) -> Any:
+    """The handshake tap: it records the SDK's answers in the cache (written
+    in a worker thread, off the event loop) and settles the front's."""
+    if handshake is None:
+        return None
+    import asyncio
+
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+
+    from tooldeck.mcp.handshake_front import Tap
+
+    cache, front = handshake
+    cache.set_versions(list(HANDSHAKE_PROTOCOL_VERSIONS), LATEST_HANDSHAKE_VERSION)
+    loop = asyncio.get_running_loop()
+
+    def save() -> None:
+        loop.run_in_executor(None, cache.write, cache.snapshot())
+
+    return Tap(cache, front, save)
 
 
 class BearerAuth:
@@ -171,13 +196,18 @@ def parse_http(value: str) -> tuple[str, int]:
 
 
 def serve(
-    toolbox: ToolboxSource, bind: tuple[str, int] | None = None, extras: Any = None, runtime: Any = None
+    toolbox: ToolboxSource,
+    bind: tuple[str, int] | None = None,
+    extras: Any = None,
+    runtime: Any = None,
+    handshake: Any = None,
 ) -> None:
     """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port)
     (with ``runtime``, the web dashboard too). ``toolbox`` may be a factory:
     the catalog is then built while serving. ``extras``: prompts, resources
-    and agent tools (``ServerExtras``)."""
+    and agent tools (``ServerExtras``). ``handshake``: see :func:`run_stdio`
+    (stdio only)."""
     if bind is None:
-        anyio.run(run_stdio, toolbox, extras)
+        anyio.run(run_stdio, toolbox, extras, handshake)
         return
     anyio.run(run_http, toolbox, *bind, extras, runtime)

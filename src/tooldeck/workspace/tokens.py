@@ -3,7 +3,13 @@ tiktoken-identical ids for o200k_base and cl100k_base, no downloads), and a
 counter cached by content hash for texts that are counted again and again.
 
 Loading an encoding takes about half a second, so it happens on first use (or
-in a background warm-up started by a host), never at import time.
+in a background warm-up started by a host), never at import time. That load
+holds the GIL for its whole length, so a server does not load it at all: it
+calls :func:`start_worker`, and its counts are made by a child process
+(:mod:`tooldeck.tokenizer`) that loads on the other core. Until
+the child is ready a count is an estimate (:func:`estimate`, bytes / 2 + 1:
+above the true count for code and prose, so a budget it enforces is kept);
+exact afterwards; estimates are never cached.
 
 Why a cache: a selection breakdown re-counts the same file texts on every
 ``workspace_context`` call; BPE over a large selection costs far more than
@@ -20,11 +26,16 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import Protocol
 
-DEFAULT_ENCODING = "o200k_base"
-_lock = threading.Lock()
+from tooldeck.tokenizer import (  # noqa: F401 - start_worker / stop_worker: part of this service's interface
+    DEFAULT_ENCODING,
+    count_here,
+    current_worker,
+    get_encoding,
+    start_worker,
+    stop_worker,
+)
 
 # Older OpenAI chat models use cl100k; everything newer (and every non-OpenAI
 # model, for which o200k is the documented approximation) uses o200k.
@@ -43,23 +54,35 @@ def encoding_name_for(model: str | None) -> str:
     return DEFAULT_ENCODING
 
 
-@lru_cache(maxsize=4)
-def get_encoding(name: str = DEFAULT_ENCODING) -> Any:
-    with _lock:
-        import quicktok
+def estimate(text: str) -> int:
+    """The count used while the token worker is still loading: UTF-8 bytes / 2
+    + 1. BPE tokens of code and prose cover 2.5-4.5 bytes (non-Latin letters
+    about 2), so this errs high and a budget enforced with it is kept; it can
+    be low only for text of mostly one-byte tokens (dense punctuation,
+    binary-like data)."""
+    return len(text.encode("utf-8", "surrogatepass")) // 2 + 1 if text else 0
 
-        return quicktok.get_encoding(name)
+
+def count_texts(encoding: str, texts: Sequence[str]) -> tuple[list[int], bool]:
+    """Counts of ``texts`` and whether they are exact (False: estimates,
+    given while the token worker is loading; never wait for it)."""
+    worker = current_worker()
+    if worker is not None and not worker.dead:
+        got = worker.counts(encoding, texts)
+        if got is not None:
+            return got, True
+        if not worker.dead:
+            return [estimate(t) for t in texts], False
+    return [count_here(encoding, t) for t in texts], True
 
 
 def count_with(encoding: str, text: str) -> int:
     """Tokens of ``text`` under the encoding named ``encoding`` (o200k_base / cl100k_base)."""
     if not text:
         return 0
-    enc = get_encoding(encoding)
-    try:
-        return int(enc.count(text))  # = len(encode_ordinary(text)), without building the ids
-    except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates
-        return int(enc.count(text.encode("utf-8", "replace").decode("utf-8", "replace")))
+    if current_worker() is not None:
+        return count_texts(encoding, [text])[0][0]
+    return count_here(encoding, text)
 
 
 def count_tokens(text: str, model: str | None = None) -> int:
@@ -71,6 +94,8 @@ def count_many(texts: list[str], model: str | None = None) -> list[int]:
     """Token counts of many texts (encoded in parallel by the tokenizer)."""
     if not texts:
         return []
+    if current_worker() is not None:
+        return count_texts(encoding_name_for(model), texts)[0]
     enc = get_encoding(encoding_name_for(model))
     try:
         _ids, offsets = enc.encode_batch(texts)  # doc i is ids[offsets[i]:offsets[i + 1]]
@@ -82,8 +107,10 @@ def count_many(texts: list[str], model: str | None = None) -> list[int]:
 
 def warm_up() -> None:
     """Load the default encoding now. It takes ~0.6 s and holds the GIL (the
-    whole process stalls), so hosts call it when idle, never on a hot path."""
-    get_encoding()
+    whole process stalls), so hosts call it when idle, never on a hot path;
+    with a token worker (which loads itself) it does nothing."""
+    if current_worker() is None:
+        get_encoding()
 
 
 MEMORY_ENTRIES = 50_000
@@ -127,16 +154,18 @@ class TokenCounter:
         missing = sorted({k for k in keys if k not in found})
         if missing:
             found.update(self.db.token_counts(missing))
-        fresh: dict[str, int] = {}
-        for k, t in zip(keys, texts, strict=True):
-            if k not in found:
-                found[k] = fresh[k] = count_with(encoding, t)
-                self.computed += 1
-        if fresh:
-            self.db.save_token_counts(fresh)
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        exact = True
+        if todo:
+            counts, exact = count_texts(encoding, list(todo.values()))
+            fresh = dict(zip(todo, counts, strict=True))
+            found.update(fresh)
+            if exact:  # an estimate (the worker still loading) is never kept
+                self.computed += len(fresh)
+                self.db.save_token_counts(fresh)
         with self._lock:
             for k in keys:
-                if k:
+                if k and (exact or k not in todo):
                     self._memory[k] = found[k]
                     self._memory.move_to_end(k)
             while len(self._memory) > MEMORY_ENTRIES:

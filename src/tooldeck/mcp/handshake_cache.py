@@ -1,0 +1,215 @@
+"""The handshake cache: what the real server answered to ``initialize`` and the
+first ``tools/list`` on a previous run, so the next run can answer them
+before the SDK is imported.
+
+Why: ``import mcp`` alone costs ~0.65 s (pydantic builds the protocol models
+of three spec revisions), more than the whole start-up budget a client
+gives a stdio server. The answers themselves hardly ever change between two
+spawns of the same command line, so they are kept here, produced by the SDK
+itself (never written by hand: one source of truth), and keyed by everything
+that can change them:
+
+* tooldeck's version and the identity (path, size, mtime_ns) of the modules
+  that shape the answers (``tooldeck/mcp/*.py``, the catalog);
+* the SDK's and pydantic's installed versions (their ``.dist-info`` names),
+  the Python executable and version;
+* the ``serve`` arguments, the working directory, every ``TOOLDECK_*``
+  variable plus the few others the launch reads (``MCP_PROMPTS_DIR``,
+  ``HOME``, ``XDG_CONFIG_HOME``, ``XDG_STATE_HOME``);
+* the roots (resolved path, whether each is a directory), the identity of
+  the user's config file and of each root's ``.tooldeck.toml``, and the
+  listing of the prompts directory.
+
+What the key cannot see (the state store's saved workspace folders, a tool
+module edited in place) is corrected after the fact: the ``tools/list``
+answer is compared with the real one once the catalog is up and
+``notifications/tools/list_changed`` is sent when they differ (see
+:mod:`tooldeck.mcp.handshake_front`).
+
+This module is imported before the SDK, on the start-up path: it uses the
+standard library only, and nothing heavy of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+import threading
+from typing import Any
+
+FORMAT = 1
+DISABLE_ENV = "TOOLDECK_HANDSHAKE_CACHE"  # "0": never answer from the cache
+_ENV_NAMES = ("MCP_PROMPTS_DIR", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
+_DIST_PREFIXES = ("mcp-", "mcp_types-", "pydantic-", "pydantic_core-")
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tooldeck
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def state_dir(explicit: str | None) -> str:
+    """The state directory exactly as ``store.db.default_state_dir`` resolves
+    it (repeated here so the start-up path does not import the store; a test
+    keeps the two in step)."""
+    if explicit:
+        return os.path.expanduser(explicit)
+    env = os.environ.get("TOOLDECK_STATE_DIR")
+    if env:
+        return os.path.expanduser(env)
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(base, "tooldeck")
+
+
+def _identity(path: str) -> list[Any]:
+    """path + size + mtime_ns, or the path alone when it does not exist."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path]
+    return [path, st.st_size, st.st_mtime_ns]
+
+
+def _listing(directory: str) -> list[Any]:
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return [directory]
+    return [directory, *(_identity(os.path.join(directory, n)) for n in names)]
+
+
+def _code_identity() -> list[Any]:
+    mcp_dir = os.path.join(_PKG, "mcp")
+    files = [os.path.join(_PKG, "__init__.py"), os.path.join(_PKG, "catalog.py")]
+    try:
+        files += sorted(os.path.join(mcp_dir, n) for n in os.listdir(mcp_dir) if n.endswith(".py"))
+    except OSError:
+        pass
+    return [_identity(f) for f in files]
+
+
+def _sdk_versions() -> list[str]:
+    """The installed SDK and pydantic, by their ``.dist-info`` directory names
+    (found without importing them: ``find_spec`` only searches the path)."""
+    from importlib.util import find_spec
+
+    spec = find_spec("mcp")
+    if spec is None or not spec.origin:
+        return ["no-sdk"]
+    site = os.path.dirname(os.path.dirname(spec.origin))
+    try:
+        names = os.listdir(site)
+    except OSError:
+        return [site]
+    return sorted(n for n in names if n.endswith(".dist-info") and n.startswith(_DIST_PREFIXES))
+
+
+def _user_config() -> str:
+    explicit = os.environ.get("TOOLDECK_CONFIG")
+    if explicit:
+        return os.path.expanduser(explicit)
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "tooldeck", "config.toml")
+
+
+def _prompts_dir(explicit: str | None) -> str:
+    # as mcp.prompts.resolve_prompts_dir: --prompts, then $MCP_PROMPTS_DIR, then ./prompts
+    return explicit or os.environ.get("MCP_PROMPTS_DIR") or "prompts"
+
+
+def cache_key(args: dict[str, Any], roots: list[str], prompts: str | None) -> dict[str, Any]:
+    """Everything the ``initialize`` and ``tools/list`` answers depend on that
+    can be seen without importing the SDK (see the module docstring)."""
+    from tooldeck import __version__
+
+    cwd = os.getcwd()
+    resolved = [os.path.realpath(r) for r in (roots or [cwd])]
+    return {
+        "format": FORMAT,
+        "tooldeck": __version__,
+        "code": _code_identity(),
+        "sdk": _sdk_versions(),
+        "python": [sys.executable, sys.version],
+        "args": args,
+        "cwd": cwd,
+        "env": sorted((k, v) for k, v in os.environ.items() if k.startswith("TOOLDECK_") or k in _ENV_NAMES),
+        "roots": [[r, os.path.isdir(r), _identity(os.path.join(r, ".tooldeck.toml"))] for r in resolved],
+        "config": _identity(_user_config()),
+        "prompts": _listing(os.path.join(cwd, _prompts_dir(prompts))),
+    }
+
+
+def cache_path(state: str, key: dict[str, Any]) -> str:
+    digest = hashlib.blake2b(json.dumps(key, sort_keys=True).encode(), digest_size=12).hexdigest()
+    return os.path.join(state, "mcp-handshake", f"{digest}.json")
+
+
+class HandshakeCache:
+    """One cache file: the key it was written under, the SDK's protocol
+    versions, and per negotiated version the ``initialize`` and ``tools/list``
+    results exactly as the SDK put them on the wire."""
+
+    def __init__(self, path: str, key: dict[str, Any], data: dict[str, Any] | None = None) -> None:
+        self.path = path
+        self.key = key
+        self.data: dict[str, Any] = data if data is not None else {"key": key}
+
+    @classmethod
+    def load(cls, path: str, key: dict[str, Any]) -> HandshakeCache:
+        """The cache at ``path`` if it was written under ``key``, else an empty one."""
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return cls(path, key)
+        if not isinstance(data, dict) or data.get("key") != json.loads(json.dumps(key)):
+            return cls(path, key)
+        return cls(path, key, data)
+
+    def negotiate(self, requested: object) -> str | None:
+        """The version the SDK would pick for ``requested`` (the same rule as
+        its ``_negotiate_initialize``: the requested one when it is a handshake
+        version, else the newest handshake version); None when unknown yet."""
+        versions = self.data.get("handshake_versions")
+        latest = self.data.get("latest_handshake")
+        if not isinstance(versions, list) or not isinstance(latest, str):
+            return None
+        return requested if isinstance(requested, str) and requested in versions else latest
+
+    def result(self, method: str, version: str) -> dict[str, Any] | None:
+        got = self.data.get(method, {}).get(version)
+        return got if isinstance(got, dict) else None
+
+    def record(self, method: str, version: str, result: dict[str, Any] | None) -> None:
+        """Store (or with None, forget) the SDK's ``result`` of ``method``."""
+        table = self.data.setdefault(method, {})
+        if result is None:
+            table.pop(version, None)
+        else:
+            table[version] = result
+
+    def set_versions(self, versions: list[str], latest: str) -> None:
+        self.data["handshake_versions"] = list(versions)
+        self.data["latest_handshake"] = latest
+
+    def snapshot(self) -> str:
+        """The file's text now (taken on the event loop; written elsewhere)."""
+        return json.dumps(self.data)
+
+    def write(self, text: str) -> None:
+        """Write ``text`` atomically (temp file + rename): a concurrent reader
+        sees the old file or the new one, never half of one. Failures are
+        ignored: the cache only saves time."""
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            tmp = f"{self.path}.{os.getpid()}.{threading.get_ident()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+    def save(self) -> None:
+        self.write(self.snapshot())

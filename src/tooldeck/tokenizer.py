@@ -1,0 +1,250 @@
+"""The BPE encoder itself (quicktok), and the token worker: a child process
+that counts for a server.
+
+Kept apart from :mod:`tooldeck.workspace.tokens` (the token service that
+hosts and tools use) for one reason: the worker must start fast, and
+importing anything under ``tooldeck.workspace`` runs that package's
+``__init__`` (pydantic models, ~0.2-0.8 s). This module imports only the
+standard library and, when an encoding is first needed, quicktok; a host
+spawns the worker first thing, and ``python -m tooldeck.tokenizer`` is the
+child.
+
+Why a worker process, not a thread: loading an encoding takes ~0.6 s of CPU inside
+one call of the tokenizer's C++ extension that holds the GIL (measured: a
+thread ticking every millisecond stalls for the whole load). Loaded in any
+thread of the server, it freezes every call for that long; loaded on first
+use, the first call that needs a count waits for it. In a child process
+(``python -m tooldeck.tokenizer``) it loads on the other core, and the server
+never waits: until the child says it is ready, counts are estimated
+(:func:`tooldeck.workspace.tokens.estimate`), exact from then on. A count
+also costs the server no CPU: its thread waits on a pipe (GIL released)
+while the child runs the BPE, which keeps long counts off the event loop.
+The child counts with :func:`tooldeck.tokenizer.count_here`, the function the
+server would use in-process: the same numbers. Wire format: see
+:mod:`tooldeck.tokenizer`.
+
+Wire (pipes, little-endian): a request is ``<I`` payload length, then the
+encoding name (``<B`` length + ASCII), ``<I`` text count, and per text ``<I``
+length + UTF-8 (``surrogatepass``: the child sees the exact string); the
+answer is one ``<q`` per text. The child writes ``R`` once its default
+encoding is loaded, and exits when its stdin closes.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Sequence
+from functools import lru_cache
+from typing import Any, BinaryIO
+
+log = logging.getLogger("tooldeck.tokens")
+
+DEFAULT_ENCODING = "o200k_base"
+WORKER_ENV = "TOOLDECK_TOKEN_WORKER"  # "0": count in-process (the load then stalls once)
+CHUNK_BYTES = 256 * 1024  # per request: a caller on the event loop waits behind at most one chunk
+_lock = threading.Lock()
+_LEN = struct.Struct("<I")
+
+
+@lru_cache(maxsize=4)
+def get_encoding(name: str = DEFAULT_ENCODING) -> Any:
+    with _lock:
+        import quicktok
+
+        return quicktok.get_encoding(name)
+
+
+def count_here(encoding: str, text: str) -> int:
+    """Tokens of ``text`` under ``encoding``, counted in this process (loads
+    the encoding on first use: ~0.6 s holding the GIL)."""
+    if not text:
+        return 0
+    enc = get_encoding(encoding)
+    try:
+        return int(enc.count(text))  # = len(encode_ordinary(text)), without building the ids
+    except (UnicodeEncodeError, ValueError, TypeError):  # lone surrogates
+        return int(enc.count(text.encode("utf-8", "replace").decode("utf-8", "replace")))
+
+
+def read_exact(stream: BinaryIO, n: int) -> bytes:
+    data = bytearray()
+    while len(data) < n:
+        got = stream.read(n - len(data))
+        if not got:
+            raise EOFError("token worker pipe closed")
+        data += got
+    return bytes(data)
+
+
+def encode_request(encoding: str, texts: Sequence[str]) -> bytes:
+    name = encoding.encode("ascii")
+    parts = [bytes([len(name)]), name, _LEN.pack(len(texts))]
+    for text in texts:
+        raw = text.encode("utf-8", "surrogatepass")
+        parts += [_LEN.pack(len(raw)), raw]
+    payload = b"".join(parts)
+    return _LEN.pack(len(payload)) + payload
+
+
+def decode_request(payload: bytes) -> tuple[str, list[str]]:
+    n = payload[0]
+    encoding = payload[1 : 1 + n].decode("ascii")
+    pos = 1 + n
+    (count,) = _LEN.unpack_from(payload, pos)
+    pos += 4
+    texts = []
+    for _ in range(count):
+        (size,) = _LEN.unpack_from(payload, pos)
+        pos += 4
+        texts.append(payload[pos : pos + size].decode("utf-8", "surrogatepass"))
+        pos += size
+    return encoding, texts
+
+
+def read_counts(stream: BinaryIO, n: int) -> list[int]:
+    return list(struct.unpack(f"<{n}q", read_exact(stream, 8 * n)))
+
+
+def child_main() -> None:
+    """The child: load the default encoding, say ``R``, answer requests."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the terminal is the server's to handle
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    get_encoding(DEFAULT_ENCODING)
+    stdout.write(b"R")
+    stdout.flush()
+    while True:
+        try:
+            (size,) = _LEN.unpack(read_exact(stdin, 4))
+            encoding, texts = decode_request(read_exact(stdin, size))
+        except EOFError:
+            return
+        counts = [count_here(encoding, t) for t in texts]
+        stdout.write(struct.pack(f"<{len(counts)}q", *counts))
+        stdout.flush()
+
+
+class TokenWorker:
+    """The server's side: spawns the child and asks it for counts.
+
+    :meth:`counts` never waits for the child to load: it returns None until
+    the child is ready, and None for good if the child died (the caller then
+    counts in-process). Thread-safe; requests are serialized."""
+
+    def __init__(self, command: list[str] | None = None) -> None:
+        cmd = command or [sys.executable, "-m", "tooldeck.tokenizer"]
+        # stderr to /dev/null: the child must not hold the server's stderr open after the
+        # server exits (a client reading it to EOF would wait for the child's load); a
+        # child that fails is seen as dead here and counting falls back in-process
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0
+        )
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self.dead = False
+        threading.Thread(target=self._await_ready, name="tooldeck-tokens-ready", daemon=True).start()
+
+    def _await_ready(self) -> None:
+        assert self._proc.stdout is not None
+        try:
+            if self._proc.stdout.read(1) == b"R":
+                self._ready.set()
+                return
+        except (OSError, ValueError):
+            pass
+        self.dead = True
+
+    @property
+    def ready(self) -> bool:
+        return self._ready.is_set() and not self.dead
+
+    def wait_ready(self, timeout: float) -> bool:
+        """For tests and benchmarks only: hosts never wait."""
+        return self._ready.wait(timeout) and not self.dead
+
+    def counts(self, encoding: str, texts: Sequence[str]) -> list[int] | None:
+        if not self.ready:
+            return None
+        out: list[int] = []
+        with self._lock:
+            try:
+                for chunk in _chunks(texts):
+                    out += self._request(encoding, chunk)
+            except (OSError, EOFError, ValueError, struct.error):
+                log.warning("tooldeck: the token worker stopped; counting in-process from now on")
+                self.dead = True
+                return None
+        return out
+
+    def _request(self, encoding: str, texts: Sequence[str]) -> list[int]:
+        stdin, stdout = self._proc.stdin, self._proc.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(encode_request(encoding, texts))
+        return read_counts(stdout, len(texts))
+
+    def close(self) -> None:
+        """End the child (closing its stdin is enough; it exits on EOF)."""
+        self.dead = True
+        for stream in (self._proc.stdin, self._proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        try:
+            self._proc.wait(2)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+
+
+def _chunks(texts: Sequence[str]) -> list[Sequence[str]]:
+    """Requests of at most about CHUNK_BYTES (a bigger single text is one request)."""
+    out: list[Sequence[str]] = []
+    start = size = 0
+    for i, text in enumerate(texts):
+        if size and size + len(text) > CHUNK_BYTES:
+            out.append(texts[start:i])
+            start, size = i, 0
+        size += len(text)
+    if start < len(texts) or not texts:
+        out.append(texts[start:])
+    return out
+
+
+_worker: TokenWorker | None = None
+
+
+def start_worker() -> TokenWorker | None:
+    """Count in a child process from now on (hosts that must never stall call
+    it first thing at start-up). Returns the worker, or None when
+    ``$TOOLDECK_TOKEN_WORKER`` is ``0``."""
+    global _worker
+    if os.environ.get(WORKER_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    with _lock:
+        if _worker is None or _worker.dead:
+            _worker = TokenWorker()
+        return _worker
+
+
+def current_worker() -> TokenWorker | None:
+    return _worker
+
+
+def stop_worker() -> None:
+    global _worker
+    with _lock:
+        worker, _worker = _worker, None
+    if worker is not None:
+        worker.close()
+
+
+if __name__ == "__main__":
+    child_main()

@@ -1,0 +1,137 @@
+"""Units of the handshake front: it decides exactly as the SDK does."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp.server.runner import ServerRunner
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+from pydantic import ValidationError
+
+from tooldeck.mcp.handshake_cache import HandshakeCache, cache_key, cache_path, state_dir
+from tooldeck.mcp.handshake_front import Front, Tap, plain_initialize
+from tooldeck.store.db import default_state_dir
+
+BASE: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "c", "version": "1"}},
+}
+
+
+def _cache(tmp_path: Path) -> HandshakeCache:
+    cache = HandshakeCache(str(tmp_path / "c.json"), {"k": 1})
+    cache.set_versions(list(HANDSHAKE_PROTOCOL_VERSIONS), LATEST_HANDSHAKE_VERSION)
+    return cache
+
+
+@pytest.mark.parametrize("requested", [*KNOWN_PROTOCOL_VERSIONS, "1999-01-01", "zzz", ""])
+def test_negotiation_is_the_sdks(tmp_path: Path, requested: str) -> None:
+    params = {**BASE["params"], "protocolVersion": requested}
+    _, sdk = ServerRunner._negotiate_initialize(params)
+    assert _cache(tmp_path).negotiate(requested) == sdk
+
+
+def test_no_versions_cached_means_no_answer(tmp_path: Path) -> None:
+    assert HandshakeCache(str(tmp_path / "c.json"), {}).negotiate("2025-11-25") is None
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {},
+        {"capabilities": {"roots": {"listChanged": True}, "sampling": {}, "elicitation": {"form": {}}}},
+        {"capabilities": {"roots": {"listChanged": "yes"}}},
+        {"capabilities": {"weird": {}}},
+        {"clientInfo": {"name": "c"}},
+        {"clientInfo": {"name": "c", "version": 1}},
+        {"clientInfo": {"name": "c", "version": "1", "icons": [{"src": 3}]}},
+        {"protocolVersion": 20250618},
+        {"_meta": {"progressToken": 1}},
+    ],
+)
+def test_the_front_only_takes_what_the_sdk_accepts(change: dict[str, Any]) -> None:
+    message = {**BASE, "params": {**BASE["params"], **change}}
+    if plain_initialize(message) is not None:  # the front would answer: the SDK must accept it too
+        ServerRunner._negotiate_initialize(message["params"])
+    else:
+        try:
+            ServerRunner._negotiate_initialize(message["params"])
+        except ValidationError:
+            pass  # both refuse (the SDK answers the error itself)
+
+
+def test_state_dir_is_the_stores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("TOOLDECK_STATE_DIR", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "xdg"))
+    assert state_dir(None) == str(default_state_dir())
+    monkeypatch.setenv("TOOLDECK_STATE_DIR", str(tmp_path / "s"))
+    assert state_dir(None) == str(default_state_dir())
+    assert state_dir("/x/y") == "/x/y"
+
+
+def test_key_follows_environment_roots_and_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    base = cache_key({"roots": []}, [str(tmp_path)], None)
+    assert cache_key({"roots": []}, [str(tmp_path)], None) == base
+    monkeypatch.setenv("TOOLDECK_SOMETHING", "1")
+    assert cache_key({"roots": []}, [str(tmp_path)], None) != base
+    monkeypatch.delenv("TOOLDECK_SOMETHING")
+    (tmp_path / ".tooldeck.toml").write_text("")
+    assert cache_key({"roots": []}, [str(tmp_path)], None) != base
+    assert cache_key({"roots": ["x"]}, [str(tmp_path)], None) != cache_key({"roots": []}, [str(tmp_path)], None)
+    key = cache_key({}, [], None)
+    assert cache_path("/s", key) != cache_path("/s", base)
+
+
+def test_cache_round_trip_and_wrong_key(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    cache.record("initialize", "2025-11-25", {"protocolVersion": "2025-11-25"})
+    cache.save()
+    assert HandshakeCache.load(cache.path, {"k": 1}).result("initialize", "2025-11-25") is not None
+    assert HandshakeCache.load(cache.path, {"k": 2}).result("initialize", "2025-11-25") is None
+    Path(cache.path).write_text("{half")
+    assert HandshakeCache.load(cache.path, {"k": 1}).result("initialize", "2025-11-25") is None
+
+
+def test_front_answers_buffers_and_taps(tmp_path: Path) -> None:
+    cache = _cache(tmp_path)
+    init_result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "t", "version": "0"}}
+    cache.record("initialize", "2025-06-18", init_result)
+    cache.record("tools/list", "2025-06-18", {"tools": []})
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    lines = [
+        BASE,
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": "L", "method": "tools/list"},
+    ]
+    os.write(in_w, "".join(json.dumps(m) + "\n" for m in lines).encode() + b'{"partial')
+    front = Front(cache, in_r, out_w)
+    def startup_work() -> int:  # the SDK "loads" until the front has answered both requests
+        deadline = time.monotonic() + 20
+        while len(front.answered) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return 42
+
+    assert front.run_while(startup_work) == 42
+    os.close(out_w)
+    sent = [json.loads(x) for x in os.read(out_r, 1 << 16).decode().splitlines()]
+    assert [m["id"] for m in sent] == [1, "L"] and sent[0]["result"] == init_result
+    assert bytes(front.prefix).endswith(b'{"partial')  # every byte read is kept for the SDK
+    saved: list[int] = []
+    tap = Tap(cache, front, lambda: saved.append(1))
+    sdk_init = json.dumps({"jsonrpc": "2.0", "id": 1, "result": init_result}, separators=(",", ":")) + "\n"
+    assert tap.outgoing(sdk_init) == []  # swallowed: the client already has it
+    other = '{"jsonrpc":"2.0","id":"L","result":{"tools":[{"name":"x","inputSchema":{}}]}}\n'
+    assert tap.outgoing(other) == ['{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}\n']
+    assert saved and cache.result("tools/list", "2025-06-18") == {"tools": [{"name": "x", "inputSchema": {}}]}
+    assert not tap.active or tap.outgoing("x\n") == ["x\n"]
+    for fd in (in_r, in_w, out_r):
+        os.close(fd)

@@ -1,0 +1,86 @@
+"""The token worker (tooldeck.tokenizer): a server's counts come from a child
+process, exact and identical to in-process counts once it is ready, and a
+count asked before then never waits for the encoder to load."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tooldeck import tokenizer
+from tooldeck.tokenizer import TokenWorker, count_here, decode_request, encode_request
+from tooldeck.workspace.tokens import TokenCounter, count_many, count_texts, count_with
+
+pytestmark = pytest.mark.timeout(120)
+TEXTS = ["", "hello world", "x\ud800y lone surrogate", "def f(a, b):\n    return a + b\n" * 400, "é" * 5000]
+NEVER_READY = [sys.executable, "-c", "import time; time.sleep(120)"]
+
+
+@pytest.fixture
+def installed() -> Iterator[list[TokenWorker]]:
+    """Workers made by a test (installed as the process's token worker), closed afterwards."""
+    made: list[TokenWorker] = []
+    yield made
+    for w in made:
+        w.close()
+
+
+def _install(monkeypatch: pytest.MonkeyPatch, made: list[TokenWorker], command: list[str] | None = None) -> TokenWorker:
+    worker = TokenWorker(command)
+    made.append(worker)
+    monkeypatch.setattr(tokenizer, "_worker", worker)
+    return worker
+
+
+def test_wire_round_trip() -> None:
+    payload = encode_request("o200k_base", TEXTS)
+    assert decode_request(payload[4:]) == ("o200k_base", TEXTS)
+
+
+def test_worker_counts_equal_in_process_counts(monkeypatch: pytest.MonkeyPatch, installed: list[TokenWorker]) -> None:
+    worker = _install(monkeypatch, installed)
+    assert worker.wait_ready(60)
+    big = ["word " * 30_000, "x = 1\n" * 20_000]  # more than one request chunk
+    counts, exact = count_texts("o200k_base", TEXTS + big)
+    assert exact and counts == [count_here("o200k_base", t) for t in TEXTS + big]
+    assert count_with("cl100k_base", TEXTS[3]) == count_here("cl100k_base", TEXTS[3])
+    assert count_many(TEXTS) == counts[: len(TEXTS)]
+
+
+def test_a_count_before_the_worker_is_ready_does_not_wait(
+    monkeypatch: pytest.MonkeyPatch, installed: list[TokenWorker]
+) -> None:
+    _install(monkeypatch, installed, NEVER_READY)  # a child that never finishes loading
+    t0 = time.perf_counter()
+    counts, exact = count_texts("o200k_base", TEXTS)
+    elapsed = time.perf_counter() - t0
+    assert not exact and elapsed < 0.5  # the estimate, at once (a load takes ~0.6 s and more)
+    assert all(est >= count_here("o200k_base", t) for est, t in zip(counts, TEXTS, strict=True))  # errs high
+
+    class Db:
+        saved: dict[str, int] = {}
+
+        def token_counts(self, keys: list[str]) -> dict[str, int]:
+            return {}
+
+        def save_token_counts(self, counts: dict[str, int]) -> None:
+            self.saved.update(counts)
+
+    db = Db()
+    counter = TokenCounter(db, lambda: "o200k_base")
+    counter.count_many(TEXTS)
+    assert db.saved == {} and counter.computed == 0  # estimates are never cached
+
+
+def test_a_dead_worker_falls_back_to_counting_here(
+    monkeypatch: pytest.MonkeyPatch, installed: list[TokenWorker]
+) -> None:
+    worker = _install(monkeypatch, installed, [sys.executable, "-c", "import sys; sys.stdout.write('R')"])
+    assert worker.wait_ready(30)
+    counts, exact = count_texts("o200k_base", TEXTS)  # the child exits instead of answering
+    assert worker.dead
+    counts, exact = count_texts("o200k_base", TEXTS)
+    assert exact and counts == [count_here("o200k_base", t) for t in TEXTS]
