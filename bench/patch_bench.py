@@ -9,8 +9,11 @@ Two workloads, each at 1x, 4x and 16x:
   files, 16x = 800 files.
 
 tooldeck = the real ``apply_patch`` tool call through a Toolbox (parse,
-resolve, read, hash checks, locate, plan, atomic batch write, rendered
-summary). Two baselines:
+resolve, read, hash checks, locate, plan, atomic batch write under the
+per-file locks with the journal, rendered summary), awaited on one event
+loop that lives across calls, as in a server. Its time ends with the reply;
+the cleanup the write leaves for later (backups unlinked, journal removed)
+is timed on its own, after the reply, as "cleanup ms". Two baselines:
 
 * read+write: reading every file the patch touches and writing the same new
   bytes back with plain ``open().read()`` / ``open().write()``: the I/O that
@@ -23,12 +26,13 @@ Every scale runs the same number of repetitions (``--runs``, default 5);
 the table gives min and median milliseconds, ratios from medians, each run on
 a freshly restored tree under a temp directory.
 
-Run: ``python bench/patch_bench.py [--runs 5]``.
+Run: ``python bench/patch_bench.py [--runs 5] [--scales 1,4,16] [--case big|many]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import shutil
@@ -43,6 +47,7 @@ from pathlib import Path
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools import edits
+from tooldeck.workspace import journal
 
 FUNC = '''def func_{i}(a, b):
     """Docstring {i}."""
@@ -110,19 +115,29 @@ def restore(root: Path, tree: dict[str, str]) -> None:
 
 
 CPU: dict[int, list[float]] = {}  # id(list of wall times) -> CPU times of the same runs
+AFTER: dict[int, list[float]] = {}  # id(list of wall times) -> wall time of the work left after the reply
 
 
-def timed(runs: int, setup: Callable[[], None], fn: Callable[[], object]) -> list[float]:
-    """Wall times of ``runs`` runs; their CPU times (this process) go to CPU[id(result)]."""
+def timed(
+    runs: int, setup: Callable[[], None], fn: Callable[[], object], after: Callable[[], object] | None = None
+) -> list[float]:
+    """Wall times of ``runs`` runs; their CPU times (this process) go to CPU[id(result)],
+    the wall time of ``after`` (run once ``fn`` has returned, untimed in the result) to AFTER."""
     out: list[float] = []
     cpu: list[float] = []
+    late: list[float] = []
     for _ in range(runs):
         setup()
         t0, c0 = time.perf_counter(), time.process_time()
         fn()
         out.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
+        if after is not None:
+            t1 = time.perf_counter()
+            after()
+            late.append(time.perf_counter() - t1)
     CPU[id(out)] = cpu
+    AFTER[id(out)] = late
     return out
 
 
@@ -169,14 +184,25 @@ def minimal_apply(root: Path, patch: str) -> None:
 def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[list[float], list[float], list[float]]:
     rt = Runtime.for_dirs([root], state_dir=root.parent / "state")
     box = Toolbox(edits.tools(rt), budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens)
+    loop = asyncio.new_event_loop()  # one loop across calls, as a server has
 
     def tool() -> None:
-        res = box.call_sync("apply_patch", patch)
+        res = loop.run_until_complete(box.call("apply_patch", patch))
         if res.is_error:
             raise SystemExit(f"patch failed: {res.text[:2000]}")
 
+    def cleanup() -> None:
+        if not journal.flush():
+            raise SystemExit("the deferred cleanup did not finish")
+
     setup = lambda: restore(root, tree)  # noqa: E731
-    t_tool = timed(runs, setup, tool)
+    try:
+        setup()
+        tool()  # warm-up: the first call builds the tool's lazy state (token counter...)
+        cleanup()
+        t_tool = timed(runs, setup, tool, cleanup)
+    finally:
+        loop.close()
     new_bytes = {rel: (root / rel).read_bytes() for rel in tree}  # the patched result, written by the baseline
     t_min = timed(runs, setup, lambda: minimal_apply(root, patch))
     if {rel: (root / rel).read_bytes() for rel in tree} != new_bytes:
@@ -196,8 +222,11 @@ def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[li
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="repetitions at every scale")
+    ap.add_argument("--scales", default="1,4,16", help="comma-separated scales (default 1,4,16)")
+    ap.add_argument("--case", choices=("big", "many", "both"), default="both", help="which workload")
     args = ap.parse_args()
     runs = args.runs
+    scales = [int(x) for x in args.scales.split(",")]
     work = Path(tempfile.mkdtemp(prefix="tooldeck-patch-bench-"))
     print(
         f"patch_bench — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()} {platform.machine()}, "
@@ -205,28 +234,34 @@ def main() -> None:
     )
     print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, fresh tree per run")
     print("ms = min/median wall; ratios from medians: vs read+write (I/O floor) and vs the minimal same-work applier;")
-    print("CPU ms = median process CPU time (the machine may be shared: CPU is the steadier figure)")
-    header = f"{'workload':<26}{'size':>5}{'files':>6}{'lines':>8}{'chunks':>7}"
-    header += f"{'read+write ms':>16}{'minimal ms':>16}{'tooldeck ms':>16}{'vs r+w':>8}{'vs min':>8}"
-    header += f"{'min CPU ms':>12}{'tdk CPU ms':>12}{'CPU vs min':>11}"
+    print("tooldeck ms end with the reply; cleanup ms = median wall of the work deferred past the reply")
+    print("(backups unlinked, journal removed); CPU ms = median process CPU time (the machine may be shared:")
+    print("CPU is the steadier figure)")
+    header = f"{'workload':<24}{'size':>5}{'files':>6}{'lines':>7}{'chunks':>7}"
+    header += f"{'read+write ms':>15}{'minimal ms':>15}{'tooldeck ms':>15}{'cleanup':>8}{'vs r+w':>7}{'vs min':>7}"
+    header += f"{'r+w CPU':>8}{'min CPU':>8}{'tdk CPU':>8}{'CPU/r+w':>8}{'CPU/min':>8}"
     print(header)
     print("-" * len(header))
-    cases = (("1 file, 300 chunks", big_file_case), ("50 files, 3 chunks each", many_files_case))
+    cases = (("1 file, 300 chunks", big_file_case, "big"), ("50 files, 3 chunks each", many_files_case, "many"))
     try:
-        for title, make in cases:
-            for scale in (1, 4, 16):
+        for title, make, key in cases:
+            if args.case not in (key, "both"):
+                continue
+            for scale in scales:
                 tree, patch, chunks = make(scale)
                 root = work / f"{make.__name__}-{scale}" / "root"
                 root.mkdir(parents=True)
                 t_tool, t_base, t_min = measure(root, tree, patch, runs)
                 lines = sum(t.count("\n") for t in tree.values())
-                cpu_tool, cpu_min = statistics.median(CPU[id(t_tool)]), statistics.median(CPU[id(t_min)])
-                med = {k: statistics.median(v) for k, v in (("tool", t_tool), ("base", t_base), ("min", t_min))}
+                series = (("tool", t_tool), ("base", t_base), ("min", t_min))
+                cpu = {k: statistics.median(CPU[id(v)]) for k, v in series}
+                med = {k: statistics.median(v) for k, v in series}
                 print(
-                    f"{title:<26}{str(scale) + 'x':>5}{len(tree):>6}{lines:>8}{chunks:>7}"
-                    f"{ms(t_base):>16}{ms(t_min):>16}{ms(t_tool):>16}"
-                    f"{med['tool'] / med['base']:>8.1f}{med['tool'] / med['min']:>8.2f}"
-                    f"{cpu_min * 1e3:>12.1f}{cpu_tool * 1e3:>12.1f}{cpu_tool / cpu_min:>11.2f}"
+                    f"{title:<24}{str(scale) + 'x':>5}{len(tree):>6}{lines:>7}{chunks:>7}"
+                    f"{ms(t_base):>15}{ms(t_min):>15}{ms(t_tool):>15}{statistics.median(AFTER[id(t_tool)]) * 1e3:>8.1f}"
+                    f"{med['tool'] / med['base']:>7.1f}{med['tool'] / med['min']:>7.2f}"
+                    f"{cpu['base'] * 1e3:>8.1f}{cpu['min'] * 1e3:>8.1f}{cpu['tool'] * 1e3:>8.1f}"
+                    f"{cpu['tool'] / cpu['base']:>8.2f}{cpu['tool'] / cpu['min']:>8.2f}"
                 )
                 shutil.rmtree(root.parent)
     finally:
