@@ -335,37 +335,38 @@ class _Parser:
         return UpdateFile(path, move_to, tuple(chunks), start, digest)
 
     def _chunk(self, *, first: bool) -> Chunk:
-        start = self.lineno()
+        lines, n, i = self.lines, len(self.lines), self.i  # locals: this runs once per chunk of a big patch
+        start = self.first + i
         anchors: list[str] = []
-        saw_header = False
-        while self.i < len(self.lines) and _is_header(self.lines[self.i]):
-            saw_header = True
-            anchor = _anchor_of(self.lines[self.i])
+        while i < n and _is_header(lines[i]):
+            anchor = _anchor_of(lines[i])
             if anchor:
                 anchors.append(anchor)
-            self.i += 1
-        if not saw_header and not first:
-            raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {self.lines[self.i][:60]!r}")
+            i += 1
+        if i == self.i and not first:
+            raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {lines[i][:60]!r}")
         ops: list[tuple[str, str]] = []
         trailing_empty = 0  # raw empty lines at the end: separators, not context
         end_of_file = False
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            head = line[:1]
-            if head in ("+", "-") or (head == " " and (line[1:2] not in (" ", "\t") or _plain(line))):
-                ops.append((head, line[1:]))  # the common case: nothing else can look like this
+        while i < n:
+            j = _plain_run(lines, i, ops)  # the common case, in one tight loop
+            if j > i:
                 trailing_empty = 0
-                self.i += 1
-                continue
+                i = j
+                if i >= n:
+                    break
+            line = lines[i]
             if line == "":
                 ops.append((" ", ""))
                 trailing_empty += 1
-                self.i += 1
+                i += 1
                 continue
+            if line[:2] == "@@":  # the next chunk's header
+                break
             if _is_marker_line(line) and not _is_context_line(line):
                 if line.strip().lower() == END_OF_FILE.lower():
                     end_of_file = True
-                    self.i += 1
+                    i += 1
                 break
             if _is_header(line):
                 break
@@ -376,13 +377,15 @@ class _Parser:
             elif line[0] == "\t":  # a tab-indented context line sent without its marker space
                 ops.append((" ", line))
             else:
+                self.i = i
                 raise syntax_error(
                     self.lineno(),
                     f"unexpected line {line[:60]!r} in an update chunk; every line must start with "
                     "' ' (context), '-' (removed) or '+' (added)",
                 )
             trailing_empty = 0
-            self.i += 1
+            i += 1
+        self.i = i
         if trailing_empty:
             del ops[-trailing_empty:]
         if not ops:
@@ -390,10 +393,29 @@ class _Parser:
         return Chunk(tuple(anchors), tuple(ops), end_of_file, start)
 
 
-def _plain(line: str) -> bool:
-    """An indented line that is neither a padded marker nor a padded ``@@``."""
-    rest = line.lstrip()
-    return not (rest.startswith("***") or rest.startswith("@@"))
+def _plain_run(lines: list[str], i: int, ops: list[tuple[str, str]]) -> int:
+    """Append the ops of the chunk lines from ``i`` that cannot be anything but
+    ops (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``);
+    return the index of the first other line. The hot loop of a big patch:
+    locals only, no call per line, a marker looked for only in a line that
+    contains one."""
+    append = ops.append
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        head = line[:1]
+        if head == " ":
+            if ("***" in line or "@@" in line) and line[1:2] in (" ", "\t"):
+                rest = line.lstrip()
+                if rest[:3] == "***" or rest[:2] == "@@":
+                    return i
+            append((head, line[1:]))
+        elif head == "+" or head == "-":
+            append((head, line[1:]))
+        else:
+            return i
+        i += 1
+    return i
 
 
 def _is_header(line: str) -> bool:
@@ -403,7 +425,8 @@ def _is_header(line: str) -> bool:
 
 def _anchor_of(line: str) -> str:
     s = line.strip()
-    m = _RANGE_RE.match(s)
-    if m:
-        return m.group(1).strip()
+    if s[2:].lstrip()[:1] == "-":  # perhaps a unified-diff range header
+        m = _RANGE_RE.match(s)
+        if m:
+            return m.group(1).strip()
     return s[2:].strip()
