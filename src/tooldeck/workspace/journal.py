@@ -30,7 +30,8 @@ import secrets
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ToolError
@@ -352,20 +353,55 @@ _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
 _pending = 0
 _idle = threading.Condition()
+_held = threading.local()  # .jobs: this thread's jobs held until its reply is made (see after_reply)
 
 
 def later(job: Callable[[], None]) -> None:
     """Run ``job`` (removing backups and a journal) after the caller replies.
-    Jobs left at exit run then; a job a crash loses is done by :func:`recover`."""
-    global _worker, _pending
+    Inside :func:`after_reply` the job waits for the end of that block; jobs
+    left at exit run then; a job a crash loses is done by :func:`recover`."""
+    global _pending
     with _idle:
         _pending += 1
+    held: list[Callable[[], None]] | None = getattr(_held, "jobs", None)
+    if held is not None:
+        held.append(job)
+    else:
+        _submit(job)
+
+
+def _submit(job: Callable[[], None]) -> None:
+    global _worker
     if _worker is None or not _worker.is_alive():
         with _worker_lock:
             if _worker is None or not _worker.is_alive():
                 _worker = threading.Thread(target=_work, name="tooldeck-journal-cleanup", daemon=True)
                 _worker.start()
     _jobs.put(job)
+
+
+@contextmanager
+def after_reply() -> Iterator[None]:
+    """Hold the cleanup of the writes this thread commits in the block until
+    the block ends. A tool wraps its whole call in it — the writes and the
+    reply it renders — so unlinking backups and journals never competes with
+    making the reply. A crash meanwhile loses nothing: every batch is
+    committed, and recovery finishes a committed batch whose cleanup never ran."""
+    if getattr(_held, "jobs", None) is not None:  # nested: the outer block releases
+        yield
+        return
+    _held.jobs = []
+    try:
+        yield
+    finally:
+        _release()
+
+
+def _release() -> None:
+    jobs: list[Callable[[], None]] = getattr(_held, "jobs", None) or []
+    _held.jobs = None
+    for job in jobs:
+        _submit(job)
 
 
 def _work() -> None:
@@ -385,7 +421,13 @@ def _work() -> None:
 
 
 def flush(timeout: float = 30.0) -> bool:
-    """Wait until every deferred cleanup has run (tests, process exit)."""
+    """Wait until every deferred cleanup has run (tests, process exit); the
+    jobs this thread holds in :func:`after_reply` are released first."""
+    if getattr(_held, "jobs", None):
+        held = _held.jobs
+        _held.jobs = []
+        for job in held:
+            _submit(job)
     deadline = time.monotonic() + timeout
     with _idle:
         while _pending:
