@@ -22,9 +22,10 @@ is timed on its own, after the reply, as "cleanup ms". Two baselines:
   one's old lines in order, splice in the new lines, write via temp file +
   ``os.replace`` — so the ratio to it is tooldeck's own overhead (goal <= 1.3).
 
-Every scale runs the same number of repetitions (``--runs``, default 5);
-the table gives min and median milliseconds, ratios from medians, each run on
-a freshly restored tree under a temp directory.
+Every scale runs the same number of repetitions (``--runs``, default 5),
+the three contenders interleaved run by run so a shared machine's load
+weighs on each alike; the table gives min and median milliseconds, ratios
+from medians, each run on a freshly restored tree under a temp directory.
 
 Run: ``python bench/patch_bench.py [--runs 5] [--scales 1,4,16] [--case big|many]``.
 """
@@ -41,6 +42,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -114,35 +116,27 @@ def restore(root: Path, tree: dict[str, str]) -> None:
         p.write_text(text)
 
 
-CPU: dict[int, list[float]] = {}  # id(list of wall times) -> CPU times of the same runs
-AFTER: dict[int, list[float]] = {}  # id(list of wall times) -> wall time of the work left after the reply
-AFTER_CPU: dict[int, list[float]] = {}  # ... and its CPU time
+@dataclass
+class Series:
+    """One contender's runs: wall and CPU seconds to the reply, and (for
+    tooldeck) wall and CPU seconds of the cleanup deferred past the reply."""
 
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    after: list[float] = field(default_factory=list)
+    after_cpu: list[float] = field(default_factory=list)
 
-def timed(
-    runs: int, setup: Callable[[], None], fn: Callable[[], object], after: Callable[[], object] | None = None
-) -> list[float]:
-    """Wall times of ``runs`` runs; their CPU times (this process) go to CPU[id(result)],
-    the wall time of ``after`` (run once ``fn`` has returned, untimed in the result) to AFTER."""
-    out: list[float] = []
-    cpu: list[float] = []
-    late: list[float] = []
-    late_cpu: list[float] = []
-    for _ in range(runs):
+    def run(self, setup: Callable[[], None], fn: Callable[[], object], after: Callable[[], object] | None) -> None:
         setup()
         t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
+        self.wall.append(time.perf_counter() - t0)
+        self.cpu.append(time.process_time() - c0)
         if after is not None:
             t1, c1 = time.perf_counter(), time.process_time()
             after()
-            late.append(time.perf_counter() - t1)
-            late_cpu.append(time.process_time() - c1)
-    CPU[id(out)] = cpu
-    AFTER[id(out)] = late
-    AFTER_CPU[id(out)] = late_cpu
-    return out
+            self.after.append(time.perf_counter() - t1)
+            self.after_cpu.append(time.process_time() - c1)
 
 
 def parse_patch(patch: str) -> list[tuple[str, list[tuple[list[str], list[str]]]]]:
@@ -185,7 +179,9 @@ def minimal_apply(root: Path, patch: str) -> None:
         os.replace(tmp, path)
 
 
-def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[list[float], list[float], list[float]]:
+def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[Series, Series, Series]:
+    """tooldeck, read+write and the minimal applier, interleaved run by run
+    (a shared machine's load then weighs on all three alike)."""
     rt = Runtime.for_dirs([root], state_dir=root.parent / "state")
     box = Toolbox(edits.tools(rt), budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens)
     loop = asyncio.new_event_loop()  # one loop across calls, as a server has
@@ -199,27 +195,32 @@ def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[li
         if not journal.flush():
             raise SystemExit("the deferred cleanup did not finish")
 
+    def result() -> dict[str, bytes]:
+        return {rel: (root / rel).read_bytes() for rel in tree}
+
     setup = lambda: restore(root, tree)  # noqa: E731
+    t_tool, t_base, t_min = Series(), Series(), Series()
     try:
         setup()
         tool()  # warm-up: the first call builds the tool's lazy state (token counter...)
         cleanup()
-        t_tool = timed(runs, setup, tool, cleanup)
+        new_bytes = result()  # the patched result, written by the read+write baseline
+
+        def baseline() -> None:
+            for rel in tree:
+                with open(root / rel, "rb") as fh:
+                    fh.read()
+                with open(root / rel, "wb") as fh:
+                    fh.write(new_bytes[rel])
+
+        for _ in range(runs):
+            t_tool.run(setup, tool, cleanup)
+            t_min.run(setup, lambda: minimal_apply(root, patch), None)
+            if result() != new_bytes:
+                raise SystemExit("the minimal applier's result differs from apply_patch's")
+            t_base.run(setup, baseline, None)
     finally:
         loop.close()
-    new_bytes = {rel: (root / rel).read_bytes() for rel in tree}  # the patched result, written by the baseline
-    t_min = timed(runs, setup, lambda: minimal_apply(root, patch))
-    if {rel: (root / rel).read_bytes() for rel in tree} != new_bytes:
-        raise SystemExit("the minimal applier's result differs from apply_patch's")
-
-    def baseline() -> None:
-        for rel in tree:
-            with open(root / rel, "rb") as fh:
-                fh.read()
-            with open(root / rel, "wb") as fh:
-                fh.write(new_bytes[rel])
-
-    t_base = timed(runs, setup, baseline)
     return t_tool, t_base, t_min
 
 
@@ -258,14 +259,15 @@ def main() -> None:
                 t_tool, t_base, t_min = measure(root, tree, patch, runs)
                 lines = sum(t.count("\n") for t in tree.values())
                 series = (("tool", t_tool), ("base", t_base), ("min", t_min))
-                cpu = {k: statistics.median(CPU[id(v)]) for k, v in series}
-                med = {k: statistics.median(v) for k, v in series}
+                cpu = {k: statistics.median(v.cpu) for k, v in series}
+                med = {k: statistics.median(v.wall) for k, v in series}
                 print(
                     f"{title:<24}{str(scale) + 'x':>5}{len(tree):>6}{lines:>7}{chunks:>7}"
-                    f"{ms(t_base):>15}{ms(t_min):>15}{ms(t_tool):>15}{statistics.median(AFTER[id(t_tool)]) * 1e3:>8.1f}"
+                    f"{ms(t_base.wall):>15}{ms(t_min.wall):>15}{ms(t_tool.wall):>15}"
+                    f"{statistics.median(t_tool.after) * 1e3:>8.1f}"
                     f"{med['tool'] / med['base']:>7.1f}{med['tool'] / med['min']:>7.2f}"
                     f"{cpu['base'] * 1e3:>8.1f}{cpu['min'] * 1e3:>8.1f}{cpu['tool'] * 1e3:>8.1f}"
-                    f"{statistics.median(AFTER_CPU[id(t_tool)]) * 1e3:>8.1f}"
+                    f"{statistics.median(t_tool.after_cpu) * 1e3:>8.1f}"
                     f"{cpu['tool'] / cpu['base']:>8.2f}{cpu['tool'] / cpu['min']:>8.2f}"
                 )
                 shutil.rmtree(root.parent)

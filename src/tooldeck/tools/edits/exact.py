@@ -37,10 +37,6 @@ def _find_line(body: str, want: str, pos: int) -> int:
     return at + 1 if at >= 0 else -1
 
 
-def _lines_text(lines: list[str]) -> str:
-    return "\n".join(lines) + "\n" if lines else ""
-
-
 def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Span]] | None:
     """The new text and the replacements, or None when a chunk needs the ladder."""
     bom = ""
@@ -57,29 +53,33 @@ def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Span]] 
     pos = 0  # offset of the cursor's line
     line = 0  # the cursor's line number (0-based)
     done = 0  # offset up to which ``body`` is copied to ``out``
-    for chunk in chunks:
+    for chunk in chunks:  # the hot loop of a big patch: calls and copies kept few
         if chunk.end_of_file:
             return None
         for anchor in chunk.anchors:  # each anchor moves the cursor past its line
-            at = _find_line(body, "\n" + anchor + "\n", pos)
+            at = _find_line(body, f"\n{anchor}\n", pos)
             if at < 0:
                 return None
             line += body.count("\n", pos, at) + 1
             pos = at + len(anchor) + 1
-        old, new = chunk.old_lines, chunk.new_lines
+        raw = chunk.lines
+        old = [x[1:] for x in raw if x[0] != "+"]
+        new = [x[1:] for x in raw if x[0] != "-"]
         if not old:  # pure addition: after the anchor, else at the end of the file
             at, at_line = (pos, line) if chunk.anchors else (len(body), line + body.count("\n", pos))
-            want = ""
+            size = 0
         else:
-            want = _lines_text(old)
-            at = _find_line(body, "\n" + want, pos)
+            want = "\n".join(old)
+            at = _find_line(body, f"\n{want}\n", pos)
             if at < 0:
                 return None
             at_line = line + body.count("\n", pos, at)
+            size = len(want) + 1
         reps.append((at_line, old, new))
         out.append(body[done:at])
-        out.append(_lines_text(new))
-        done = pos = at + len(want)
+        if new:
+            out.append("\n".join(new) + "\n")
+        done = pos = at + size
         line = at_line + len(old)
     out.append(body[done:])
     result = "".join(out)

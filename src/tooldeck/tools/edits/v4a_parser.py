@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tooldeck.core.errors import ErrorCode, ToolError
 
@@ -54,25 +55,32 @@ _HASH_RE = re.compile(r"^(.*?)\s*\[(?:hash|sha)\s*[=:]\s*([0-9a-fA-F]{8,64})\]$"
 _RANGE_RE = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@\s?(.*)$")
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One ``@@`` section: anchors to find first, then lines to replace.
 
-    ``ops`` keeps the patch's line order as (``" "`` | ``"-"`` | ``"+"``, text)
-    so that context lines can be taken from the file, not from the patch."""
+    ``lines`` keeps the patch's lines in order, each starting with its op
+    (``" "`` context, ``"-"`` removed, ``"+"`` added) — the patch's own
+    strings, not copies, so a big patch costs no allocation per line to
+    parse; ``ops`` splits them as (op, text) so that context lines can be
+    taken from the file, not from the patch. A named tuple: a big patch makes
+    thousands, and a frozen dataclass costs a call per field to build."""
 
     anchors: tuple[str, ...]
-    ops: tuple[tuple[str, str], ...]
+    lines: tuple[str, ...]
     end_of_file: bool
     line: int  # 1-based line of the chunk in the patch text
 
     @property
+    def ops(self) -> tuple[tuple[str, str], ...]:
+        return tuple((x[0], x[1:]) for x in self.lines)
+
+    @property
     def old_lines(self) -> list[str]:
-        return [text for op, text in self.ops if op != "+"]
+        return [x[1:] for x in self.lines if x[0] != "+"]
 
     @property
     def new_lines(self) -> list[str]:
-        return [text for op, text in self.ops if op != "-"]
+        return [x[1:] for x in self.lines if x[0] != "-"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -338,26 +346,27 @@ class _Parser:
         lines, n, i = self.lines, len(self.lines), self.i  # locals: this runs once per chunk of a big patch
         start = self.first + i
         anchors: list[str] = []
-        while i < n and _is_header(lines[i]):
+        while i < n and (lines[i][:2] == "@@" or _is_header(lines[i])):
             anchor = _anchor_of(lines[i])
             if anchor:
                 anchors.append(anchor)
             i += 1
         if i == self.i and not first:
             raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {lines[i][:60]!r}")
-        ops: list[tuple[str, str]] = []
+        body: list[str] = []  # the chunk's lines, each starting with its op
         trailing_empty = 0  # raw empty lines at the end: separators, not context
         end_of_file = False
         while i < n:
-            j = _plain_run(lines, i, ops)  # the common case, in one tight loop
+            j = _plain_run(lines, i)  # the common case, in one tight loop
             if j > i:
+                body += lines[i:j]
                 trailing_empty = 0
                 i = j
                 if i >= n:
                     break
             line = lines[i]
             if line == "":
-                ops.append((" ", ""))
+                body.append(" ")
                 trailing_empty += 1
                 i += 1
                 continue
@@ -371,11 +380,11 @@ class _Parser:
             if _is_header(line):
                 break
             if line[0] in " +-":
-                ops.append((line[0], line[1:]))
+                body.append(line)
             elif line.startswith("\\"):  # "\ No newline at end of file", a unified-diff habit
                 pass
             elif line[0] == "\t":  # a tab-indented context line sent without its marker space
-                ops.append((" ", line))
+                body.append(" " + line)
             else:
                 self.i = i
                 raise syntax_error(
@@ -387,19 +396,17 @@ class _Parser:
             i += 1
         self.i = i
         if trailing_empty:
-            del ops[-trailing_empty:]
-        if not ops:
+            del body[-trailing_empty:]
+        if not body:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
-        return Chunk(tuple(anchors), tuple(ops), end_of_file, start)
+        return Chunk(tuple(anchors), tuple(body), end_of_file, start)
 
 
-def _plain_run(lines: list[str], i: int, ops: list[tuple[str, str]]) -> int:
-    """Append the ops of the chunk lines from ``i`` that cannot be anything but
-    ops (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``);
-    return the index of the first other line. The hot loop of a big patch:
-    locals only, no call per line, a marker looked for only in a line that
-    contains one."""
-    append = ops.append
+def _plain_run(lines: list[str], i: int) -> int:
+    """The index of the first line from ``i`` that is not plainly an op
+    (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``). The
+    hot loop of a big patch: locals only, no call per line, a marker looked
+    for only in a line that contains one."""
     n = len(lines)
     while i < n:
         line = lines[i]
@@ -409,10 +416,7 @@ def _plain_run(lines: list[str], i: int, ops: list[tuple[str, str]]) -> int:
                 rest = line.lstrip()
                 if rest[:3] == "***" or rest[:2] == "@@":
                     return i
-            append((head, line[1:]))
-        elif head == "+" or head == "-":
-            append((head, line[1:]))
-        else:
+        elif head != "+" and head != "-":
             return i
         i += 1
     return i
