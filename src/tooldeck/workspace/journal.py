@@ -110,10 +110,13 @@ class Journal:
     @classmethod
     def begin(cls, state_dir: str, batch_id: str, entries: list[Entry], *, undoable: bool) -> Journal:
         base = os.path.join(state_dir, "journal")
-        os.makedirs(base, mode=0o700, exist_ok=True)
         with _live_lock:  # before the folder exists: no thread of ours may take it for dead
             _live.add(batch_id)
-        os.mkdir(os.path.join(base, batch_id), 0o700)
+        try:
+            os.mkdir(os.path.join(base, batch_id), 0o700)
+        except FileNotFoundError:  # the first batch of this state directory: one mkdir, not three stats each time
+            os.makedirs(base, mode=0o700, exist_ok=True)
+            os.mkdir(os.path.join(base, batch_id), 0o700)
         dir_fd = os.open(os.path.join(base, batch_id), os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
         try:
             fd = cls._write_intent(dir_fd, entries, undoable)
