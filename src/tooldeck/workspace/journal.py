@@ -351,7 +351,11 @@ def _settle(state_dir: str, entries: list[Entry], jfd: int, *, undo: bool) -> No
 # cleanup off the critical path
 
 
-_jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+# A released job waits this long before it runs, unless flush() hurries it: the
+# call that queued it has rendered its reply, and the host is writing it out.
+CLEANUP_DELAY = 0.02
+_jobs: queue.SimpleQueue[tuple[float, Callable[[], None]] | None] = queue.SimpleQueue()
+_hurry = threading.Event()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
 _pending = 0
@@ -380,7 +384,7 @@ def _submit(job: Callable[[], None]) -> None:
             if _worker is None or not _worker.is_alive():
                 _worker = threading.Thread(target=_work, name="tooldeck-journal-cleanup", daemon=True)
                 _worker.start()
-    _jobs.put(job)
+    _jobs.put((time.monotonic() + CLEANUP_DELAY, job))
 
 
 @contextmanager
@@ -410,9 +414,13 @@ def _release() -> None:
 def _work() -> None:
     global _pending
     while True:
-        job = _jobs.get()
-        if job is None:
+        item = _jobs.get()
+        if item is None:
             return
+        due, job = item
+        left = due - time.monotonic()
+        if left > 0:  # let the reply go out first (flush() cuts the wait short)
+            _hurry.wait(left)
         try:
             job()
         except Exception:  # a cleanup failure must not kill the worker
@@ -420,12 +428,15 @@ def _work() -> None:
         finally:
             with _idle:
                 _pending -= 1
+                if not _pending:
+                    _hurry.clear()
                 _idle.notify_all()
 
 
 def flush(timeout: float = 30.0) -> bool:
-    """Wait until every deferred cleanup has run (tests, process exit); the
-    jobs this thread holds in :func:`after_reply` are released first."""
+    """Run every deferred cleanup now and wait until it has run (tests,
+    process exit); the jobs this thread holds in :func:`after_reply` are
+    released first."""
     if getattr(_held, "jobs", None):
         held = _held.jobs
         _held.jobs = []
@@ -434,6 +445,7 @@ def flush(timeout: float = 30.0) -> bool:
     deadline = time.monotonic() + timeout
     with _idle:
         while _pending:
+            _hurry.set()
             left = deadline - time.monotonic()
             if left <= 0:
                 return False

@@ -18,10 +18,19 @@ leniency is lost.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from tooldeck.tools.common import BOM
 from tooldeck.tools.edits.v4a_parser import Chunk
 
-Span = tuple[int, list[str], list[str]]  # (0-based first line, old lines, new lines): a Replacement
+
+class Replacement(NamedTuple):
+    """One chunk's change, as the planner and the rendered diff see it (a
+    tuple: cheap to make by the thousand)."""
+
+    start: int  # 0-based line in the file before the update
+    old: list[str]
+    new: list[str]
 
 
 def _find_line(body: str, want: str, pos: int) -> int:
@@ -37,7 +46,7 @@ def _find_line(body: str, want: str, pos: int) -> int:
     return at + 1 if at >= 0 else -1
 
 
-def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Span]] | None:
+def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Replacement]] | None:
     """The new text and the replacements, or None when a chunk needs the ladder."""
     bom = ""
     if text.startswith(BOM):
@@ -49,7 +58,7 @@ def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Span]] 
         return None
     body = text if text.endswith("\n") else text + "\n"  # the file's lines, each with its break
     out: list[str] = []
-    reps: list[Span] = []
+    reps: list[Replacement] = []
     pos = 0  # offset of the cursor's line
     line = 0  # the cursor's line number (0-based)
     done = 0  # offset up to which ``body`` is copied to ``out``
@@ -75,7 +84,7 @@ def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Span]] 
                 return None
             at_line = line + body.count("\n", pos, at)
             size = len(want) + 1
-        reps.append((at_line, old, new))
+        reps.append(Replacement(at_line, old, new))
         out.append(body[done:at])
         if new:
             out.append("\n".join(new) + "\n")

@@ -19,24 +19,15 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.edits.exact import apply_exact
+from tooldeck.tools.edits.exact import Replacement, apply_exact
 from tooldeck.tools.edits.locate import FUZZIEST, LEVELS, Found, LineIndex, close_lines, nearest, normalise
 from tooldeck.tools.edits.textfile import TextFile
 from tooldeck.tools.edits.v4a_parser import AddFile, Chunk, DeleteFile, Patch, UpdateFile
 
 TRIED = ", ".join(LEVELS)
 SHOW_LINES = 12
-
-
-class Replacement(NamedTuple):
-    """One chunk's change: a tuple, cheap to make by the thousand."""
-
-    start: int  # 0-based line in the file before the update
-    old: list[str]
-    new: list[str]
 
 
 @dataclass
@@ -148,7 +139,7 @@ def apply_chunks(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, 
     path of :mod:`exact`; anything else runs the whole ladder line by line."""
     quick = apply_exact(text, chunks)
     if quick is not None:
-        return quick[0], list(map(Replacement._make, quick[1])), []
+        return quick[0], quick[1], []
     return apply_ladder(text, chunks, name)
 
 
