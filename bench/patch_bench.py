@@ -27,7 +27,8 @@ the three contenders interleaved run by run so a shared machine's load
 weighs on each alike; the table gives min and median milliseconds, ratios
 from medians, each run on a freshly restored tree under a temp directory.
 
-Run: ``python bench/patch_bench.py [--runs 5] [--scales 1,4,16] [--case big|many]``.
+Run: ``python bench/patch_bench.py [--runs 5] [--scales 1,4,16] [--case big|many]``; each row
+prints wall and CPU milliseconds as min/median/max.
 """
 
 from __future__ import annotations
@@ -237,14 +238,13 @@ def main() -> None:
         f"patch_bench — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()} {platform.machine()}, "
         f"{os.cpu_count()} cpus, Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.2f}"
     )
-    print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, fresh tree per run")
-    print("ms = min/median wall; ratios from medians: vs read+write (I/O floor) and vs the minimal same-work applier;")
-    print("tooldeck ms end with the reply; cleanup = median wall ms of the work deferred past the reply")
-    print("(backups unlinked, journal removed), cln CPU its CPU ms (not in tdk CPU); CPU = median process CPU ms")
-    print("(the machine may be shared: CPU is the steadier figure)")
-    header = f"{'workload':<24}{'size':>5}{'files':>6}{'lines':>7}{'chunks':>7}"
-    header += f"{'read+write ms':>15}{'minimal ms':>15}{'tooldeck ms':>15}{'cleanup':>8}{'vs r+w':>7}{'vs min':>7}"
-    header += f"{'r+w CPU':>8}{'min CPU':>8}{'tdk CPU':>8}{'cln CPU':>8}{'CPU/r+w':>8}{'CPU/min':>8}"
+    print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, interleaved, fresh tree")
+    print("each row: wall ms and CPU ms (process time) as min/median/max for read+write (r+w, the I/O floor), the")
+    print("minimal same-work applier (min), tooldeck to its reply (tdk) and the cleanup it defers past the reply")
+    print("(backups unlinked, journal removed: cln, not in tdk); ratios of tdk to r+w and to min, from medians")
+    print("(and, for CPU vs min, from minimums: the steadier figure on a shared machine)")
+    header = f"{'workload':<24}{'size':>5}{'files':>6}{'chunks':>7} {'':<4}"
+    header += f"{'r+w':>17}{'min':>19}{'tdk':>19}{'cln':>17}{'tdk/r+w':>9}{'tdk/min':>9}{'(mins)':>8}"
     print(header)
     print("-" * len(header))
     cases = (("1 file, 300 chunks", big_file_case, "big"), ("50 files, 3 chunks each", many_files_case, "many"))
@@ -256,27 +256,25 @@ def main() -> None:
                 tree, patch, chunks = make(scale)
                 root = work / f"{make.__name__}-{scale}" / "root"
                 root.mkdir(parents=True)
-                t_tool, t_base, t_min = measure(root, tree, patch, runs)
-                lines = sum(t.count("\n") for t in tree.values())
-                series = (("tool", t_tool), ("base", t_base), ("min", t_min))
-                cpu = {k: statistics.median(v.cpu) for k, v in series}
-                med = {k: statistics.median(v.wall) for k, v in series}
-                print(
-                    f"{title:<24}{str(scale) + 'x':>5}{len(tree):>6}{lines:>7}{chunks:>7}"
-                    f"{ms(t_base.wall):>15}{ms(t_min.wall):>15}{ms(t_tool.wall):>15}"
-                    f"{statistics.median(t_tool.after) * 1e3:>8.1f}"
-                    f"{med['tool'] / med['base']:>7.1f}{med['tool'] / med['min']:>7.2f}"
-                    f"{cpu['base'] * 1e3:>8.1f}{cpu['min'] * 1e3:>8.1f}{cpu['tool'] * 1e3:>8.1f}"
-                    f"{statistics.median(t_tool.after_cpu) * 1e3:>8.1f}"
-                    f"{cpu['tool'] / cpu['base']:>8.2f}{cpu['tool'] / cpu['min']:>8.2f}"
-                )
+                tool, base, mini = measure(root, tree, patch, runs)
+                head = f"{title:<24}{str(scale) + 'x':>5}{len(tree):>6}{chunks:>7} "
+                for label, pick in (("wall", lambda x: x.wall), ("CPU", lambda x: x.cpu)):
+                    t, r, m = pick(tool), pick(base), pick(mini)
+                    after = tool.after if label == "wall" else tool.after_cpu
+                    mins = f"{min(t) / min(m):>8.2f}" if label == "CPU" else f"{'':>8}"
+                    lead = head if label == "wall" else ""
+                    print(
+                        f"{lead:<43}{label:<4}{ms(r):>17}{ms(m):>19}{ms(t):>19}{ms(after):>17}"
+                        f"{statistics.median(t) / statistics.median(r):>9.2f}"
+                        f"{statistics.median(t) / statistics.median(m):>9.2f}{mins}"
+                    )
                 shutil.rmtree(root.parent)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def ms(xs: list[float]) -> str:
-    return f"{min(xs) * 1e3:.1f}/{statistics.median(xs) * 1e3:.1f}"
+    return f"{min(xs) * 1e3:.1f}/{statistics.median(xs) * 1e3:.1f}/{max(xs) * 1e3:.1f}"
 
 
 if __name__ == "__main__":
