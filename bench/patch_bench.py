@@ -244,7 +244,7 @@ def main() -> None:
     print("(backups unlinked, journal removed: cln, not in tdk); ratios of tdk to r+w and to min, from medians")
     print("(and, for CPU vs min, from minimums: the steadier figure on a shared machine)")
     header = f"{'workload':<24}{'size':>5}{'files':>6}{'chunks':>7} {'':<4}"
-    header += f"{'r+w':>17}{'min':>19}{'tdk':>19}{'cln':>17}{'tdk/r+w':>9}{'tdk/min':>9}{'(mins)':>8}"
+    header += f"{'r+w':>21}{'min':>21}{'tdk':>21}{'cln':>21}{'tdk/r+w':>9}{'tdk/min':>9}{'(mins)':>8}"
     print(header)
     print("-" * len(header))
     cases = (("1 file, 300 chunks", big_file_case, "big"), ("50 files, 3 chunks each", many_files_case, "many"))
@@ -264,7 +264,7 @@ def main() -> None:
                     mins = f"{min(t) / min(m):>8.2f}" if label == "CPU" else f"{'':>8}"
                     lead = head if label == "wall" else ""
                     print(
-                        f"{lead:<43}{label:<4}{ms(r):>17}{ms(m):>19}{ms(t):>19}{ms(after):>17}"
+                        f"{lead:<43}{label:<4}{ms(r):>21}{ms(m):>21}{ms(t):>21}{ms(after):>21}"
                         f"{statistics.median(t) / statistics.median(r):>9.2f}"
                         f"{statistics.median(t) / statistics.median(m):>9.2f}{mins}"
                     )
