@@ -9,8 +9,11 @@ Two workloads, each at 1x, 4x and 16x:
   files, 16x = 800 files.
 
 tooldeck = the real ``apply_patch`` tool call through a Toolbox (parse,
-resolve, read, hash checks, locate, plan, atomic batch write, rendered
-summary). Two baselines:
+resolve, read, hash checks, locate, plan, atomic batch write under the
+per-file locks with the journal, rendered summary), awaited on one event
+loop that lives across calls, as in a server. Its time ends with the reply;
+the cleanup the write leaves for later (backups unlinked, journal removed)
+is timed on its own, after the reply, as "cleanup ms". Two baselines:
 
 * read+write: reading every file the patch touches and writing the same new
   bytes back with plain ``open().read()`` / ``open().write()``: the I/O that
@@ -19,16 +22,19 @@ summary). Two baselines:
   one's old lines in order, splice in the new lines, write via temp file +
   ``os.replace`` — so the ratio to it is tooldeck's own overhead (goal <= 1.3).
 
-Every scale runs the same number of repetitions (``--runs``, default 5);
-the table gives min and median milliseconds, ratios from medians, each run on
-a freshly restored tree under a temp directory.
+Every scale runs the same number of repetitions (``--runs``, default 5),
+the three contenders interleaved run by run so a shared machine's load
+weighs on each alike; the table gives min and median milliseconds, ratios
+from medians, each run on a freshly restored tree under a temp directory.
 
-Run: ``python bench/patch_bench.py [--runs 5]``.
+Run: ``python bench/patch_bench.py [--runs 5] [--scales 1,4,16] [--case big|many]``; each row
+prints wall and CPU milliseconds as min/median/max.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import platform
 import shutil
@@ -37,12 +43,14 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools import edits
+from tooldeck.workspace import journal
 
 FUNC = '''def func_{i}(a, b):
     """Docstring {i}."""
@@ -109,21 +117,27 @@ def restore(root: Path, tree: dict[str, str]) -> None:
         p.write_text(text)
 
 
-CPU: dict[int, list[float]] = {}  # id(list of wall times) -> CPU times of the same runs
+@dataclass
+class Series:
+    """One contender's runs: wall and CPU seconds to the reply, and (for
+    tooldeck) wall and CPU seconds of the cleanup deferred past the reply."""
 
+    wall: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    after: list[float] = field(default_factory=list)
+    after_cpu: list[float] = field(default_factory=list)
 
-def timed(runs: int, setup: Callable[[], None], fn: Callable[[], object]) -> list[float]:
-    """Wall times of ``runs`` runs; their CPU times (this process) go to CPU[id(result)]."""
-    out: list[float] = []
-    cpu: list[float] = []
-    for _ in range(runs):
+    def run(self, setup: Callable[[], None], fn: Callable[[], object], after: Callable[[], object] | None) -> None:
         setup()
         t0, c0 = time.perf_counter(), time.process_time()
         fn()
-        out.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-    CPU[id(out)] = cpu
-    return out
+        self.wall.append(time.perf_counter() - t0)
+        self.cpu.append(time.process_time() - c0)
+        if after is not None:
+            t1, c1 = time.perf_counter(), time.process_time()
+            after()
+            self.after.append(time.perf_counter() - t1)
+            self.after_cpu.append(time.process_time() - c1)
 
 
 def parse_patch(patch: str) -> list[tuple[str, list[tuple[list[str], list[str]]]]]:
@@ -166,75 +180,101 @@ def minimal_apply(root: Path, patch: str) -> None:
         os.replace(tmp, path)
 
 
-def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[list[float], list[float], list[float]]:
+def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[Series, Series, Series]:
+    """tooldeck, read+write and the minimal applier, interleaved run by run
+    (a shared machine's load then weighs on all three alike)."""
     rt = Runtime.for_dirs([root], state_dir=root.parent / "state")
     box = Toolbox(edits.tools(rt), budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens)
+    loop = asyncio.new_event_loop()  # one loop across calls, as a server has
 
     def tool() -> None:
-        res = box.call_sync("apply_patch", patch)
+        res = loop.run_until_complete(box.call("apply_patch", patch))
         if res.is_error:
             raise SystemExit(f"patch failed: {res.text[:2000]}")
 
+    def cleanup() -> None:
+        if not journal.flush():
+            raise SystemExit("the deferred cleanup did not finish")
+
+    def result() -> dict[str, bytes]:
+        return {rel: (root / rel).read_bytes() for rel in tree}
+
     setup = lambda: restore(root, tree)  # noqa: E731
-    t_tool = timed(runs, setup, tool)
-    new_bytes = {rel: (root / rel).read_bytes() for rel in tree}  # the patched result, written by the baseline
-    t_min = timed(runs, setup, lambda: minimal_apply(root, patch))
-    if {rel: (root / rel).read_bytes() for rel in tree} != new_bytes:
-        raise SystemExit("the minimal applier's result differs from apply_patch's")
+    t_tool, t_base, t_min = Series(), Series(), Series()
+    try:
+        setup()
+        tool()  # warm-up: the first call builds the tool's lazy state (token counter...)
+        cleanup()
+        new_bytes = result()  # the patched result, written by the read+write baseline
 
-    def baseline() -> None:
-        for rel in tree:
-            with open(root / rel, "rb") as fh:
-                fh.read()
-            with open(root / rel, "wb") as fh:
-                fh.write(new_bytes[rel])
+        def baseline() -> None:
+            for rel in tree:
+                with open(root / rel, "rb") as fh:
+                    fh.read()
+                with open(root / rel, "wb") as fh:
+                    fh.write(new_bytes[rel])
 
-    t_base = timed(runs, setup, baseline)
+        for _ in range(runs):
+            t_tool.run(setup, tool, cleanup)
+            t_min.run(setup, lambda: minimal_apply(root, patch), None)
+            if result() != new_bytes:
+                raise SystemExit("the minimal applier's result differs from apply_patch's")
+            t_base.run(setup, baseline, None)
+    finally:
+        loop.close()
     return t_tool, t_base, t_min
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=5, help="repetitions at every scale")
+    ap.add_argument("--scales", default="1,4,16", help="comma-separated scales (default 1,4,16)")
+    ap.add_argument("--case", choices=("big", "many", "both"), default="both", help="which workload")
     args = ap.parse_args()
     runs = args.runs
+    scales = [int(x) for x in args.scales.split(",")]
     work = Path(tempfile.mkdtemp(prefix="tooldeck-patch-bench-"))
     print(
         f"patch_bench — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()} {platform.machine()}, "
         f"{os.cpu_count()} cpus, Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.2f}"
     )
-    print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, fresh tree per run")
-    print("ms = min/median wall; ratios from medians: vs read+write (I/O floor) and vs the minimal same-work applier;")
-    print("CPU ms = median process CPU time (the machine may be shared: CPU is the steadier figure)")
-    header = f"{'workload':<26}{'size':>5}{'files':>6}{'lines':>8}{'chunks':>7}"
-    header += f"{'read+write ms':>16}{'minimal ms':>16}{'tooldeck ms':>16}{'vs r+w':>8}{'vs min':>8}"
-    header += f"{'min CPU ms':>12}{'tdk CPU ms':>12}{'CPU vs min':>11}"
+    print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, interleaved, fresh tree")
+    print("each row: wall ms and CPU ms (process time) as min/median/max for read+write (r+w, the I/O floor), the")
+    print("minimal same-work applier (min), tooldeck to its reply (tdk) and the cleanup it defers past the reply")
+    print("(backups unlinked, journal removed: cln, not in tdk); ratios of tdk to r+w and to min, from medians")
+    print("(and, for CPU vs min, from minimums: the steadier figure on a shared machine)")
+    header = f"{'workload':<24}{'size':>5}{'files':>6}{'chunks':>7} {'':<4}"
+    header += f"{'r+w':>21}{'min':>21}{'tdk':>21}{'cln':>21}{'tdk/r+w':>9}{'tdk/min':>9}{'(mins)':>8}"
     print(header)
     print("-" * len(header))
-    cases = (("1 file, 300 chunks", big_file_case), ("50 files, 3 chunks each", many_files_case))
+    cases = (("1 file, 300 chunks", big_file_case, "big"), ("50 files, 3 chunks each", many_files_case, "many"))
     try:
-        for title, make in cases:
-            for scale in (1, 4, 16):
+        for title, make, key in cases:
+            if args.case not in (key, "both"):
+                continue
+            for scale in scales:
                 tree, patch, chunks = make(scale)
                 root = work / f"{make.__name__}-{scale}" / "root"
                 root.mkdir(parents=True)
-                t_tool, t_base, t_min = measure(root, tree, patch, runs)
-                lines = sum(t.count("\n") for t in tree.values())
-                cpu_tool, cpu_min = statistics.median(CPU[id(t_tool)]), statistics.median(CPU[id(t_min)])
-                med = {k: statistics.median(v) for k, v in (("tool", t_tool), ("base", t_base), ("min", t_min))}
-                print(
-                    f"{title:<26}{str(scale) + 'x':>5}{len(tree):>6}{lines:>8}{chunks:>7}"
-                    f"{ms(t_base):>16}{ms(t_min):>16}{ms(t_tool):>16}"
-                    f"{med['tool'] / med['base']:>8.1f}{med['tool'] / med['min']:>8.2f}"
-                    f"{cpu_min * 1e3:>12.1f}{cpu_tool * 1e3:>12.1f}{cpu_tool / cpu_min:>11.2f}"
-                )
+                tool, base, mini = measure(root, tree, patch, runs)
+                head = f"{title:<24}{str(scale) + 'x':>5}{len(tree):>6}{chunks:>7} "
+                for label, pick in (("wall", lambda x: x.wall), ("CPU", lambda x: x.cpu)):
+                    t, r, m = pick(tool), pick(base), pick(mini)
+                    after = tool.after if label == "wall" else tool.after_cpu
+                    mins = f"{min(t) / min(m):>8.2f}" if label == "CPU" else f"{'':>8}"
+                    lead = head if label == "wall" else ""
+                    print(
+                        f"{lead:<43}{label:<4}{ms(r):>21}{ms(m):>21}{ms(t):>21}{ms(after):>21}"
+                        f"{statistics.median(t) / statistics.median(r):>9.2f}"
+                        f"{statistics.median(t) / statistics.median(m):>9.2f}{mins}"
+                    )
                 shutil.rmtree(root.parent)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def ms(xs: list[float]) -> str:
-    return f"{min(xs) * 1e3:.1f}/{statistics.median(xs) * 1e3:.1f}"
+    return f"{min(xs) * 1e3:.1f}/{statistics.median(xs) * 1e3:.1f}/{max(xs) * 1e3:.1f}"
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,52 @@ def test_a_successful_batch_leaves_no_backup_or_journal(root: Path, state_dir: P
     assert journal_empty(state_dir)
     assert not [p for p in root.rglob("*") if p.name.startswith(".tooldeck-tmp-")]
     assert (root / "a.txt").read_text() == "1\n" and (root / "b.txt").read_text() == "2\n"
+
+
+def test_a_batch_killed_after_its_reply_before_its_cleanup_is_finished(root: Path, state_dir: Path) -> None:
+    """The cleanup runs after the call returned (atexit flush here); dying
+    there leaves a committed batch with its backups: recovery keeps the new side."""
+    seed(root)
+    die_at(root, state_dir, "cleanup", "")
+    assert tree(root) == NEW  # the commit had returned
+    leftovers = [p.name for p in (state_dir / "journal").rglob("*")]
+    assert "done.json" in leftovers and any(n.endswith(".bak") for n in leftovers), leftovers
+    assert journal.recover(state_dir) == 1
+    assert tree(root) == NEW
+    assert journal_empty(state_dir)
+
+
+SINGLE = textwrap.dedent(
+    """
+    import os, sys
+    from tooldeck.workspace import atomic
+    root, state = sys.argv[1:3]
+    atomic.fault_hook = lambda s, r: os._exit(9) if s == "cleanup" else None
+    atomic.write_file(root, "a.txt", b"single new\\n", state_dir=state)
+    """
+)
+
+
+def test_a_single_file_write_killed_before_its_cleanup_keeps_the_new_content(root: Path, state_dir: Path) -> None:
+    seed(root)
+    proc = subprocess.run([sys.executable, "-c", SINGLE, str(root), str(state_dir)], check=False)
+    assert proc.returncode == 9
+    assert not journal_empty(state_dir)  # its intent is still there
+    Runtime.for_dirs([root], state_dir=state_dir)
+    assert tree(root) == {**OLD, "a.txt": "single new\n"}
+    assert journal_empty(state_dir)
+    assert not [p for p in root.rglob("*") if p.name.startswith(".tooldeck-tmp-")]
+
+
+def test_after_reply_holds_the_cleanup_until_the_block_ends(root: Path, state_dir: Path) -> None:
+    seed(root)
+    with journal.after_reply():
+        batch = AtomicBatch(state_dir)
+        batch.write(str(root), "a.txt", b"1\n")
+        batch.write(str(root), "b.txt", b"2\n")
+        batch.commit()
+        time.sleep(0.05)  # the worker would have run a submitted job by now
+        assert (root / "a.txt").read_text() == "1\n"  # committed: the new content is in place
+        assert not journal_empty(state_dir)  # its backups and journal wait for the reply
+    assert journal.flush()
+    assert journal_empty(state_dir)

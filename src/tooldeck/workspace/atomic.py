@@ -56,8 +56,9 @@ from tooldeck.workspace.tempnames import temp_name
 T = TypeVar("T")
 
 # Fault injection for tests: called with (step, rel_path) before each step of a
-# batch commit ("stage", "apply", and "done" after the commit point); raising
-# there simulates an I/O failure (and ``os._exit`` there, a crash).
+# batch commit ("stage", "apply", "done" after the commit point, and "cleanup"
+# when the deferred cleanup starts, after the reply); raising there simulates
+# an I/O failure (and ``os._exit`` there, a crash).
 FaultHook = Callable[[str, str], None]
 fault_hook: FaultHook | None = None
 
@@ -323,6 +324,8 @@ class AtomicBatch:
     def _cleanup(self, jr: Journal | None, dirs: list[int]) -> None:
         """After success, off the critical path: drop backups, then the journal."""
         try:
+            if fault_hook:
+                fault_hook("cleanup", "")
             for op in self._ops:
                 if op.entry is not None and op.entry.backup:
                     journal.drop_leftovers(op.entry, op.dfd, jr.dir_fd if jr else None)

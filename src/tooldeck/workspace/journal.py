@@ -30,7 +30,8 @@ import secrets
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ToolError
@@ -109,10 +110,13 @@ class Journal:
     @classmethod
     def begin(cls, state_dir: str, batch_id: str, entries: list[Entry], *, undoable: bool) -> Journal:
         base = os.path.join(state_dir, "journal")
-        os.makedirs(base, mode=0o700, exist_ok=True)
         with _live_lock:  # before the folder exists: no thread of ours may take it for dead
             _live.add(batch_id)
-        os.mkdir(os.path.join(base, batch_id), 0o700)
+        try:
+            os.mkdir(os.path.join(base, batch_id), 0o700)
+        except FileNotFoundError:  # the first batch of this state directory: one mkdir, not three stats each time
+            os.makedirs(base, mode=0o700, exist_ok=True)
+            os.mkdir(os.path.join(base, batch_id), 0o700)
         dir_fd = os.open(os.path.join(base, batch_id), os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
         try:
             fd = cls._write_intent(dir_fd, entries, undoable)
@@ -347,33 +351,76 @@ def _settle(state_dir: str, entries: list[Entry], jfd: int, *, undo: bool) -> No
 # cleanup off the critical path
 
 
-_jobs: queue.SimpleQueue[Callable[[], None] | None] = queue.SimpleQueue()
+# A released job waits this long before it runs, unless flush() hurries it: the
+# call that queued it has rendered its reply, and the host is writing it out.
+CLEANUP_DELAY = 0.02
+_jobs: queue.SimpleQueue[tuple[float, Callable[[], None]] | None] = queue.SimpleQueue()
+_hurry = threading.Event()
 _worker: threading.Thread | None = None
 _worker_lock = threading.Lock()
 _pending = 0
 _idle = threading.Condition()
+_held = threading.local()  # .jobs: this thread's jobs held until its reply is made (see after_reply)
 
 
 def later(job: Callable[[], None]) -> None:
     """Run ``job`` (removing backups and a journal) after the caller replies.
-    Jobs left at exit run then; a job a crash loses is done by :func:`recover`."""
-    global _worker, _pending
+    Inside :func:`after_reply` the job waits for the end of that block; jobs
+    left at exit run then; a job a crash loses is done by :func:`recover`."""
+    global _pending
     with _idle:
         _pending += 1
+    held: list[Callable[[], None]] | None = getattr(_held, "jobs", None)
+    if held is not None:
+        held.append(job)
+    else:
+        _submit(job)
+
+
+def _submit(job: Callable[[], None]) -> None:
+    global _worker
     if _worker is None or not _worker.is_alive():
         with _worker_lock:
             if _worker is None or not _worker.is_alive():
                 _worker = threading.Thread(target=_work, name="tooldeck-journal-cleanup", daemon=True)
                 _worker.start()
-    _jobs.put(job)
+    _jobs.put((time.monotonic() + CLEANUP_DELAY, job))
+
+
+@contextmanager
+def after_reply() -> Iterator[None]:
+    """Hold the cleanup of the writes this thread commits in the block until
+    the block ends. A tool wraps its whole call in it — the writes and the
+    reply it renders — so unlinking backups and journals never competes with
+    making the reply. A crash meanwhile loses nothing: every batch is
+    committed, and recovery finishes a committed batch whose cleanup never ran."""
+    if getattr(_held, "jobs", None) is not None:  # nested: the outer block releases
+        yield
+        return
+    _held.jobs = []
+    try:
+        yield
+    finally:
+        _release()
+
+
+def _release() -> None:
+    jobs: list[Callable[[], None]] = getattr(_held, "jobs", None) or []
+    _held.jobs = None
+    for job in jobs:
+        _submit(job)
 
 
 def _work() -> None:
     global _pending
     while True:
-        job = _jobs.get()
-        if job is None:
+        item = _jobs.get()
+        if item is None:
             return
+        due, job = item
+        left = due - time.monotonic()
+        if left > 0:  # let the reply go out first (flush() cuts the wait short)
+            _hurry.wait(left)
         try:
             job()
         except Exception:  # a cleanup failure must not kill the worker
@@ -381,14 +428,24 @@ def _work() -> None:
         finally:
             with _idle:
                 _pending -= 1
+                if not _pending:
+                    _hurry.clear()
                 _idle.notify_all()
 
 
 def flush(timeout: float = 30.0) -> bool:
-    """Wait until every deferred cleanup has run (tests, process exit)."""
+    """Run every deferred cleanup now and wait until it has run (tests,
+    process exit); the jobs this thread holds in :func:`after_reply` are
+    released first."""
+    if getattr(_held, "jobs", None):
+        held = _held.jobs
+        _held.jobs = []
+        for job in held:
+            _submit(job)
     deadline = time.monotonic() + timeout
     with _idle:
         while _pending:
+            _hurry.set()
             left = deadline - time.monotonic()
             if left <= 0:
                 return False

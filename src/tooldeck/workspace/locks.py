@@ -69,9 +69,15 @@ def lock_key(root_path: str, parts: Iterable[str]) -> int:
 
 
 def _lock_fd(state_dir: str) -> int:
+    fd = _fds.get(state_dir)  # an absolute name seen before: no realpath per write
+    if fd is not None:
+        return fd
     where = os.path.realpath(state_dir)
     fd = _fds.get(where)
     if fd is not None:
+        if os.path.isabs(state_dir):
+            with _fds_lock:
+                _fds[state_dir] = fd
         return fd
     with _fds_lock:
         fd = _fds.get(where)
@@ -80,6 +86,8 @@ def _lock_fd(state_dir: str) -> int:
             os.makedirs(folder, mode=0o700, exist_ok=True)
             fd = os.open(os.path.join(folder, "files.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             _fds[where] = fd
+        if os.path.isabs(state_dir):  # a relative name would change meaning with the working directory
+            _fds[state_dir] = fd
     return fd
 
 

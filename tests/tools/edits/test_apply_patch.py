@@ -342,3 +342,33 @@ def test_a_huge_patch_reports_compactly_within_the_budget(root: Path, call: Call
     assert out.count("\nM many/f") == 130 + 100  # every summary line, details for the first 100 files
     assert "... details of 30 more files not shown" in out and "[output truncated" not in out
     assert (root / "many/f129.txt").read_text() == "LINE 129\n"
+
+
+def test_the_reply_never_waits_for_the_cleanup(
+    root: Path, state_dir: Path, call: Caller, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Backups and the journal are removed after the reply: a cleanup that
+    cannot start yet does not hold the reply back, and runs once released."""
+    import threading
+
+    from tooldeck.workspace import journal
+
+    write(root, "a.txt", "a\n")
+    write(root, "b.txt", "b\n")
+    gate = threading.Event()
+    started: list[str] = []
+
+    def hold(step: str, rel: str) -> None:
+        if step == "cleanup":
+            started.append(threading.current_thread().name)
+            gate.wait(10)
+
+    monkeypatch.setattr(atomic, "fault_hook", hold)
+    patch = P("*** Update File: a.txt", "@@", "-a", "+A", "*** Update File: b.txt", "@@", "-b", "+B")
+    out = call.ok("apply_patch", patch)
+    assert "M a.txt" in out and (root / "a.txt").read_text() == "A\n"
+    assert any((state_dir / "journal").iterdir())  # the cleanup has not run yet
+    gate.set()
+    assert journal.flush()
+    assert started == ["tooldeck-journal-cleanup"]  # on the cleanup worker, not the call's thread
+    assert not any((state_dir / "journal").iterdir())

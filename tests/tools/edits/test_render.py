@@ -29,3 +29,20 @@ def test_hunks_past_the_limit_are_counted_not_shown() -> None:
     diff = diff_of(reps, limit=6)
     assert len(diff.lines) == 6 and diff.hidden == 48
     assert (diff.hunks, diff.ins, diff.dels) == (50, 50, 50)
+
+
+def test_counted_hunks_add_up_like_shown_ones() -> None:
+    """Past the limit a hunk is only counted; its +/- counts match the shown diff's."""
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        old = [rng.choice("abcde") for _ in range(rng.randint(0, 6))]
+        new = [rng.choice("abcde") for _ in range(rng.randint(0, 6))]
+        if old == new:
+            continue
+        shown = diff_of([Replacement(0, old, new)])
+        counted = diff_of([Replacement(0, ["pad"], ["PAD"]), Replacement(5, old, new)], limit=0)
+        # one changed run, or several that difflib splits: the totals agree either way
+        assert (counted.ins - 1, counted.dels - 1) == (shown.ins, shown.dels), (old, new)
+        assert counted.hidden == 2 and counted.lines == []

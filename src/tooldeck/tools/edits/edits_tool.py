@@ -25,6 +25,7 @@ from tooldeck.settings import setting
 from tooldeck.tools.common import check_expected_hash, join_spelling, split_spelling
 from tooldeck.tools.edits.match import LADDER, Span, find
 from tooldeck.tools.edits.recover import recover
+from tooldeck.workspace import journal
 from tooldeck.workspace.atomic import AtomicBatch, retrying
 from tooldeck.workspace.content import HASH_CHARS, decode_text, read_bytes
 from tooldeck.workspace.roots import ResolvedPath
@@ -101,7 +102,8 @@ adds a diff. For several files use apply_patch."""
 def build(rt: Runtime) -> Tool:
     def apply_edits(args: ApplyEditsInput) -> str:
         # a writer that lost a race recomputes the edit on the new content
-        return retrying(lambda _attempt: _apply(rt, args))
+        with journal.after_reply():  # the write's cleanup waits for the reply
+            return retrying(lambda _attempt: _apply(rt, args))
 
     return create_function(
         name="apply_edits",

@@ -20,6 +20,7 @@ from tooldeck.runtime import Runtime
 from tooldeck.tools.edits.engine import apply_patch_text
 from tooldeck.tools.edits.render import render_outcome
 from tooldeck.tools.edits.v4a_parser import unwrap_input
+from tooldeck.workspace import journal
 
 DESCRIPTION = """\
 Edit files with a patch in the V4A format (Codex apply_patch). Send the patch text itself, not JSON:
@@ -53,16 +54,17 @@ def decode(raw: RawArguments) -> tuple[str, dict[str, str]]:
 def build(rt: Runtime) -> Tool:
     def run(args: tuple[str, dict[str, str]], inv: Invocation) -> Output:
         text, expected = args
-        # per call: the workspace can be switched
-        outcome = apply_patch_text(rt.workspace, text, expected, state_dir=rt.state_dir)
-        rendered = render_outcome(outcome)
-        structured = {
-            "added": [w.shown for w in outcome.files if w.event.kind == "A"],
-            "modified": [w.shown for w in outcome.files if w.event.kind == "M"],
-            "deleted": [w.shown for w in outcome.files if w.event.kind == "D"],
-            "hashes": {w.shown: w.digest for w in outcome.files if w.digest},
-        }
-        return Output.text(rendered, structured)
+        with journal.after_reply():  # backups and the journal are removed once the reply is made
+            # per call: the workspace can be switched
+            outcome = apply_patch_text(rt.workspace, text, expected, state_dir=rt.state_dir)
+            rendered = render_outcome(outcome)
+            structured = {
+                "added": [w.shown for w in outcome.files if w.event.kind == "A"],
+                "modified": [w.shown for w in outcome.files if w.event.kind == "M"],
+                "deleted": [w.shown for w in outcome.files if w.event.kind == "D"],
+                "hashes": {w.shown: w.digest for w in outcome.files if w.digest},
+            }
+            return Output.text(rendered, structured)
 
     return custom_tool(
         name="apply_patch",

@@ -21,19 +21,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.tools.edits.exact import Replacement, apply_exact
 from tooldeck.tools.edits.locate import FUZZIEST, LEVELS, Found, LineIndex, close_lines, nearest, normalise
 from tooldeck.tools.edits.textfile import TextFile
 from tooldeck.tools.edits.v4a_parser import AddFile, Chunk, DeleteFile, Patch, UpdateFile
 
 TRIED = ", ".join(LEVELS)
 SHOW_LINES = 12
-
-
-@dataclass(frozen=True, slots=True)
-class Replacement:
-    start: int  # 0-based line in the file before the update
-    old: list[str]
-    new: list[str]
 
 
 @dataclass
@@ -139,7 +133,18 @@ def plan_patch(
 
 
 def apply_chunks(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, list[Replacement], list[str]]:
-    """The file's new text, the replacements made (for the diff) and notes on fuzzy matches."""
+    """The file's new text, the replacements made (for the diff) and notes on fuzzy matches.
+
+    The usual patch (every chunk exact, in order) takes the text-level fast
+    path of :mod:`exact`; anything else runs the whole ladder line by line."""
+    quick = apply_exact(text, chunks)
+    if quick is not None:
+        return quick[0], quick[1], []
+    return apply_ladder(text, chunks, name)
+
+
+def apply_ladder(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, list[Replacement], list[str]]:
+    """:func:`apply_chunks` line by line, with every level of the fuzz ladder."""
     tf = TextFile.parse(text)
     lines = tf.lines
     index = LineIndex(lines)

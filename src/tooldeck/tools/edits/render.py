@@ -82,21 +82,29 @@ class Diff:
 
 
 def _count_only(diff: Diff, r: Replacement) -> None:
-    p, q = _common_ends(r.old, r.new)
-    old_mid, new_mid = r.old[p : len(r.old) - q], r.new[p : len(r.new) - q]
-    if not old_mid and not new_mid:
+    """Count a hunk that will not be shown: the changed run between the
+    common ends, without copying it unless it may hold equal lines."""
+    old, new = r.old, r.new
+    lo, ln = len(old), len(new)
+    limit = min(lo, ln)
+    p = 0
+    while p < limit and old[p] == new[p]:
+        p += 1
+    q = 0
+    while q < limit - p and old[lo - 1 - q] == new[ln - 1 - q]:
+        q += 1
+    dels, ins = lo - p - q, ln - p - q
+    if not dels and not ins:
         return
-    common = set(old_mid) & set(new_mid)
-    if common:  # several runs: difflib decides what is unchanged
-        matcher = difflib.SequenceMatcher(None, old_mid, new_mid, autojunk=False)
+    # one line each (the usual chunk) cannot share a line: the ends took the equal ones
+    if (dels > 1 or ins > 1) and set(old[p : lo - q]) & set(new[p : ln - q]):
+        # several runs: difflib decides what is unchanged, on the whole chunk as a shown hunk is
+        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
         same = sum(size for _, _, size in matcher.get_matching_blocks())
-        diff.hidden += 1
-        diff.hunks += 1
-        diff.ins, diff.dels = diff.ins + len(new_mid) - same, diff.dels + len(old_mid) - same
-        return
+        dels, ins = lo - same, ln - same
     diff.hunks += 1
     diff.hidden += 1
-    diff.ins, diff.dels = diff.ins + len(new_mid), diff.dels + len(old_mid)
+    diff.ins, diff.dels = diff.ins + ins, diff.dels + dels
 
 
 def diff_of(reps: Sequence[Replacement], limit: int | None = None) -> Diff:

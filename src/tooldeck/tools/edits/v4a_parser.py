@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tooldeck.core.errors import ErrorCode, ToolError
 
@@ -54,25 +55,32 @@ _HASH_RE = re.compile(r"^(.*?)\s*\[(?:hash|sha)\s*[=:]\s*([0-9a-fA-F]{8,64})\]$"
 _RANGE_RE = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@\s?(.*)$")
 
 
-@dataclass(frozen=True, slots=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One ``@@`` section: anchors to find first, then lines to replace.
 
-    ``ops`` keeps the patch's line order as (``" "`` | ``"-"`` | ``"+"``, text)
-    so that context lines can be taken from the file, not from the patch."""
+    ``lines`` keeps the patch's lines in order, each starting with its op
+    (``" "`` context, ``"-"`` removed, ``"+"`` added) — the patch's own
+    strings, not copies, so a big patch costs no allocation per line to
+    parse; ``ops`` splits them as (op, text) so that context lines can be
+    taken from the file, not from the patch. A named tuple: a big patch makes
+    thousands, and a frozen dataclass costs a call per field to build."""
 
     anchors: tuple[str, ...]
-    ops: tuple[tuple[str, str], ...]
+    lines: tuple[str, ...]
     end_of_file: bool
     line: int  # 1-based line of the chunk in the patch text
 
     @property
+    def ops(self) -> tuple[tuple[str, str], ...]:
+        return tuple((x[0], x[1:]) for x in self.lines)
+
+    @property
     def old_lines(self) -> list[str]:
-        return [text for op, text in self.ops if op != "+"]
+        return [x[1:] for x in self.lines if x[0] != "+"]
 
     @property
     def new_lines(self) -> list[str]:
-        return [text for op, text in self.ops if op != "-"]
+        return [x[1:] for x in self.lines if x[0] != "-"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,65 +343,83 @@ class _Parser:
         return UpdateFile(path, move_to, tuple(chunks), start, digest)
 
     def _chunk(self, *, first: bool) -> Chunk:
-        start = self.lineno()
+        lines, n, i = self.lines, len(self.lines), self.i  # locals: this runs once per chunk of a big patch
+        start = self.first + i
         anchors: list[str] = []
-        saw_header = False
-        while self.i < len(self.lines) and _is_header(self.lines[self.i]):
-            saw_header = True
-            anchor = _anchor_of(self.lines[self.i])
+        while i < n and (lines[i][:2] == "@@" or _is_header(lines[i])):
+            anchor = _anchor_of(lines[i])
             if anchor:
                 anchors.append(anchor)
-            self.i += 1
-        if not saw_header and not first:
-            raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {self.lines[self.i][:60]!r}")
-        ops: list[tuple[str, str]] = []
+            i += 1
+        if i == self.i and not first:
+            raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {lines[i][:60]!r}")
+        body: list[str] = []  # the chunk's lines, each starting with its op
         trailing_empty = 0  # raw empty lines at the end: separators, not context
         end_of_file = False
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            head = line[:1]
-            if head in ("+", "-") or (head == " " and (line[1:2] not in (" ", "\t") or _plain(line))):
-                ops.append((head, line[1:]))  # the common case: nothing else can look like this
+        while i < n:
+            j = _plain_run(lines, i)  # the common case, in one tight loop
+            if j > i:
+                body += lines[i:j]
                 trailing_empty = 0
-                self.i += 1
-                continue
+                i = j
+                if i >= n:
+                    break
+            line = lines[i]
             if line == "":
-                ops.append((" ", ""))
+                body.append(" ")
                 trailing_empty += 1
-                self.i += 1
+                i += 1
                 continue
+            if line[:2] == "@@":  # the next chunk's header
+                break
             if _is_marker_line(line) and not _is_context_line(line):
                 if line.strip().lower() == END_OF_FILE.lower():
                     end_of_file = True
-                    self.i += 1
+                    i += 1
                 break
             if _is_header(line):
                 break
             if line[0] in " +-":
-                ops.append((line[0], line[1:]))
+                body.append(line)
             elif line.startswith("\\"):  # "\ No newline at end of file", a unified-diff habit
                 pass
             elif line[0] == "\t":  # a tab-indented context line sent without its marker space
-                ops.append((" ", line))
+                body.append(" " + line)
             else:
+                self.i = i
                 raise syntax_error(
                     self.lineno(),
                     f"unexpected line {line[:60]!r} in an update chunk; every line must start with "
                     "' ' (context), '-' (removed) or '+' (added)",
                 )
             trailing_empty = 0
-            self.i += 1
+            i += 1
+        self.i = i
         if trailing_empty:
-            del ops[-trailing_empty:]
-        if not ops:
+            del body[-trailing_empty:]
+        if not body:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
-        return Chunk(tuple(anchors), tuple(ops), end_of_file, start)
+        return Chunk(tuple(anchors), tuple(body), end_of_file, start)
 
 
-def _plain(line: str) -> bool:
-    """An indented line that is neither a padded marker nor a padded ``@@``."""
-    rest = line.lstrip()
-    return not (rest.startswith("***") or rest.startswith("@@"))
+def _plain_run(lines: list[str], i: int) -> int:
+    """The index of the first line from ``i`` that is not plainly an op
+    (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``). The
+    hot loop of a big patch: locals only, no call per line, a marker looked
+    for only in a line that contains one."""
+    n = len(lines)
+    while i < n:
+        line = lines[i]
+        head = line[:1]
+        if head == " ":
+            if ("***" in line or "@@" in line) and line[1:2] in (" ", "\t"):
+                rest = line.lstrip()
+                if rest[:3] == "***" or rest[:2] == "@@":
+                    return i
+        elif head != "+" and head != "-":
+            return i
+        i += 1
+    return i
 
 
 def _is_header(line: str) -> bool:
@@ -403,7 +429,8 @@ def _is_header(line: str) -> bool:
 
 def _anchor_of(line: str) -> str:
     s = line.strip()
-    m = _RANGE_RE.match(s)
-    if m:
-        return m.group(1).strip()
+    if s[2:].lstrip()[:1] == "-":  # perhaps a unified-diff range header
+        m = _RANGE_RE.match(s)
+        if m:
+            return m.group(1).strip()
     return s[2:].strip()
