@@ -78,3 +78,13 @@ def test_a_file_without_a_codemap_enters_by_its_cheapest_view():
     assert choices[0].mode == "full"
     assert choices[1].mode == "full" and choices[1].tokens == 100
     assert all(c.mode != "omitted" for c in choices)
+
+
+def test_the_lead_goes_deep_then_breadth_before_lower_ranks_go_deep():
+    """Three small lead files are shown whole; then the next ranks are covered
+    by codemaps before the fourth file is upgraded to its 4,000-token text."""
+    cands = [cand(i, 1000, 100) for i in range(3)] + [cand(i, 4000, 500) for i in range(3, 31)]
+    choices = fit(cands, budget=20_000)
+    assert [c.mode for c in choices[:3]] == ["full"] * 3
+    assert sum(c.mode == "omitted" for c in choices) <= 1
+    assert sum(c.tokens for c in choices) <= 20_000
