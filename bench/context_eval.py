@@ -20,7 +20,12 @@ Default repositories, both available offline on a fresh machine:
   with broad commits (no other git history is available offline: Debian
   source packages and npm packages carry none).
 
-Nothing was tuned on the tooldeck history: it is the held-out repository.
+What was tuned on: the fitter's shares (context/fit.py) on click's
+qualifying commits 41-120 (``--skip 40 --commits 80``). Held out: the
+default sample (click's newest 40 qualifying commits, none of which names a
+file it modifies verbatim in its message), the tooldeck history, and any
+``--repo`` given. ``--detail`` prints each commit's recall and missed files
+(for the tuning set; reading it for a held-out set makes it a tuning set).
 Prints one table.
 """
 
