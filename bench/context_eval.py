@@ -20,7 +20,12 @@ Default repositories, both available offline on a fresh machine:
   with broad commits (no other git history is available offline: Debian
   source packages and npm packages carry none).
 
-Nothing was tuned on the tooldeck history: it is the held-out repository.
+What was tuned on: the fitter's shares (context/fit.py) on click's
+qualifying commits 41-120 (``--skip 40 --commits 80``). Held out: the
+default sample (click's newest 40 qualifying commits, none of which names a
+file it modifies verbatim in its message), the tooldeck history, and any
+``--repo`` given. ``--detail`` prints each commit's recall and missed files
+(for the tuning set; reading it for a held-out set makes it a tuning set).
 Prints one table.
 """
 
@@ -79,7 +84,9 @@ class Case:
     truth: list[str]
 
 
-def sample_commits(repo: str, want: int, max_files: int = 8) -> list[Case]:
+def sample_commits(repo: str, want: int, max_files: int = 8, skip: int = 0) -> list[Case]:
+    """The ``want`` newest qualifying commits after skipping the ``skip`` newest
+    (``--skip`` selects an older, disjoint set: the one tuned on)."""
     out: list[Case] = []
     log = git(repo, "log", "--no-merges", "--format=%H", "-n", "3000")
     for sha in log.split():
@@ -96,6 +103,9 @@ def sample_commits(repo: str, want: int, max_files: int = 8) -> list[Case]:
             if os.path.basename(p).lower() not in ("changes.rst", "changelog.md", "changes.md", "changelog.rst")
         ]
         if not 1 <= len(modified) <= max_files:
+            continue
+        if skip > 0:
+            skip -= 1
             continue
         out.append(Case(sha, msg, modified))
         if len(out) >= want:
@@ -121,11 +131,13 @@ def click_bundle() -> str:
         here = parent
 
 
-def evaluate(repo: str, commits: int, budget: int) -> tuple[int, dict, dict, dict]:
+def evaluate(
+    repo: str, commits: int, budget: int, *, skip: int = 0, detail: bool = False
+) -> tuple[int, dict, dict, dict]:
     work = tempfile.mkdtemp(prefix="tdk-eval-")
     wt = os.path.join(work, "tree")
     subprocess.run(["git", "clone", "-q", "--no-checkout", repo, wt], check=True)
-    cases = sample_commits(wt, commits)
+    cases = sample_commits(wt, commits, skip=skip)
     rows: dict[str, list[float]] = {"graph": [], "lexical": []}
     times: dict[str, list[float]] = {"graph": [], "lexical": []}
     sizes: dict[str, list[int]] = {"graph": [], "lexical": []}
@@ -147,6 +159,9 @@ def evaluate(repo: str, commits: int, budget: int) -> tuple[int, dict, dict, dic
                 chosen = {c.candidate.shown for c in result.selected}
                 rows[strategy].append(sum(p in chosen for p in truth) / len(truth))
                 sizes[strategy].append(len(chosen))
+                if detail:
+                    missed = [p for p in truth if p not in chosen]
+                    print(f"  {case.sha[:10]} {strategy:<8} {rows[strategy][-1]:.2f} missed {missed}", flush=True)
             shutil.rmtree(state, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -160,6 +175,8 @@ def main() -> None:
     )
     ap.add_argument("--commits", type=int, default=40)
     ap.add_argument("--budget", type=int, default=30_000)
+    ap.add_argument("--skip", type=int, default=0, help="skip the N newest qualifying commits (the tuning set)")
+    ap.add_argument("--detail", action="store_true", help="print each commit's recall and missed files")
     args = ap.parse_args()
     repos = (
         [(os.path.basename(r), r) for r in args.repo]
@@ -179,7 +196,7 @@ def main() -> None:
         f"{'p50 build s':>13}{'ratio':>7}"
     )
     for name, repo in repos:
-        n, rows, times, sizes = evaluate(repo, args.commits, args.budget)
+        n, rows, times, sizes = evaluate(repo, args.commits, args.budget, skip=args.skip, detail=args.detail)
         base = (statistics.mean(rows["lexical"]) if rows["lexical"] else 0.0) or 1e-9
         for strategy, label in (("lexical", "lexical baseline"), ("graph", "tooldeck (lexical+graph)")):
             rec = statistics.mean(rows[strategy]) if rows[strategy] else 0.0

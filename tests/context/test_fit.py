@@ -56,3 +56,35 @@ def test_never_over_budget_and_every_mode_has_a_cost(specs, budget):
             assert ch.candidate.codemap is not None
         if ch.mode == "slices":
             assert ch.candidate.slices is not None
+
+
+def test_half_the_budget_buys_breadth_before_depth():
+    """30 ranked files of 3,000 tokens (500 as a codemap) in 30,000 tokens:
+    every one is at least a codemap and the best ones are whole, rather than
+    ten whole files and the rest left out."""
+    cands = [cand(i, 3000, 500) for i in range(30)]
+    choices = fit(cands, budget=30_000)
+    assert choices[0].mode == "full"
+    assert all(c.mode != "omitted" for c in choices)
+    assert sum(c.tokens for c in choices) <= 30_000
+
+
+def test_a_file_without_a_codemap_enters_by_its_cheapest_view():
+    """A short doc page (no codemap) whose slices would cost more than its
+    text enters whole in the coverage pass, so the slices' cost does not take
+    the room that lets the best-ranked file be shown whole."""
+    cands = [cand(0, 3000, 100), cand(1, 100, None, slices=900)] + [cand(i, 3000, 100) for i in range(2, 10)]
+    choices = fit(cands, budget=4000)
+    assert choices[0].mode == "full"
+    assert choices[1].mode == "full" and choices[1].tokens == 100
+    assert all(c.mode != "omitted" for c in choices)
+
+
+def test_the_lead_goes_deep_then_breadth_before_lower_ranks_go_deep():
+    """Three small lead files are shown whole; then the next ranks are covered
+    by codemaps before the fourth file is upgraded to its 4,000-token text."""
+    cands = [cand(i, 1000, 100) for i in range(3)] + [cand(i, 4000, 500) for i in range(3, 31)]
+    choices = fit(cands, budget=20_000)
+    assert [c.mode for c in choices[:3]] == ["full"] * 3
+    assert sum(c.mode == "omitted" for c in choices) <= 1
+    assert sum(c.tokens for c in choices) <= 20_000

@@ -1,15 +1,24 @@
 """The budget fitter: choose how each ranked file enters the context.
 
 Every file steps down ``full → slices → codemap → omitted`` until the whole
-selection fits the token budget. Three greedy passes, all in rank order:
+selection fits the token budget. Greedy passes, all in rank order:
 
-1. **coverage**: codemaps (or, for files without one, slices) of the ranked
-   files, up to ``COVERAGE_SHARE`` of the budget, so the model sees the shape
-   of everything relevant;
-2. **depth**: upgrade files to their full text (when the file is at most
-   ``FULL_SHARE`` of the budget, ``TOP_FULL_SHARE`` for the best-ranked one)
-   or else to slices around what the task names, while the budget allows;
-3. **fill**: any ranked file still out gets its codemap if it fits.
+1. **coverage**: the cheapest view of each ranked file (its codemap; for a
+   file without one, the slices around the task's words; a file smaller than
+   either, whole), up to ``COVERAGE_SHARE`` of the budget, so the model sees
+   the shape of everything relevant. Half the budget goes to breadth: a task
+   touches a test, a doc page, a caller beside the file it names, and a file
+   left out entirely is one the model cannot know to ask for, while a file
+   shown as a codemap can be opened in full on demand;
+2. **depth for the lead**: the ``LEAD`` best-ranked files are upgraded to
+   their full text (when the file is at most ``FULL_SHARE`` of the budget,
+   ``TOP_FULL_SHARE`` for the best-ranked one) or else to slices around what
+   the task names;
+3. **more breadth**: ranked files still out get their cheapest view, up to
+   ``BREADTH_SHARE`` of the budget: upgrading the tenth file to full text is
+   worth less than showing the thirtieth at all;
+4. **depth for the rest**, in rank order, while the budget allows;
+5. **fill**: any ranked file still out gets its codemap if it fits.
 
 Pure: costs come in with the candidates; the builder verifies the result
 against the real rendering and trims if the estimate was short.
@@ -23,10 +32,12 @@ from typing import Literal
 from tooldeck.selection.model import LineRange
 
 FitMode = Literal["full", "slices", "codemap", "omitted"]
-COVERAGE_SHARE = 0.3
+COVERAGE_SHARE = 0.5
 FULL_SHARE = 0.45  # a file larger than this share of the budget is sliced rather than shown whole...
 TOP_FULL_SHARE = 0.8  # ...except the best-ranked file, which the task is most likely about
 MAX_CANDIDATES = 80
+LEAD = 3
+BREADTH_SHARE = 0.7
 
 
 @dataclass(slots=True)
@@ -59,6 +70,18 @@ def _cost(c: Candidate, mode: FitMode) -> int | None:
     return 0
 
 
+def _cheapest(c: Candidate) -> FitMode | None:
+    """The smallest way to show a file: its codemap, or for a file without one
+    (prose, configuration) the slices around the task's words, or its whole
+    text when that is smaller still (a short file needs no summary)."""
+    options: list[tuple[int, int, FitMode]] = []
+    for order, m in enumerate(("codemap", "slices", "full")):
+        cost = _cost(c, m)  # type: ignore[arg-type]
+        if cost is not None:
+            options.append((cost, order, m))  # type: ignore[arg-type]
+    return min(options)[2] if options else None
+
+
 def fit(candidates: list[Candidate], budget: int) -> list[Choice]:
     """One Choice per candidate (rank order kept); chosen tokens ≤ ``budget``."""
     ranked = candidates[:MAX_CANDIDATES]
@@ -80,16 +103,24 @@ def fit(candidates: list[Candidate], budget: int) -> list[Choice]:
         mode[c.key] = new
         return True
 
-    coverage_cap = int(budget * COVERAGE_SHARE)
-    for c in ranked:
-        if not try_set(c, "codemap", coverage_cap) and c.codemap is None:
-            try_set(c, "slices", coverage_cap)
-    for i, c in enumerate(ranked):
-        share = TOP_FULL_SHARE if i == 0 else FULL_SHARE
-        if c.full is not None and c.full <= budget * share and try_set(c, "full", budget):
-            continue
-        if mode[c.key] != "full" and (c.slices and (c.full is None or c.slices[1] < c.full)):
-            try_set(c, "slices", budget)
+    def cover(cap: int) -> None:
+        for c in ranked:
+            cheapest = _cheapest(c) if mode[c.key] == "omitted" else None
+            if cheapest is not None:
+                try_set(c, cheapest, cap)
+
+    def deepen(files: list[Candidate]) -> None:
+        for c in files:
+            share = TOP_FULL_SHARE if c is ranked[0] else FULL_SHARE
+            if c.full is not None and c.full <= budget * share and try_set(c, "full", budget):
+                continue
+            if mode[c.key] != "full" and (c.slices and (c.full is None or c.slices[1] < c.full)):
+                try_set(c, "slices", budget)
+
+    cover(int(budget * COVERAGE_SHARE))
+    deepen(ranked[:LEAD])
+    cover(int(budget * BREADTH_SHARE))
+    deepen(ranked[LEAD:])
     for c in ranked:
         if mode[c.key] == "omitted":
             try_set(c, "codemap", budget) or try_set(c, "slices", budget)
