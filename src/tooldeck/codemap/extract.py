@@ -1,8 +1,15 @@
 """Extraction: one file's bytes → its codemap payload (no I/O, no cache).
 
-One parse, one query traversal. The language's query (``queries/*.scm``)
-captures definitions, their names and bodies, imports, and the comment/string
-nodes (``@skip``). From those captures, plain Python:
+One parse; then the language's definitions query (``queries/*.scm``:
+definitions, their names and bodies, imports) runs over the *outline* of the
+tree only: no match starts deeper than ``LangSpec.max_depth`` levels, so the
+query never walks function bodies, where most of a file's nodes are. A
+container found near that limit (a nested class, an ``impl`` in a ``mod``) or
+a conditional block at module/class level (``@scope``: ``if TYPE_CHECKING:``)
+gets a pass of its own below it. Imports inside function bodies deeper than
+the outline are not listed.
+
+From the captures, plain Python:
 
 * orders definitions by position and nests them by byte-range containment
   (a function inside a class is a method; anything inside a function body is
@@ -11,7 +18,8 @@ nodes (``@skip``). From those captures, plain Python:
   or, for bodiless kinds (constants, properties, aliases), its first line cut
   to a short length;
 * collects references: the identifiers of the code with comments and strings
-  blanked out, found by one regular expression over the remaining bytes.
+  blanked out (by :mod:`tooldeck.codemap.lexer`, or by a tree query for the
+  languages it does not cover), split into words in one pass over the bytes.
 
 This runs in worker processes too, so it must stay importable on its own.
 """
@@ -22,9 +30,15 @@ import bisect
 from dataclasses import dataclass
 from typing import Any
 
-from tooldeck.codemap import grammars
+from tooldeck.codemap import grammars, lexer
 from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, VALUE_KINDS, Payload, Symbol
 from tooldeck.codemap.specs import squash
+
+# kinds whose members may need a query pass of their own (see extract)
+CONTAINER_KINDS = CLASS_LIKE | {"module"}
+# levels from a container down to where its members' patterns start (class > body > decorated > def)
+_MEMBER_DEPTH = 3
+_SCOPE_DEPTH = 4  # if > else > block > decorated > def
 
 MAX_SIGNATURE = 160
 MAX_VALUE_SIGNATURE = 60
@@ -56,51 +70,103 @@ def count_lines(data: bytes) -> int:
 
 def extract(language: str, data: bytes) -> Payload:
     """The codemap payload of ``data`` (source bytes in ``language``)."""
-    from tree_sitter import QueryCursor
-
     tree = grammars.parse(language, data)
     query = grammars.definitions_query(language)
     spec = grammars.spec(language)
-    skip_pattern = query.pattern_count - 1  # grammars.query_source appends it last
+    root = tree.root_node
 
     defs: dict[tuple[int, int, int], _Def] = {}
     import_nodes: list[Any] = []
-    skips: list[tuple[int, int]] = []
     kinds: dict[int, str | None] = {}
-    for pattern, caps in QueryCursor(query).matches(tree.root_node):
-        if pattern == skip_pattern:
-            node = caps["skip"][0]
-            skips.append((node.start_byte, node.end_byte))
+    deep = _collect(query, root, spec, defs, import_nodes, kinds)
+    # A container (class, impl, namespace...) or a conditional block (`if`,
+    # `try` at module or class level) deeper than the first pass reaches gets a
+    # pass of its own, so its members are listed, while function bodies (most
+    # of a file's nodes) are never walked.
+    done: set[int] = set()
+    while deep:
+        node = deep.pop()
+        if node.start_byte in done:
             continue
-        kind = kinds.get(pattern, "")
-        if kind == "":
-            kind = kinds[pattern] = next((k[11:] for k in caps if k.startswith("definition.")), None)
-        if kind is None:
-            import_nodes.extend(caps.get("import", ()))
-            continue
-        node = caps["definition." + kind][0]
-        names = caps.get("name")
-        if not names:  # a bare `(node) @definition.x` pattern (cheaper to compile): use the fields
-            name = node.child_by_field_name("name")
-            if name is None:
-                continue
-            names = [name]
-            if kind not in VALUE_KINDS:
-                body = node.child_by_field_name("body")
-                caps = {**caps, "body": [body]} if body is not None else caps
-        # one statement may define several names (`attr_reader :a, :b`): key on the name too
-        key = (node.start_byte, node.end_byte, names[0].start_byte)
-        seen = defs.get(key)
-        if seen is not None and seen.pattern <= pattern:
-            continue
-        body = caps.get("body")
-        defs[key] = _Def(key[0], key[1], pattern, kind, node, names[0], body[0] if body else None)
+        done.add(node.start_byte)
+        deep.extend(_collect(query, node, spec, defs, import_nodes, kinds))
 
     payload = Payload(lines=count_lines(data))
     payload.symbols = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
     payload.imports = _imports(import_nodes, data, spec)
-    payload.refs = _references(data, skips)
+    if lexer.has_lexer(language):
+        payload.refs = _references(lexer.blank(language, data), [])
+    else:
+        skips = [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, root)]
+        payload.refs = _references(data, skips)
     return payload
+
+
+def _collect(
+    query: Any,
+    node: Any,
+    spec: Any,
+    defs: dict[tuple[int, int, int], _Def],
+    import_nodes: list[Any],
+    kinds: dict[int, str | None],
+) -> list[Any]:
+    """Run the definitions query under ``node``, starting no match deeper than
+    ``spec.max_depth`` levels below it; returns the containers it found whose
+    members may lie beyond that depth."""
+    from tree_sitter import QueryCursor
+
+    max_depth = spec.max_depth
+    spec_function_types = spec.function_types
+    cursor = QueryCursor(query)
+    cursor.set_max_start_depth(max_depth)
+    deep: list[Any] = []
+    for pattern, caps in cursor.matches(node):
+        kind = kinds.get(pattern, "")
+        if kind == "":
+            kind = kinds[pattern] = next((k[11:] for k in caps if k.startswith("definition.")), None)
+        if kind is None:
+            scope = caps.get("scope")
+            if scope is not None:
+                # a block inside a function body is implementation: never searched
+                depth = _depth(scope[0], node, spec_function_types)
+                if depth >= 0 and depth + _SCOPE_DEPTH > max_depth:
+                    deep.append(scope[0])
+                continue
+            import_nodes.extend(caps.get("import", ()))
+            continue
+        def_node = caps["definition." + kind][0]
+        names = caps.get("name")
+        if not names:  # a bare `(node) @definition.x` pattern (cheaper to compile): use the fields
+            name = def_node.child_by_field_name("name")
+            if name is None:
+                continue
+            names = [name]
+            if kind not in VALUE_KINDS:
+                body = def_node.child_by_field_name("body")
+                caps = {**caps, "body": [body]} if body is not None else caps
+        # one statement may define several names (`attr_reader :a, :b`): key on the name too
+        key = (def_node.start_byte, def_node.end_byte, names[0].start_byte)
+        seen = defs.get(key)
+        if seen is not None and seen.pattern <= pattern:
+            continue
+        body = caps.get("body")
+        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, names[0], body[0] if body else None)
+        if seen is None and kind in CONTAINER_KINDS and body and _depth(def_node, node) + _MEMBER_DEPTH > max_depth:
+            deep.append(def_node)
+    return deep
+
+
+def _depth(node: Any, top: Any, function_types: tuple[str, ...] = ()) -> int:
+    """How many levels ``node`` lies below ``top``; -1 if a ``function_types``
+    node lies between them."""
+    depth = 0
+    stop = top.start_byte, top.end_byte, top.type
+    while node is not None and (node.start_byte, node.end_byte, node.type) != stop:
+        node = node.parent
+        depth += 1
+        if node is not None and node.type in function_types:
+            return -1
+    return depth
 
 
 def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[Symbol]:

@@ -123,6 +123,11 @@ class LangSpec:
     query_name: str = ""  # queries/<query_name>.scm (default: the language name)
     # keyword shown before signatures of kinds the language writes without one
     kind_prefix: dict[str, str] = field(default_factory=dict)
+    # how deep below the root (or a container: see extract) a definition's pattern may start;
+    # deeper than this is inside function bodies, which a codemap never shows
+    max_depth: int = 4
+    # a block the query captures as @scope (`if TYPE_CHECKING:`) below one of these is inside a body
+    function_types: tuple[str, ...] = ()
 
 
 _JS_IDS = ("identifier", "property_identifier", "shorthand_property_identifier", "private_property_identifier")
@@ -138,6 +143,7 @@ SPECS: dict[str, LangSpec] = {
         {"decorated_definition": python_decorators},
         python_import,
         kind_prefix={"constant": "const", "property": "prop", "variable": "var"},
+        function_types=("function_definition",),
     ),
     "javascript": LangSpec("tree_sitter_javascript", "language", _JS_SKIP, _JS_IDS, _JS_WRAPPERS),
     "typescript": LangSpec(

@@ -6,6 +6,10 @@
 (import_statement) @import
 (import_from_statement) @import
 
+; blocks that may define things (`if TYPE_CHECKING:`, `try: ... except ImportError:`):
+; searched on their own when deeper than the outline pass (not inside functions)
+[(if_statement) (try_statement) (with_statement)] @scope
+
 (class_definition
   name: (identifier) @name
   body: (block) @body) @definition.class
