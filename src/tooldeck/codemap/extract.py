@@ -27,6 +27,7 @@ This runs in worker processes too, so it must stay importable on its own.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +50,8 @@ _NON_WORD_TO_SPACE = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
 _NAME_TRIM = "\"'`"
 _NAME_LEAD = ":$@"
 _TRAILERS = " \t:{=;,"
+# a line comment inside a header (not `http://` in a default: it must follow a space, comma or bracket)
+_LINE_COMMENTS = {marker: re.compile(rb"(?<=[\s,(\[{])" + re.escape(marker) + rb"[^\n]*") for marker in (b"#", b"//")}
 
 
 @dataclass(slots=True)
@@ -70,6 +73,14 @@ def count_lines(data: bytes) -> int:
 
 def extract(language: str, data: bytes) -> Payload:
     """The codemap payload of ``data`` (source bytes in ``language``)."""
+    imports, rows, refs, lines = extract_rows(language, data)
+    return Payload(imports, [Symbol(*row) for row in rows], refs, lines)
+
+
+def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]], str, int]:
+    """``(imports, symbol rows, references, line count)``: the payload in its
+    stored shape (a row is ``[name, kind, signature, line, parent, end_line,
+    depth]``), so workers encode it without building :class:`Symbol` objects."""
     tree = grammars.parse(language, data)
     query = grammars.definitions_query(language)
     spec = grammars.spec(language)
@@ -86,20 +97,17 @@ def extract(language: str, data: bytes) -> Payload:
     done: set[int] = set()
     while deep:
         node = deep.pop()
-        if node.start_byte in done:
-            continue
-        done.add(node.start_byte)
-        deep.extend(_collect(query, node, spec, defs, import_nodes, kinds))
+        if node.start_byte not in done:
+            done.add(node.start_byte)
+            deep.extend(_collect(query, node, spec, defs, import_nodes, kinds))
 
-    payload = Payload(lines=count_lines(data))
-    payload.symbols = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
-    payload.imports = _imports(import_nodes, data, spec)
+    rows = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
+    imports = _imports(import_nodes, data, spec)
     if lexer.has_lexer(language):
-        payload.refs = _references(lexer.blank(language, data), [])
+        refs = _references(lexer.blank(language, data), [])
     else:
-        skips = [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, root)]
-        payload.refs = _references(data, skips)
-    return payload
+        refs = _references(data, [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, root)])
+    return imports, rows, refs, count_lines(data)
 
 
 def _collect(
@@ -129,7 +137,7 @@ def _collect(
             if scope is not None:
                 # a block inside a function body is implementation: never searched
                 depth = _depth(scope[0], node, spec_function_types)
-                if depth >= 0 and depth + _SCOPE_DEPTH > max_depth:
+                if depth + _SCOPE_DEPTH > max_depth:
                     deep.append(scope[0])
                 continue
             import_nodes.extend(caps.get("import", ()))
@@ -151,13 +159,15 @@ def _collect(
             continue
         body = caps.get("body")
         defs[key] = _Def(key[0], key[1], pattern, kind, def_node, names[0], body[0] if body else None)
-        if seen is None and kind in CONTAINER_KINDS and body and _depth(def_node, node) + _MEMBER_DEPTH > max_depth:
-            deep.append(def_node)
+        if seen is None and kind in CONTAINER_KINDS and body:
+            depth = _depth(def_node, node, spec_function_types)
+            if depth + _MEMBER_DEPTH > max_depth:  # (-100: inside a function: never searched)
+                deep.append(def_node)
     return deep
 
 
 def _depth(node: Any, top: Any, function_types: tuple[str, ...] = ()) -> int:
-    """How many levels ``node`` lies below ``top``; -1 if a ``function_types``
+    """How many levels ``node`` lies below ``top``; -100 if a ``function_types``
     node lies between them."""
     depth = 0
     stop = top.start_byte, top.end_byte, top.type
@@ -165,42 +175,46 @@ def _depth(node: Any, top: Any, function_types: tuple[str, ...] = ()) -> int:
         node = node.parent
         depth += 1
         if node is not None and node.type in function_types:
-            return -1
+            return -100
     return depth
 
 
-def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[Symbol]:
-    out: list[Symbol] = []
-    stack: list[tuple[int, int, Symbol]] = []  # (start, end byte, symbol) of open ancestors
+def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    stack: list[tuple[int, int, str, str]] = []  # (start, end byte, name, kind) of open ancestors
     bodies: set[int] = set()
     for d in defs:
         # pop what ended before d, and d's twin (another name of the same statement)
         while stack and (stack[-1][1] <= d.start or (stack[-1][0] == d.start and stack[-1][1] == d.end)):
             stack.pop()
-        parent = stack[-1][2] if stack else None
-        if parent is not None and parent.kind in BODY_KINDS:
+        parent = stack[-1] if stack else None
+        if parent is not None and parent[3] in BODY_KINDS:
             continue  # inside a body: not part of the map
-        if d.body is not None:
-            if d.body.start_byte in bodies:
+        body = d.body
+        if body is not None:
+            body_start = body.start_byte
+            if body_start in bodies:
                 continue  # `typedef struct s {...} S`: the struct is the typedef, listed once
-            bodies.add(d.body.start_byte)
+            bodies.add(body_start)
         kind = d.kind
-        if kind == "function" and parent is not None and parent.kind in CLASS_LIKE:
+        if kind == "function" and parent is not None and parent[3] in CLASS_LIKE:
             kind = "method"
-        name = _clean_name(d.name.text.decode("utf-8", "replace"))
+        name_node = d.name
+        name = _clean_name(src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace"))
         if not name:
             continue
-        sym = Symbol(
-            name=name,
-            kind=kind,
-            signature=_signature(d, kind, src, spec),
-            line=d.name.start_point[0] + 1,
-            parent=parent.name if parent is not None else None,
-            end_line=d.node.end_point[0] + 1,
-            depth=len(stack),
+        out.append(
+            [
+                name,
+                kind,
+                _signature(d, kind, name, src, spec),
+                name_node.start_point[0] + 1,
+                parent[2] if parent is not None else None,
+                d.node.end_point[0] + 1,
+                len(stack),
+            ]
         )
-        out.append(sym)
-        stack.append((d.start, d.end, sym))
+        stack.append((d.start, d.end, name, kind))
     return out
 
 
@@ -214,11 +228,13 @@ def _clean_name(name: str) -> str:
     return name
 
 
-def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
+def _signature(d: _Def, kind: str, name: str, src: bytes, spec: Any) -> str:
     if d.body is not None:
-        head = src[d.start : d.body.start_byte].decode("utf-8", "replace")
+        head = src[d.start : d.body.start_byte]
+        if spec.line_comment and spec.line_comment in head:  # `def f(x):  # note`, `f(a, // note`
+            head = _LINE_COMMENTS[spec.line_comment].sub(b"", head)
+        sig = _tidy(squash(head.decode("utf-8", "replace")).rstrip(_TRAILERS))
         tail = src[d.body.end_byte : d.end].strip()
-        sig = squash(head).rstrip(_TRAILERS)
         if tail and tail not in (b";", b",", b"end"):  # C `typedef struct {...} Name;`
             sig = f"{sig} {{…}} {squash(tail.decode('utf-8', 'replace')).rstrip(';')}"
         limit = MAX_SIGNATURE
@@ -234,12 +250,12 @@ def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
         sig = f"{keyword} {sig}"
     if len(sig) > limit:
         # the cut never reaches into the name: a definition is always found by its name
-        at = sig.find(_clean_name(d.name.text.decode("utf-8", "replace")))
-        keep = max(limit - 1, at + len(d.name.text) if at >= 0 else 0)
+        at = sig.find(name)
+        keep = max(limit - 1, at + len(name) if at >= 0 else 0)
         sig = sig[:keep].rstrip() + "…" if keep < len(sig) else sig
-    parent = d.node.parent
-    if parent is not None:
-        wrap = spec.wrappers.get(parent.type)
+    if spec.wrappers:
+        parent = d.node.parent
+        wrap = spec.wrappers.get(parent.type) if parent is not None else None
         if wrap is not None:
             # the prefix (decorators, export...) is cut on its own: it must not crowd out the name
             prefix = wrap if isinstance(wrap, str) else wrap(parent, d.node, src)
@@ -247,6 +263,14 @@ def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
                 prefix = prefix[: MAX_PREFIX - 1].rsplit(" ", 1)[0] + " …"
             if prefix:
                 sig = f"{prefix} {sig}"
+    return sig
+
+
+def _tidy(sig: str) -> str:
+    """``f( a, b, )`` (a multi-line header squashed) → ``f(a, b)``."""
+    if "( " in sig or " )" in sig or ", )" in sig or "[ " in sig or " ]" in sig:
+        sig = sig.replace(",)", ")").replace(", )", ")").replace("( ", "(").replace(" )", ")")
+        sig = sig.replace(", ]", "]").replace("[ ", "[").replace(" ]", "]")
     return sig
 
 

@@ -128,6 +128,8 @@ class LangSpec:
     max_depth: int = 4
     # a block the query captures as @scope (`if TYPE_CHECKING:`) below one of these is inside a body
     function_types: tuple[str, ...] = ()
+    # what starts a line comment (removed from headers: `def f():  # note`)
+    line_comment: bytes = b"//"
 
 
 _JS_IDS = ("identifier", "property_identifier", "shorthand_property_identifier", "private_property_identifier")
@@ -144,6 +146,7 @@ SPECS: dict[str, LangSpec] = {
         python_import,
         kind_prefix={"constant": "const", "property": "prop", "variable": "var"},
         function_types=("function_definition",),
+        line_comment=b"#",
     ),
     "javascript": LangSpec("tree_sitter_javascript", "language", _JS_SKIP, _JS_IDS, _JS_WRAPPERS),
     "typescript": LangSpec(
@@ -208,6 +211,7 @@ SPECS: dict[str, LangSpec] = {
         "language",
         ("comment", "string", "heredoc_body"),
         ("identifier", "constant"),
+        line_comment=b"#",
     ),
     "php": LangSpec(
         "tree_sitter_php",
@@ -235,6 +239,7 @@ SPECS: dict[str, LangSpec] = {
         ("comment", "string", "raw_string", "ansi_c_string", "heredoc_body"),
         ("word", "variable_name", "command_name"),
         {"declaration_command": prefix_text},
+        line_comment=b"#",
     ),
     "scala": LangSpec(
         "tree_sitter_scala",
@@ -254,6 +259,7 @@ SPECS: dict[str, LangSpec] = {
             "module_definition": first_binding_prefix("module"),
             "class_definition": first_binding_prefix("class"),
         },
+        line_comment=b"",
     ),
     "ocaml_interface": LangSpec(
         "tree_sitter_ocaml",
@@ -261,5 +267,6 @@ SPECS: dict[str, LangSpec] = {
         ("comment", "string", "quoted_string"),
         ("value_name", "type_constructor", "module_name", "constructor_name", "field_name"),
         {"type_definition": first_binding_prefix("type"), "module_definition": first_binding_prefix("module")},
+        line_comment=b"",
     ),
 }

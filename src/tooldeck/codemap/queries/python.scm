@@ -8,7 +8,8 @@
 
 ; blocks that may define things (`if TYPE_CHECKING:`, `try: ... except ImportError:`):
 ; searched on their own when deeper than the outline pass (not inside functions)
-[(if_statement) (try_statement) (with_statement)] @scope
+(module [(if_statement) (try_statement) (with_statement)] @scope)
+(class_definition body: (block [(if_statement) (try_statement) (with_statement)] @scope))
 
 (class_definition
   name: (identifier) @name
