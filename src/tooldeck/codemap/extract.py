@@ -42,8 +42,8 @@ _MEMBER_DEPTH = 3
 _SCOPE_DEPTH = 4  # if > else > block > decorated > def
 
 MAX_SIGNATURE = 160
-MAX_VALUE_SIGNATURE = 60
-MAX_PREFIX = 60  # decorators / export wrappers shown before a signature
+MAX_VALUE_SIGNATURE = 50
+MAX_PREFIX = 40  # decorators / export wrappers shown before a signature
 # identifier bytes kept, everything else → space: then bytes.split() yields the words (faster than a regex)
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NON_WORD_TO_SPACE = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
@@ -248,6 +248,8 @@ def _signature(d: _Def, kind: str, name: str, src: bytes, spec: Any) -> str:
     keyword = spec.kind_prefix.get(kind)
     if keyword:
         sig = f"{keyword} {sig}"
+    if kind == "method" and spec.receivers:
+        sig = _drop_receiver(sig, name, spec.receivers)
     if len(sig) > limit:
         # the cut never reaches into the name: a definition is always found by its name
         at = sig.find(name)
@@ -263,6 +265,24 @@ def _signature(d: _Def, kind: str, name: str, src: bytes, spec: Any) -> str:
                 prefix = prefix[: MAX_PREFIX - 1].rsplit(" ", 1)[0] + " …"
             if prefix:
                 sig = f"{prefix} {sig}"
+    return sig
+
+
+def _drop_receiver(sig: str, name: str, receivers: tuple[str, ...]) -> str:
+    """``def get(self, key)`` → ``def get(key)``: a method's ``self``/``cls``
+    says nothing a reader does not know from the indentation (``@classmethod``
+    and ``@staticmethod`` stay in the decorators); a typed one (``self: T``) stays."""
+    for receiver in receivers:
+        head = f"{name}({receiver}"
+        at = sig.find(head)
+        if at < 0:
+            continue
+        cut = at + len(name) + 1
+        rest = sig[at + len(head) :]
+        if rest.startswith(", "):
+            return sig[:cut] + rest[2:]
+        if rest.startswith(")"):
+            return sig[:cut] + rest
     return sig
 
 

@@ -89,7 +89,7 @@ def python_decorators(parent: Node, node: Node, src: bytes) -> str:
     for child in parent.children:
         if child.type == "decorator":
             name = squash(text(child, src)).split("(", 1)[0]
-            names.append(name if len(name) <= 40 else name[:39] + "…")
+            names.append(name if len(name) <= 30 else name[:29] + "…")
     return " ".join(names)
 
 
@@ -123,6 +123,8 @@ class LangSpec:
     query_name: str = ""  # queries/<query_name>.scm (default: the language name)
     # keyword shown before signatures of kinds the language writes without one
     kind_prefix: dict[str, str] = field(default_factory=dict)
+    # a method's first parameter, left out of its signature (Python's self/cls)
+    receivers: tuple[str, ...] = ()
     # how deep below the root (or a container: see extract) a definition's pattern may start;
     # deeper than this is inside function bodies, which a codemap never shows
     max_depth: int = 4
@@ -144,7 +146,7 @@ SPECS: dict[str, LangSpec] = {
         ("identifier",),
         {"decorated_definition": python_decorators},
         python_import,
-        kind_prefix={"constant": "const", "property": "prop", "variable": "var"},
+        receivers=("self", "cls"),
         function_types=("function_definition",),
         line_comment=b"#",
     ),
