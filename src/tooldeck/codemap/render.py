@@ -105,11 +105,8 @@ def summarise_imports(imports: list[str], language: str = "") -> list[str]:
     top = _BY_PACKAGE.get(language)
     seen: dict[str, None] = {}
     for imp in imports:
-        if top is not None and not imp.startswith(_RELATIVE):
-            imp = imp.split(top, 1)[0] or imp
-        else:
-            imp = _drop_class(imp)
-        seen.setdefault(imp, None)
+        by_package = top is not None and not imp.startswith(_RELATIVE)
+        seen.setdefault((imp.split(top, 1)[0] or imp) if by_package else _drop_class(imp), None)
     return list(seen)
 
 
