@@ -89,7 +89,7 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
     defs: dict[tuple[int, int, int], _Def] = {}
     import_nodes: list[Any] = []
     kinds: dict[int, str | None] = {}
-    deep = _collect(query, root, spec, defs, import_nodes, kinds)
+    deep = _collect(query, root, spec, defs, import_nodes, kinds, data)
     # A container (class, impl, namespace...) or a conditional block (`if`,
     # `try` at module or class level) deeper than the first pass reaches gets a
     # pass of its own, so its members are listed, while function bodies (most
@@ -99,7 +99,7 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
         node = deep.pop()
         if node.start_byte not in done:
             done.add(node.start_byte)
-            deep.extend(_collect(query, node, spec, defs, import_nodes, kinds))
+            deep.extend(_collect(query, node, spec, defs, import_nodes, kinds, data))
 
     rows = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
     imports = _imports(import_nodes, data, spec)
@@ -117,6 +117,7 @@ def _collect(
     defs: dict[tuple[int, int, int], _Def],
     import_nodes: list[Any],
     kinds: dict[int, str | None],
+    src: bytes,
 ) -> list[Any]:
     """Run the definitions query under ``node``, starting no match deeper than
     ``spec.max_depth`` levels below it; returns the containers it found whose
@@ -125,6 +126,7 @@ def _collect(
 
     max_depth = spec.max_depth
     spec_function_types = spec.function_types
+    refine = spec.refine
     cursor = QueryCursor(query)
     cursor.set_max_start_depth(max_depth)
     deep: list[Any] = []
@@ -157,9 +159,12 @@ def _collect(
         seen = defs.get(key)
         if seen is not None and seen.pattern <= pattern:
             continue
-        body = caps.get("body")
-        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, names[0], body[0] if body else None)
-        if seen is None and kind in CONTAINER_KINDS and body:
+        bodies = caps.get("body")
+        body = bodies[0] if bodies else None
+        if refine is not None:
+            kind, body = refine(kind, def_node, names[0], body, src)
+        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, names[0], body)
+        if seen is None and kind in CONTAINER_KINDS and body is not None:
             depth = _depth(def_node, node, spec_function_types)
             if depth + _MEMBER_DEPTH > max_depth:  # (-100: inside a function: never searched)
                 deep.append(def_node)

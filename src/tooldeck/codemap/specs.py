@@ -13,12 +13,14 @@ No tree-sitter import here: the functions receive nodes, they never build them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 Node = Any  # tree_sitter.Node (not imported: this module stays import-cheap)
 PrefixFn = Callable[[Node, Node, bytes], str]
+RefineFn = Callable[[str, Node, Node, "Node | None", bytes], tuple[str, "Node | None"]]
 ImportFn = Callable[[Node, bytes], list[str]]
 
 
@@ -63,6 +65,30 @@ def python_import(node: Node, src: bytes) -> list[str]:
     if len(names) == 1:
         return [prefix + names[0]]
     return [prefix + "{" + ", ".join(names) + "}"]
+
+
+_PY_CONSTANT = re.compile(rb"_*[A-Z][A-Z0-9_]*")
+
+
+def python_refine(kind: str, node: Node, name: Node, body: Node | None, src: bytes) -> tuple[str, Node | None]:
+    """The kind of a Python assignment, decided here rather than by query
+    predicates: ``__all__`` is an export, ``X: TypeAlias = ...`` a type,
+    ``UPPER_CASE`` a constant; an annotated class attribute's value is its
+    @body (the signature stops at the type)."""
+    if kind == "variable":
+        text = src[name.start_byte : name.end_byte]
+        if text == b"__all__":
+            return "export", body
+        annotation = node.child_by_field_name("type")
+        if annotation is not None and src[annotation.start_byte : annotation.end_byte].endswith(b"TypeAlias"):
+            return "type", body
+        if _PY_CONSTANT.fullmatch(text):
+            return "constant", body
+    elif kind == "property" and node.child_by_field_name("type") is not None:
+        value = node.child_by_field_name("right")
+        if value is not None:
+            return kind, value
+    return kind, body
 
 
 def keyword_stripped(*keywords: str) -> ImportFn:
@@ -125,6 +151,8 @@ class LangSpec:
     kind_prefix: dict[str, str] = field(default_factory=dict)
     # a method's first parameter, left out of its signature (Python's self/cls)
     receivers: tuple[str, ...] = ()
+    # (kind, node, name, body, src) -> (kind, body): what a query pattern cannot say cheaply
+    refine: RefineFn | None = None
     # how deep below the root (or a container: see extract) a definition's pattern may start;
     # deeper than this is inside function bodies, which a codemap never shows
     max_depth: int = 4
@@ -147,6 +175,7 @@ SPECS: dict[str, LangSpec] = {
         {"decorated_definition": python_decorators},
         python_import,
         receivers=("self", "cls"),
+        refine=python_refine,
         function_types=("function_definition",),
         line_comment=b"#",
     ),

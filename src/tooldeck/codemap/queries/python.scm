@@ -22,39 +22,16 @@
 (type_alias_statement
   left: (type (identifier) @name)) @definition.type
 
-(module
-  (expression_statement
-    (assignment
-      left: (identifier) @name
-      type: (type) @_t) @definition.type)
-  (#match? @_t "TypeAlias$"))
-
-(module
-  (expression_statement
-    (assignment
-      left: (identifier) @name) @definition.export)
-  (#eq? @name "__all__"))
-
-(module
-  (expression_statement
-    (assignment
-      left: (identifier) @name) @definition.constant)
-  (#match? @name "^_*[A-Z][A-Z0-9_]*$"))
-
+; module-level assignments: one pattern (no predicates: they cost a text
+; match per candidate); specs.python_refine tells __all__ (export),
+; `X: TypeAlias = ...` (type) and UPPER_CASE (constant) from variables
 (module
   (expression_statement
     (assignment
       left: (identifier) @name) @definition.variable))
 
-; annotated class attributes show their type, not their value: `prop timeout: float`
-(class_definition
-  body: (block
-    (expression_statement
-      (assignment
-        left: (identifier) @name
-        type: (_)
-        right: (_) @body) @definition.property)))
-
+; class attributes; an annotated one shows its type, not its value
+; (`timeout: float`: python_refine makes the value the @body)
 (class_definition
   body: (block
     (expression_statement
