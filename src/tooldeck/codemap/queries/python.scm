@@ -10,6 +10,14 @@
 ; searched on their own when deeper than the outline pass (not inside functions)
 (module [(if_statement) (try_statement) (with_statement)] @scope)
 (class_definition body: (block [(if_statement) (try_statement) (with_statement)] @scope))
+; ... and nested in one another (one inside a function is left alone: extract checks)
+(if_statement (block [(if_statement) (try_statement) (with_statement)] @scope))
+(elif_clause (block [(if_statement) (try_statement) (with_statement)] @scope))
+(else_clause (block [(if_statement) (try_statement) (with_statement)] @scope))
+(try_statement (block [(if_statement) (try_statement) (with_statement)] @scope))
+(except_clause (block [(if_statement) (try_statement) (with_statement)] @scope))
+(finally_clause (block [(if_statement) (try_statement) (with_statement)] @scope))
+(with_statement (block [(if_statement) (try_statement) (with_statement)] @scope))
 
 (class_definition
   name: (identifier) @name
