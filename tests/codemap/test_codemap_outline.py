@@ -80,7 +80,10 @@ def test_nothing_from_function_bodies():
 
 
 def test_go_and_rust_containers():
-    rust = b"mod outer {\n    mod inner {\n        impl Thing {\n            pub fn go(&self) -> u8 { 1 }\n        }\n    }\n}\n"
+    rust = (
+        b"mod outer {\n    mod inner {\n        impl Thing {\n"
+        b"            pub fn go(&self) -> u8 { 1 }\n        }\n    }\n}\n"
+    )
     names = _names(rust, "rust")
     assert names["go"][0] == 4 and names["inner"][1] == "outer"
 
@@ -88,15 +91,27 @@ def test_go_and_rust_containers():
 @pytest.mark.parametrize(
     ("language", "src", "kept", "blanked"),
     [
-        ("python", b"x = f'{hidden}' + rb\"raw\" # note\nuse(y)\n", {"x", "use", "y"}, {"hidden", "raw", "note", "f", "rb"}),
+        ("python", b"x = f'{hidden}' + rb\"raw\" # note\nuse(y)\n", {"x", "use", "y"}, {"hidden", "raw", "note", "rb"}),
         ("python", b'"""doc\nstring"""\nclass K: pass\n', {"class", "K", "pass"}, {"doc", "string"}),
         ("go", b"var r = 'x' // c\nvar s = `raw`\n", {"var", "r", "x", "s"}, {"c", "raw"}),
-        ("rust", b"let c = b'q'; let s = r#\"raw\"#; /* block */ let t = b\"bytes\";\n", {"let", "c", "q", "s", "t"},
-         {"raw", "block", "bytes", "b", "r"}),
-        ("java", b"String s = \"\"\"\ntext\n\"\"\"; char c = '\"'; int after = 1;\n", {"String", "s", "c", "after"},
-         {"text"}),
-        ("javascript", b"const re = /it's/g; const t = `a ${b} c`; keep()\n", {"const", "re", "it", "s", "keep"},
-         {"a", "b", "c"}),
+        (
+            "rust",
+            b'let c = b\'q\'; let s = r#"raw"#; /* block */ let t = b"bytes";\n',
+            {"let", "c", "q", "s", "t"},
+            {"raw", "block", "bytes", "b", "r"},
+        ),
+        (
+            "java",
+            b'String s = """\ntext\n"""; char c = \'"\'; int after = 1;\n',
+            {"String", "s", "c", "after"},
+            {"text"},
+        ),
+        (
+            "javascript",
+            b"const re = /it's/g; const t = `a ${b} c`; keep()\n",
+            {"const", "re", "it", "s", "keep"},
+            {"a", "b", "c"},
+        ),
     ],
 )
 def test_lexer_blanks_comments_and_strings(language: str, src: bytes, kept: set[str], blanked: set[str]):
