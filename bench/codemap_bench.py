@@ -25,7 +25,10 @@ Wall time AND CPU time (the process's own plus its workers', from
 may be shared, and CPU time is what the load average distorts least. Ratios use
 medians. Then tokens: codemap tokens / full-file tokens per language, and a check
 that every public Python definition (top-level def/class and their public
-methods, from ``ast``) appears in its codemap with its name and its line.
+methods, from ``ast``) appears in its codemap on its line with its name, and
+with its whole signature: every parameter name (a method's self/cls aside),
+the return annotation and a class's bases (signatures over 160 characters are
+cut after the name: those are counted apart).
 
 Goals (issue 14): CPU per file <= 1.0x the baseline in one process; >= 900
 files/s with 2 workers on distinct Python; tokens <= 0.10 Python, <= 0.12 mixed.
@@ -203,17 +206,65 @@ def phase_tooldeck(tree: str, rels: list[str], workers: int, state: str) -> dict
     }
 
 
-def public_defs(module: ast.Module) -> list[tuple[str, int]]:
-    """Public top-level defs/classes and the public methods of top-level classes."""
-    out: list[tuple[str, int]] = []
+def public_defs(module: ast.Module) -> list[tuple[str, int, ast.AST, bool]]:
+    """Public top-level defs/classes and the public methods of top-level
+    classes: (name, line, node, is_method)."""
+    out: list[tuple[str, int, ast.AST, bool]] = []
     for node in module.body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not node.name.startswith("_"):
-            out.append((node.name, node.lineno))
+            out.append((node.name, node.lineno, node, False))
             if isinstance(node, ast.ClassDef):
                 for m in node.body:
                     if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and not m.name.startswith("_"):
-                        out.append((m.name, m.lineno))
+                        out.append((m.name, m.lineno, m, True))
     return out
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s'\"]", "", text)
+
+
+def signature_parts(node: ast.AST, is_method: bool) -> list[str]:
+    """What a shown signature must hold: every parameter name (a method's
+    self/cls aside: the codemap leaves it out), the return annotation, and a
+    class's bases, each normalised (no spaces or quotes)."""
+    if isinstance(node, ast.ClassDef):
+        return [_norm(ast.unparse(b)) for b in node.bases]
+    assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+    a = node.args
+    params = [*a.posonlyargs, *a.args]
+    if is_method and params and params[0].arg in ("self", "cls"):
+        params = params[1:]
+    names = [p.arg for p in params] + [p.arg for p in a.kwonlyargs]
+    names += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
+    return names + ([_norm(ast.unparse(node.returns))] if node.returns is not None else [])
+
+
+def check_definitions(shown: str, module: ast.Module) -> tuple[int, int, int, int, list[str]]:
+    """(public defs, found with name and line, with a complete signature,
+    cut for length, examples of misses) — a line is ``<line> <signature>``."""
+    by_line: dict[int, list[str]] = {}
+    for row in shown.splitlines():
+        head, _, rest = row.partition(" ")
+        if head.isdigit():
+            by_line.setdefault(int(head), []).append(rest)
+    total = found = complete = cut = 0
+    misses: list[str] = []
+    for name, line, node, is_method in public_defs(module):
+        total += 1
+        row = next((r for r in by_line.get(line, []) if re.search(rf"\b{re.escape(name)}\b", r)), None)
+        if row is None:
+            misses.append(f"{line} {name}")
+            continue
+        found += 1
+        after = _norm(row.split(name, 1)[1])
+        if all(part in after for part in signature_parts(node, is_method)):
+            complete += 1
+        elif row.endswith("…"):
+            cut += 1
+        else:
+            misses.append(f"{line} {name}: signature {row!r}")
+    return total, found, complete, cut, misses
 
 
 def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
@@ -226,7 +277,7 @@ def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
     svc = CodemapService(Runtime.for_dirs([tree], state_dir=state))
     maps = svc.codemaps(svc.rt.workspace.primary, rels)
     per: dict[str, list[int]] = {}
-    defs = missing = 0
+    totals = [0, 0, 0, 0]  # public defs, found (name + line), complete signature, cut for length
     examples: list[str] = []
     for rel, cm in zip(rels, maps, strict=True):
         if not isinstance(cm, Codemap):
@@ -242,13 +293,10 @@ def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
             module = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        for name, line in public_defs(module):
-            defs += 1
-            if not re.search(rf"\b{re.escape(name)}\b.*  L{line}$", shown, re.M):
-                missing += 1
-                if len(examples) < 4:
-                    examples.append(f"{rel}:{line} {name}")
-    return {"per_language": per, "defs": defs, "missing": missing, "examples": examples}
+        *counts, misses = check_definitions(shown, module)
+        totals = [t + c for t, c in zip(totals, counts, strict=True)]
+        examples.extend(f"{rel}:{m}" for m in misses[: max(0, 4 - len(examples))])
+    return {"per_language": per, "defs": totals, "examples": examples}
 
 
 def run_phase(args: list[str]) -> dict:
@@ -302,11 +350,12 @@ def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
     mapped = sum(v[1] for v in tok["per_language"].values())
     parts = ", ".join(f"{k} {v[1] / max(1, v[0]):.3f}" for k, v in sorted(tok["per_language"].items()))
     print(f"codemap / full-file tokens: {mapped:,} / {full:,} = {mapped / max(1, full):.3f} ({parts})")
-    if tok["defs"]:
+    total, found, complete, cut = tok["defs"]
+    if total:
         print(
-            f"public Python definitions (ast) with name and line in the codemap: "
-            f"{tok['defs'] - tok['missing']}/{tok['defs']}"
-            + (f"; missing e.g. {tok['examples']}" if tok["examples"] else "")
+            f"public Python definitions (ast): {found}/{total} with name and line; {complete}/{total} with the "
+            f"whole signature (every parameter, return type, bases); {cut} cut for length after the name"
+            + (f"; misses e.g. {tok['examples']}" if tok["examples"] else "")
         )
 
 

@@ -383,10 +383,11 @@ def test_references_exclude_comments_and_strings():
 def test_signatures_read_like_the_source():
     cm, _ = _codemap("sample.py")
     by_name = {s.name: s for s in cm.symbols}
-    assert by_name["__init__"].signature == "def __init__(self, host: str, port: int = DEFAULT_PORT) -> None"
-    assert by_name["address"].signature == "@property def address(self) -> str"
-    assert by_name["DEFAULT_PORT"].signature == "const DEFAULT_PORT = 8080"
-    assert by_name["timeout"].signature == "prop timeout: float"
+    # a method's self is left out (the indentation says it is a method)
+    assert by_name["__init__"].signature == "def __init__(host: str, port: int = DEFAULT_PORT) -> None"
+    assert by_name["address"].signature == "@property def address() -> str"
+    assert by_name["DEFAULT_PORT"].signature == "DEFAULT_PORT = 8080"
+    assert by_name["timeout"].signature == "timeout: float"
     go, _ = _codemap("sample.go")
     assert {s.name: s.signature for s in go.symbols}["Start"] == "func (s *Server) Start() error"
     c, _ = _codemap("sample.c")
@@ -396,7 +397,7 @@ def test_signatures_read_like_the_source():
 def test_long_values_are_cut_on_the_first_line():
     payload = extract("python", b"TABLE = {\n    'a': 1,\n    'b': 2,\n}\nNAME = '" + b"x" * 300 + b"'\n")
     sigs = {s.name: s.signature for s in payload.symbols}
-    assert sigs["TABLE"] == "const TABLE = {…"
+    assert sigs["TABLE"] == "TABLE = {…"
     assert len(sigs["NAME"]) <= 100 and sigs["NAME"].endswith("…")
 
 
@@ -427,12 +428,12 @@ def test_private_members_and_dunders_fold_into_one_line_each():
     cm = Codemap("store.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
     assert render(cm).splitlines() == [
         "store.py  (python)",
-        "class Store  L1",
-        "  dunder: __slots__ L2, __repr__ L6, __eq__ L12",
-        "  private: _cache L3, _load L8",
-        "  def __init__(self, items: list) -> None  L4",
-        "  def get(self, key: str) -> bytes  L10",
-        "private: _module_helper L14",
+        "1 class Store",
+        "  dunder: __slots__, __repr__, __eq__",
+        "  private: _cache, _load",
+        "4   def __init__(items: list) -> None",
+        "10   def get(key: str) -> bytes",
+        "private: _module_helper",
     ]
     # folding is only a rendering choice: every member stays a symbol
     assert {s.name for s in cm.symbols} >= {"__slots__", "_cache", "_load", "__repr__", "__eq__"}
@@ -446,8 +447,16 @@ def test_many_decorators_never_crowd_out_the_name():
     sym = next(s for s in extract("python", src).symbols if s.name == "test_the_thing")
     assert "def test_the_thing(alpha: int, beta: str = 'x') -> None" in sym.signature
     assert sym.line == 13
-    assert sym.signature.startswith("@pytest.mark.parametrize_some_long_deco")
+    assert sym.signature.startswith("@pytest.mark.parametrize_some")
     assert len(sym.signature) < 160
+    # and with a signature long enough to be cut itself: the def line and the name stay
+    params = ", ".join(f"parameter_{i}: dict[str, list[int]] | None = None" for i in range(8))
+    src = decorators + f"def test_another_thing({params}) -> None:\n    pass\n".encode()
+    payload = extract("python", src)
+    cm = Codemap("t.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
+    line = render(cm).splitlines()[1]
+    assert line.startswith("13 @pytest.mark.parametrize_some") and "def test_another_thing(parameter_0" in line
+    assert line.endswith("…") and len(line) < 400
 
 
 def test_a_long_signature_is_cut_after_the_name():
@@ -470,9 +479,9 @@ def test_a_private_class_folds_with_its_members_and_public_ones_stay():
     assert render(cm).splitlines() == [
         "m.py  (python)",
         "imports: os",
-        "private: _Impl L2, _CACHE L5",
-        "class Public  L6",
-        "  def go(self, n: int) -> int  L7",
+        "private: _Impl, _CACHE",
+        "6 class Public",
+        "7   def go(n: int) -> int",
     ]
 
 

@@ -158,10 +158,10 @@ def test_render_format(runtime: Runtime, root: Path):
         """\
         src/app.py  (python)
         imports: os
-        const PORT = 80  L3
-        class Server  L5
-          prop timeout: float  L6
-          def start(self) -> None  L8"""
+        3 PORT = 80
+        5 class Server
+        6   timeout: float
+        8   def start() -> None"""
     )
 
 

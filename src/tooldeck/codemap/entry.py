@@ -29,11 +29,12 @@ _EMPTY: Decoded = ([], [], "", 0)
 
 def encode(payload: Payload) -> str:
     symbols = [[s.name, s.kind, s.signature, s.line, s.parent, s.end_line, s.depth] for s in payload.symbols]
-    return json.dumps(
-        {"i": payload.imports, "s": symbols, "r": payload.refs, "n": payload.lines},
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
+    return encode_rows(payload.imports, symbols, payload.refs, payload.lines)
+
+
+def encode_rows(imports: list[str], rows: list[list[Any]], refs: str, lines: int) -> str:
+    """The blob of a payload given as rows (see ``extract.extract_rows``)."""
+    return json.dumps({"i": imports, "s": rows, "r": refs, "n": lines}, ensure_ascii=False, separators=(",", ":"))
 
 
 def encode_skip(reason: str) -> str:

@@ -1,8 +1,15 @@
 """Extraction: one file's bytes → its codemap payload (no I/O, no cache).
 
-One parse, one query traversal. The language's query (``queries/*.scm``)
-captures definitions, their names and bodies, imports, and the comment/string
-nodes (``@skip``). From those captures, plain Python:
+One parse; then the language's definitions query (``queries/*.scm``:
+definitions, their names and bodies, imports) runs over the *outline* of the
+tree only: no match starts deeper than ``LangSpec.max_depth`` levels, so the
+query never walks function bodies, where most of a file's nodes are. A
+container found near that limit (a nested class, an ``impl`` in a ``mod``) or
+a conditional block at module/class level (``@scope``: ``if TYPE_CHECKING:``)
+gets a pass of its own below it. Imports inside function bodies deeper than
+the outline are not listed.
+
+From the captures, plain Python:
 
 * orders definitions by position and nests them by byte-range containment
   (a function inside a class is a method; anything inside a function body is
@@ -11,7 +18,8 @@ nodes (``@skip``). From those captures, plain Python:
   or, for bodiless kinds (constants, properties, aliases), its first line cut
   to a short length;
 * collects references: the identifiers of the code with comments and strings
-  blanked out, found by one regular expression over the remaining bytes.
+  blanked out (by :mod:`tooldeck.codemap.lexer`, or by a tree query for the
+  languages it does not cover), split into words in one pass over the bytes.
 
 This runs in worker processes too, so it must stay importable on its own.
 """
@@ -19,22 +27,31 @@ This runs in worker processes too, so it must stay importable on its own.
 from __future__ import annotations
 
 import bisect
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from tooldeck.codemap import grammars
+from tooldeck.codemap import grammars, lexer
 from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, VALUE_KINDS, Payload, Symbol
 from tooldeck.codemap.specs import squash
 
-MAX_SIGNATURE = 160
-MAX_VALUE_SIGNATURE = 60
-MAX_PREFIX = 60  # decorators / export wrappers shown before a signature
+# kinds whose members may need a query pass of their own (see extract)
+CONTAINER_KINDS = CLASS_LIKE | {"module"}
+# levels from a container down to where its members' patterns start (class > body > decorated > def)
+_MEMBER_DEPTH = 3
+_SCOPE_DEPTH = 4  # if > else > block > decorated > def
+
+MAX_SIGNATURE = 320
+MAX_VALUE_SIGNATURE = 50
+MAX_PREFIX = 40  # decorators / export wrappers shown before a signature
 # identifier bytes kept, everything else → space: then bytes.split() yields the words (faster than a regex)
 _WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 _NON_WORD_TO_SPACE = bytes(c if c in _WORD_BYTES else 32 for c in range(256))
 _NAME_TRIM = "\"'`"
 _NAME_LEAD = ":$@"
 _TRAILERS = " \t:{=;,"
+# a line comment inside a header (not `http://` in a default: it must follow a space, comma or bracket)
+_LINE_COMMENTS = {marker: re.compile(rb"(?<=[\s,(\[{])" + re.escape(marker) + rb"[^\n]*") for marker in (b"#", b"//")}
 
 
 @dataclass(slots=True)
@@ -56,85 +73,153 @@ def count_lines(data: bytes) -> int:
 
 def extract(language: str, data: bytes) -> Payload:
     """The codemap payload of ``data`` (source bytes in ``language``)."""
-    from tree_sitter import QueryCursor
+    imports, rows, refs, lines = extract_rows(language, data)
+    return Payload(imports, [Symbol(*row) for row in rows], refs, lines)
 
+
+def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]], str, int]:
+    """``(imports, symbol rows, references, line count)``: the payload in its
+    stored shape (a row is ``[name, kind, signature, line, parent, end_line,
+    depth]``), so workers encode it without building :class:`Symbol` objects."""
     tree = grammars.parse(language, data)
     query = grammars.definitions_query(language)
     spec = grammars.spec(language)
-    skip_pattern = query.pattern_count - 1  # grammars.query_source appends it last
+    root = tree.root_node
 
     defs: dict[tuple[int, int, int], _Def] = {}
     import_nodes: list[Any] = []
-    skips: list[tuple[int, int]] = []
     kinds: dict[int, str | None] = {}
-    for pattern, caps in QueryCursor(query).matches(tree.root_node):
-        if pattern == skip_pattern:
-            node = caps["skip"][0]
-            skips.append((node.start_byte, node.end_byte))
-            continue
+    deep = _collect(query, root, spec, defs, import_nodes, kinds, data)
+    # A container (class, impl, namespace...) or a conditional block (`if`,
+    # `try` at module or class level) deeper than the first pass reaches gets a
+    # pass of its own, so its members are listed, while function bodies (most
+    # of a file's nodes) are never walked.
+    done: set[int] = set()
+    while deep:
+        node = deep.pop()
+        if node.start_byte not in done:
+            done.add(node.start_byte)
+            deep.extend(_collect(query, node, spec, defs, import_nodes, kinds, data))
+
+    rows = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
+    imports = _imports(import_nodes, data, spec)
+    if lexer.has_lexer(language):
+        refs = _references(lexer.blank(language, data), [])
+    else:
+        refs = _references(data, [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, root)])
+    return imports, rows, refs, count_lines(data)
+
+
+def _collect(
+    query: Any,
+    node: Any,
+    spec: Any,
+    defs: dict[tuple[int, int, int], _Def],
+    import_nodes: list[Any],
+    kinds: dict[int, str | None],
+    src: bytes,
+) -> list[Any]:
+    """Run the definitions query under ``node``, starting no match deeper than
+    ``spec.max_depth`` levels below it; returns the containers it found whose
+    members may lie beyond that depth."""
+    from tree_sitter import QueryCursor
+
+    max_depth = spec.max_depth
+    spec_function_types = spec.function_types
+    refine = spec.refine
+    cursor = QueryCursor(query)
+    cursor.set_max_start_depth(max_depth)
+    deep: list[Any] = []
+    for pattern, caps in cursor.matches(node):
         kind = kinds.get(pattern, "")
         if kind == "":
             kind = kinds[pattern] = next((k[11:] for k in caps if k.startswith("definition.")), None)
         if kind is None:
+            scope = caps.get("scope")
+            if scope is not None:
+                # a block inside a function body is implementation: never searched
+                depth = _depth(scope[0], node, spec_function_types)
+                if depth + _SCOPE_DEPTH > max_depth:
+                    deep.append(scope[0])
+                continue
             import_nodes.extend(caps.get("import", ()))
             continue
-        node = caps["definition." + kind][0]
+        def_node = caps["definition." + kind][0]
         names = caps.get("name")
         if not names:  # a bare `(node) @definition.x` pattern (cheaper to compile): use the fields
-            name = node.child_by_field_name("name")
+            name = def_node.child_by_field_name("name")
             if name is None:
                 continue
             names = [name]
             if kind not in VALUE_KINDS:
-                body = node.child_by_field_name("body")
+                body = def_node.child_by_field_name("body")
                 caps = {**caps, "body": [body]} if body is not None else caps
         # one statement may define several names (`attr_reader :a, :b`): key on the name too
-        key = (node.start_byte, node.end_byte, names[0].start_byte)
+        key = (def_node.start_byte, def_node.end_byte, names[0].start_byte)
         seen = defs.get(key)
         if seen is not None and seen.pattern <= pattern:
             continue
-        body = caps.get("body")
-        defs[key] = _Def(key[0], key[1], pattern, kind, node, names[0], body[0] if body else None)
+        bodies = caps.get("body")
+        body = bodies[0] if bodies else None
+        if refine is not None:
+            kind, body = refine(kind, def_node, names[0], body, src)
+        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, names[0], body)
+        if seen is None and kind in CONTAINER_KINDS and body is not None:
+            depth = _depth(def_node, node, spec_function_types)
+            if depth + _MEMBER_DEPTH > max_depth:  # (-100: inside a function: never searched)
+                deep.append(def_node)
+    return deep
 
-    payload = Payload(lines=count_lines(data))
-    payload.symbols = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
-    payload.imports = _imports(import_nodes, data, spec)
-    payload.refs = _references(data, skips)
-    return payload
+
+def _depth(node: Any, top: Any, function_types: tuple[str, ...] = ()) -> int:
+    """How many levels ``node`` lies below ``top``; -100 if a ``function_types``
+    node lies between them."""
+    depth = 0
+    stop = top.start_byte, top.end_byte, top.type
+    while node is not None and (node.start_byte, node.end_byte, node.type) != stop:
+        node = node.parent
+        depth += 1
+        if node is not None and node.type in function_types:
+            return -100
+    return depth
 
 
-def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[Symbol]:
-    out: list[Symbol] = []
-    stack: list[tuple[int, int, Symbol]] = []  # (start, end byte, symbol) of open ancestors
+def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[list[Any]]:
+    out: list[list[Any]] = []
+    stack: list[tuple[int, int, str, str]] = []  # (start, end byte, name, kind) of open ancestors
     bodies: set[int] = set()
     for d in defs:
         # pop what ended before d, and d's twin (another name of the same statement)
         while stack and (stack[-1][1] <= d.start or (stack[-1][0] == d.start and stack[-1][1] == d.end)):
             stack.pop()
-        parent = stack[-1][2] if stack else None
-        if parent is not None and parent.kind in BODY_KINDS:
+        parent = stack[-1] if stack else None
+        if parent is not None and parent[3] in BODY_KINDS:
             continue  # inside a body: not part of the map
-        if d.body is not None:
-            if d.body.start_byte in bodies:
+        body = d.body
+        if body is not None:
+            body_start = body.start_byte
+            if body_start in bodies:
                 continue  # `typedef struct s {...} S`: the struct is the typedef, listed once
-            bodies.add(d.body.start_byte)
+            bodies.add(body_start)
         kind = d.kind
-        if kind == "function" and parent is not None and parent.kind in CLASS_LIKE:
+        if kind == "function" and parent is not None and parent[3] in CLASS_LIKE:
             kind = "method"
-        name = _clean_name(d.name.text.decode("utf-8", "replace"))
+        name_node = d.name
+        name = _clean_name(src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace"))
         if not name:
             continue
-        sym = Symbol(
-            name=name,
-            kind=kind,
-            signature=_signature(d, kind, src, spec),
-            line=d.name.start_point[0] + 1,
-            parent=parent.name if parent is not None else None,
-            end_line=d.node.end_point[0] + 1,
-            depth=len(stack),
+        out.append(
+            [
+                name,
+                kind,
+                _signature(d, kind, name, src, spec),
+                name_node.start_point[0] + 1,
+                parent[2] if parent is not None else None,
+                d.node.end_point[0] + 1,
+                len(stack),
+            ]
         )
-        out.append(sym)
-        stack.append((d.start, d.end, sym))
+        stack.append((d.start, d.end, name, kind))
     return out
 
 
@@ -148,11 +233,13 @@ def _clean_name(name: str) -> str:
     return name
 
 
-def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
+def _signature(d: _Def, kind: str, name: str, src: bytes, spec: Any) -> str:
     if d.body is not None:
-        head = src[d.start : d.body.start_byte].decode("utf-8", "replace")
+        head = src[d.start : d.body.start_byte]
+        if spec.line_comment and spec.line_comment in head:  # `def f(x):  # note`, `f(a, // note`
+            head = _LINE_COMMENTS[spec.line_comment].sub(b"", head)
+        sig = _tidy(squash(head.decode("utf-8", "replace")).rstrip(_TRAILERS))
         tail = src[d.body.end_byte : d.end].strip()
-        sig = squash(head).rstrip(_TRAILERS)
         if tail and tail not in (b";", b",", b"end"):  # C `typedef struct {...} Name;`
             sig = f"{sig} {{…}} {squash(tail.decode('utf-8', 'replace')).rstrip(';')}"
         limit = MAX_SIGNATURE
@@ -166,14 +253,16 @@ def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
     keyword = spec.kind_prefix.get(kind)
     if keyword:
         sig = f"{keyword} {sig}"
+    if kind == "method" and spec.receivers:
+        sig = _drop_receiver(sig, name, spec.receivers)
     if len(sig) > limit:
         # the cut never reaches into the name: a definition is always found by its name
-        at = sig.find(_clean_name(d.name.text.decode("utf-8", "replace")))
-        keep = max(limit - 1, at + len(d.name.text) if at >= 0 else 0)
+        at = sig.find(name)
+        keep = max(limit - 1, at + len(name) if at >= 0 else 0)
         sig = sig[:keep].rstrip() + "…" if keep < len(sig) else sig
-    parent = d.node.parent
-    if parent is not None:
-        wrap = spec.wrappers.get(parent.type)
+    if spec.wrappers:
+        parent = d.node.parent
+        wrap = spec.wrappers.get(parent.type) if parent is not None else None
         if wrap is not None:
             # the prefix (decorators, export...) is cut on its own: it must not crowd out the name
             prefix = wrap if isinstance(wrap, str) else wrap(parent, d.node, src)
@@ -181,6 +270,32 @@ def _signature(d: _Def, kind: str, src: bytes, spec: Any) -> str:
                 prefix = prefix[: MAX_PREFIX - 1].rsplit(" ", 1)[0] + " …"
             if prefix:
                 sig = f"{prefix} {sig}"
+    return sig
+
+
+def _drop_receiver(sig: str, name: str, receivers: tuple[str, ...]) -> str:
+    """``def get(self, key)`` → ``def get(key)``: a method's ``self``/``cls``
+    says nothing a reader does not know from the indentation (``@classmethod``
+    and ``@staticmethod`` stay in the decorators); a typed one (``self: T``) stays."""
+    for receiver in receivers:
+        head = f"{name}({receiver}"
+        at = sig.find(head)
+        if at < 0:
+            continue
+        cut = at + len(name) + 1
+        rest = sig[at + len(head) :]
+        if rest.startswith(", "):
+            return sig[:cut] + rest[2:]
+        if rest.startswith(")"):
+            return sig[:cut] + rest
+    return sig
+
+
+def _tidy(sig: str) -> str:
+    """``f( a, b, )`` (a multi-line header squashed) → ``f(a, b)``."""
+    if "( " in sig or " )" in sig or ", )" in sig or "[ " in sig or " ]" in sig:
+        sig = sig.replace(",)", ")").replace(", )", ")").replace("( ", "(").replace(" )", ")")
+        sig = sig.replace(", ]", "]").replace("[ ", "[").replace(" ]", "]")
     return sig
 
 

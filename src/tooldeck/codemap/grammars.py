@@ -43,11 +43,9 @@ def _read_query(file_stem: str) -> str:
 
 
 def query_source(name: str) -> str:
-    """The tooldeck query of ``name`` plus the comment/string ``@skip`` pattern
-    (always last: extraction recognises it by its index)."""
+    """The tooldeck definitions query of ``name``."""
     sp = SPECS[name]
-    skip = " ".join(f"({t})" for t in sp.skip_types)
-    return f"{_read_query(sp.query_name or name)}\n[{skip}] @skip\n"
+    return _read_query(sp.query_name or name)
 
 
 @functools.cache
@@ -55,6 +53,22 @@ def definitions_query(name: str) -> Any:
     from tree_sitter import Query
 
     return Query(language(name), query_source(name))
+
+
+@functools.cache
+def skip_query(name: str) -> Any:
+    """Comments and strings (``@skip``), for languages without a lexer
+    (:mod:`tooldeck.codemap.lexer`): this query walks the whole tree."""
+    from tree_sitter import Query
+
+    skip = " ".join(f"({t})" for t in SPECS[name].skip_types)
+    return Query(language(name), f"[{skip}] @skip")
+
+
+def skip_captures(name: str, root: Any) -> list[Any]:
+    from tree_sitter import QueryCursor
+
+    return QueryCursor(skip_query(name)).captures(root).get("skip", [])
 
 
 def parser(name: str) -> Any:

@@ -19,7 +19,7 @@ import os
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from tooldeck.codemap.entry import encode, encode_skip
+from tooldeck.codemap.entry import encode_rows, encode_skip
 
 log = logging.getLogger("tooldeck.codemap")
 
@@ -48,10 +48,10 @@ def worker_count() -> int:
 def extract_one(language: str, data: bytes) -> str:
     """The encoded blob of one file (an error becomes a skip entry: one bad
     file must not fail a batch)."""
-    from tooldeck.codemap.extract import extract
+    from tooldeck.codemap.extract import extract_rows
 
     try:
-        return encode(extract(language, data))
+        return encode_rows(*extract_rows(language, data))
     except Exception as exc:  # a grammar or query failure on odd input: logged, the file is skipped
         log.warning("codemap extraction failed (%s): %s", language, exc, exc_info=True)
         return encode_skip(f"parse failed ({type(exc).__name__})")

@@ -13,12 +13,14 @@ No tree-sitter import here: the functions receive nodes, they never build them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 Node = Any  # tree_sitter.Node (not imported: this module stays import-cheap)
 PrefixFn = Callable[[Node, Node, bytes], str]
+RefineFn = Callable[[str, Node, Node, "Node | None", bytes], tuple[str, "Node | None"]]
 ImportFn = Callable[[Node, bytes], list[str]]
 
 
@@ -65,6 +67,30 @@ def python_import(node: Node, src: bytes) -> list[str]:
     return [prefix + "{" + ", ".join(names) + "}"]
 
 
+_PY_CONSTANT = re.compile(rb"_*[A-Z][A-Z0-9_]*")
+
+
+def python_refine(kind: str, node: Node, name: Node, body: Node | None, src: bytes) -> tuple[str, Node | None]:
+    """The kind of a Python assignment, decided here rather than by query
+    predicates: ``__all__`` is an export, ``X: TypeAlias = ...`` a type,
+    ``UPPER_CASE`` a constant; an annotated class attribute's value is its
+    @body (the signature stops at the type)."""
+    if kind == "variable":
+        text = src[name.start_byte : name.end_byte]
+        if text == b"__all__":
+            return "export", body
+        annotation = node.child_by_field_name("type")
+        if annotation is not None and src[annotation.start_byte : annotation.end_byte].endswith(b"TypeAlias"):
+            return "type", body
+        if _PY_CONSTANT.fullmatch(text):
+            return "constant", body
+    elif kind == "property" and node.child_by_field_name("type") is not None:
+        value = node.child_by_field_name("right")
+        if value is not None:
+            return kind, value
+    return kind, body
+
+
 def keyword_stripped(*keywords: str) -> ImportFn:
     """Import statements whose text is ``keyword path``: keep the path."""
 
@@ -89,7 +115,7 @@ def python_decorators(parent: Node, node: Node, src: bytes) -> str:
     for child in parent.children:
         if child.type == "decorator":
             name = squash(text(child, src)).split("(", 1)[0]
-            names.append(name if len(name) <= 40 else name[:39] + "…")
+            names.append(name if len(name) <= 30 else name[:29] + "…")
     return " ".join(names)
 
 
@@ -123,6 +149,17 @@ class LangSpec:
     query_name: str = ""  # queries/<query_name>.scm (default: the language name)
     # keyword shown before signatures of kinds the language writes without one
     kind_prefix: dict[str, str] = field(default_factory=dict)
+    # a method's first parameter, left out of its signature (Python's self/cls)
+    receivers: tuple[str, ...] = ()
+    # (kind, node, name, body, src) -> (kind, body): what a query pattern cannot say cheaply
+    refine: RefineFn | None = None
+    # how deep below the root (or a container: see extract) a definition's pattern may start;
+    # deeper than this is inside function bodies, which a codemap never shows
+    max_depth: int = 4
+    # a block the query captures as @scope (`if TYPE_CHECKING:`) below one of these is inside a body
+    function_types: tuple[str, ...] = ()
+    # what starts a line comment (removed from headers: `def f():  # note`)
+    line_comment: bytes = b"//"
 
 
 _JS_IDS = ("identifier", "property_identifier", "shorthand_property_identifier", "private_property_identifier")
@@ -137,7 +174,10 @@ SPECS: dict[str, LangSpec] = {
         ("identifier",),
         {"decorated_definition": python_decorators},
         python_import,
-        kind_prefix={"constant": "const", "property": "prop", "variable": "var"},
+        receivers=("self", "cls"),
+        refine=python_refine,
+        function_types=("function_definition",),
+        line_comment=b"#",
     ),
     "javascript": LangSpec("tree_sitter_javascript", "language", _JS_SKIP, _JS_IDS, _JS_WRAPPERS),
     "typescript": LangSpec(
@@ -202,6 +242,7 @@ SPECS: dict[str, LangSpec] = {
         "language",
         ("comment", "string", "heredoc_body"),
         ("identifier", "constant"),
+        line_comment=b"#",
     ),
     "php": LangSpec(
         "tree_sitter_php",
@@ -229,6 +270,7 @@ SPECS: dict[str, LangSpec] = {
         ("comment", "string", "raw_string", "ansi_c_string", "heredoc_body"),
         ("word", "variable_name", "command_name"),
         {"declaration_command": prefix_text},
+        line_comment=b"#",
     ),
     "scala": LangSpec(
         "tree_sitter_scala",
@@ -248,6 +290,7 @@ SPECS: dict[str, LangSpec] = {
             "module_definition": first_binding_prefix("module"),
             "class_definition": first_binding_prefix("class"),
         },
+        line_comment=b"",
     ),
     "ocaml_interface": LangSpec(
         "tree_sitter_ocaml",
@@ -255,5 +298,6 @@ SPECS: dict[str, LangSpec] = {
         ("comment", "string", "quoted_string"),
         ("value_name", "type_constructor", "module_name", "constructor_name", "field_name"),
         {"type_definition": first_binding_prefix("type"), "module_definition": first_binding_prefix("module")},
+        line_comment=b"",
     ),
 }

@@ -49,12 +49,12 @@ def test_structure_tools_over_mcp_stdio(tmp_path: Path) -> None:
     out = anyio.run(run)
     assert out["map"] == (
         False,
-        "pkg/app.py  (python)\nclass Server  L1\n  def start(self) -> None  L2\ndef main() -> Server  L6\n\n"
+        "pkg/app.py  (python)\n1 class Server\n2   def start() -> None\n6 def main() -> Server\n\n"
         "[1 file(s) have no codemap support (no grammar): notes.txt]",
     )
     assert out["symbol"] == (
         False,
-        "1 definition(s) of `Server.start`:\npkg/app.py:2  method (in Server)  def start(self) -> None",
+        "1 definition(s) of `Server.start`:\npkg/app.py:2  method (in Server)  def start() -> None",
     )
     assert out["refs"][1].splitlines()[1:] == [
         "pkg/app.py",
@@ -75,7 +75,7 @@ def test_structure_tools_from_the_cli(tmp_path: Path) -> None:
         env=env,
     )
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.startswith("pkg/app.py  (python)\nclass Server  L1")
+    assert ok.stdout.startswith("pkg/app.py  (python)\n1 class Server")
     bad = subprocess.run(
         [*cmd, "find_symbol", json.dumps({"name": "two words"}), "--root", str(root)],
         capture_output=True,

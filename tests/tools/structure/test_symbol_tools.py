@@ -7,7 +7,7 @@ from typing import Any
 
 SERVER = """\
 class Server:
-    def start(self, port: int) -> None:
+    def start(port: int) -> None:
         pass
 
 
@@ -45,7 +45,7 @@ def test_find_symbol_lists_definitions_with_signatures(call: Any, root: Path):
         "web/client.ts:8  interface  export interface Server",
     ]
     assert call.ok("find_symbol", {"name": "start", "kind": "method"}).splitlines()[1:] == [
-        "py/server.py:2  method (in Server)  def start(self, port: int) -> None",
+        "py/server.py:2  method (in Server)  def start(port: int) -> None",
         "web/client.ts:9  method (in Server)  start(): void",
     ]
     assert "py/server.py:2" in call.ok("find_symbol", {"name": "Server.start", "max_results": 1})
