@@ -27,12 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, retrieve, universe
+from tooldeck.context.retrieve import FileInfo, Scored, retrieve
+from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
@@ -74,10 +76,22 @@ class BuildResult:
         return [c for c in self.choices if c.mode == "omitted"]
 
 
+@dataclass(slots=True)
+class _Pending:
+    """A candidate whose chunks are rendered but not yet counted."""
+
+    candidate: Candidate
+    full: str | None = None
+    codemap: str | None = None
+    slices: str | None = None
+    ranges: tuple[LineRange, ...] = ()
+
+
 class ContextBuilder:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.graphs = GraphCache()
+        self.universe = Universe()
 
     def build(
         self,
@@ -97,7 +111,8 @@ class ContextBuilder:
         t0 = time.perf_counter()
         query = parse_query(instructions)
         ws = self.rt.workspace
-        files = universe(ws)
+        walked = self.universe.walk(ws)
+        files = walked.files
         timings["walk"] = time.perf_counter() - t0
 
         index = graph = None
@@ -105,7 +120,7 @@ class ContextBuilder:
         if strategy != "lexical":
             say("indexing symbols")
             t = time.perf_counter()
-            index = cm_svc.index()
+            index = self._index(cm_svc, walked)
             graph = self.graphs.get(index)
             timings["index"] = time.perf_counter() - t
         say("retrieving")
@@ -127,11 +142,11 @@ class ContextBuilder:
         say("measuring candidates")
         t = time.perf_counter()
         by_abs = {f.abs: f for f in files}
-        cands = [
+        pending = [
             self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs)
             for key, score in ranked[:CANDIDATES]
         ]
-        cands = [c for c in cands if c is not None]
+        cands = self._count([p for p in pending if p is not None])
         timings["measure"] = time.perf_counter() - t
 
         t = time.perf_counter()
@@ -149,6 +164,16 @@ class ContextBuilder:
         return BuildResult(query, budget, choices, total, strategy, timings, notes)
 
     # stages -------------------------------------------------------------------------------
+    @staticmethod
+    def _index(cm_svc: CodemapService, walked: Walked) -> SymbolIndex:
+        """The symbol index, refreshed for the files the walk found changed
+        (all of them by a full walk the first time, or after a full rebuild
+        could not be avoided: a truncated index is always walked whole)."""
+        index = cm_svc.index(only=walked.changed) if walked.changed is not None else cm_svc.index()
+        if index.truncated and walked.changed is not None:
+            index = cm_svc.index()
+        return index
+
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
         lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}
         if not lexical:
@@ -178,18 +203,18 @@ class ContextBuilder:
         cm_svc: CodemapService,
         *,
         by_abs: dict[str, FileInfo],
-    ) -> Candidate | None:
+    ) -> _Pending | None:
+        """A candidate with the chunks to count (counted together by :meth:`_count`)."""
         info = by_abs.get(key)
         if info is None:
             return None
         ws = self.rt.workspace
-        counter = selection_service(self.rt).counter
         reasons = list(s.reasons) if s else []
         if s and s.term_scores:
             reasons.append("mentions " + ", ".join(t for t, _ in s.term_scores.most_common(3)))
         if not reasons:
             reasons.append("linked by references to the files above")
-        cand = Candidate(key, info.shown, score, reasons)
+        p = _Pending(Candidate(key, info.shown, score, reasons))
         text: str | None = None
         root = ws.containing_root(key)
         try:
@@ -200,7 +225,7 @@ class ContextBuilder:
         except (ToolError, OSError):  # unreadable, binary: it can still be listed by codemap or not at all
             text = None
         if text is not None:
-            cand.full = counter.count(full_chunk(info.shown, text))
+            p.full = full_chunk(info.shown, text)
         cm: Codemap | None = None
         if root is not None:
             try:
@@ -209,14 +234,27 @@ class ContextBuilder:
                 log.debug("no codemap for %s: %s", info.shown, exc)
                 cm = None
         if cm is not None:
-            cand.codemap = counter.count(codemap_chunk(info.shown, cm_svc.render(cm)))
+            p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
         if text is not None:
-            ranges = slice_ranges(text, query, cm)
-            if ranges:
-                cand.slices = (ranges, counter.count(slices_chunk(info.shown, text, ranges)))
-        if cand.full is None and cand.codemap is None:
+            p.ranges = slice_ranges(text, query, cm)
+            if p.ranges:
+                p.slices = slices_chunk(info.shown, text, p.ranges)
+        if p.full is None and p.codemap is None:
             return None
-        return cand
+        return p
+
+    def _count(self, pending: list[_Pending]) -> list[Candidate]:
+        """Token costs of every candidate's chunks, in one batch (one cache
+        lookup and one write for the whole build instead of three per file)."""
+        texts = [t for p in pending for t in (p.full, p.codemap, p.slices) if t is not None]
+        counts = iter(selection_service(self.rt).counter.count_many(texts))
+        for p in pending:
+            c = p.candidate
+            c.full = next(counts) if p.full is not None else None
+            c.codemap = next(counts) if p.codemap is not None else None
+            if p.slices is not None:
+                c.slices = (p.ranges, next(counts))
+        return [p.candidate for p in pending]
 
     def _selection_of(self, choices: list[Choice]) -> Selection:
         sel = Selection(auto_codemaps=False)
@@ -278,9 +316,8 @@ def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange
     terms = [t for t in query.terms if len(t) >= 3][:24]
     if terms:
         pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
-        for i, line in enumerate(lines, 1):
-            if pattern.search(line):
-                found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
+        for i in _matching_lines(text, pattern):
+            found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
     merged = merge_ranges(found)
     out: list[LineRange] = []
     total = 0
@@ -291,6 +328,23 @@ def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange
         out.append(r)
         total += size
     return tuple(out)
+
+
+def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
+    """1-based numbers of the lines holding a match of ``pattern``, in order.
+
+    One scan of the whole text instead of one search per line (a 2,000-line
+    file is one C call, not 2,000): a match never spans a newline (terms are
+    words) and ``\\b`` sees the newline as a boundary exactly as a line's
+    start or end, so the lines found are the same."""
+    out: list[int] = []
+    line, pos = 1, 0
+    for m in pattern.finditer(text):
+        line += text.count("\n", pos, m.start())
+        pos = m.start()
+        if not out or out[-1] != line:
+            out.append(line)
+    return out
 
 
 def context_builder_service(rt: Runtime) -> ContextBuilder:
