@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tooldeck.codemap import pool
 from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
@@ -172,6 +173,7 @@ class ContextBuilder:
         index = cm_svc.index(only=walked.changed) if walked.changed is not None else cm_svc.index()
         if index.truncated and walked.changed is not None:
             index = cm_svc.index()
+        pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
         return index
 
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
