@@ -64,7 +64,7 @@ def build_graph(index: SymbolIndex) -> Graph:
     definers: dict[str, list[int]] = {}
     sym_words: dict[str, set[str]] = {}
     for i, rec in enumerate(records):
-        for name in {s.name for s in rec.symbols if len(s.name) >= 3}:
+        for name in {n for n in rec.names if len(n) >= 3}:
             definers.setdefault(name, []).append(i)
     for name, files in definers.items():  # each distinct name split once, its definers added together
         for w in subwords(name):
@@ -164,12 +164,20 @@ class GraphCache:
     def __init__(self) -> None:
         self._key: str | None = None
         self._graph: Graph | None = None
+        self._seen: tuple[SymbolIndex, int] | None = None  # the index and version last fingerprinted
         self._lock = threading.Lock()
 
     def get(self, index: SymbolIndex) -> Graph:
+        with self._lock:
+            seen = self._seen
+            if self._graph is not None and seen is not None and seen[0] is index and seen[1] == index.version:
+                return self._graph  # not touched since: no need to fingerprint 13k records again
+        version = index.version
         key = fingerprint(index)
         with self._lock:
             if self._graph is None or self._key != key:
+                self._graph = None  # the old graph is not kept alive while the new one is built
                 self._graph = build_graph(index)
                 self._key = key
+            self._seen = (index, version)
             return self._graph
