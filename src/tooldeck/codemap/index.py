@@ -60,6 +60,18 @@ class FileRecord:
             return []
         return [Symbol(*row) for row in zip(*p, strict=True)]
 
+    def definitions_of(self, name: str) -> list[Definition]:
+        """Its definitions named ``name`` (made from the packed fields: no Symbol objects)."""
+        p = self._packed
+        if not p or name not in p[0]:
+            return []
+        names, kinds, sigs, lines, parents = p[0], p[1], p[2], p[3], p[4]
+        return [
+            Definition(self.shown, lines[k], sigs[k], kinds[k], name, parents[k], self.root_id)
+            for k, n in enumerate(names)
+            if n == name
+        ]
+
     def references_word(self, word: str) -> bool:
         # references hold identifier characters only: `paid?` (Ruby) is stored as `paid`
         core = word.strip("?!$@:#")
@@ -159,11 +171,7 @@ class SymbolIndex:
             if rec is last:  # a file defining the name twice is listed once per definition already
                 continue
             last = rec
-            out.extend(
-                Definition(rec.shown, s.line, s.signature, s.kind, s.name, s.parent, rec.root_id)
-                for s in rec.symbols
-                if s.name == name
-            )
+            out.extend(rec.definitions_of(name))
         return out
 
     def definitions(self, name: str, kind: str | None = None) -> list[Definition]:
@@ -189,6 +197,9 @@ class SymbolIndex:
         return hits[:limit]
 
     def files_defining(self, name: str) -> set[str]:
+        found = self._definitions().get(name)
+        if found:  # the same set definitions(name) gives, without making its Definition objects
+            return {rec.shown for rec in found}
         return {d.path for d in self.definitions(name)}
 
     def files_referencing(self, name: str) -> set[str]:

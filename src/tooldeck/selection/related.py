@@ -53,19 +53,33 @@ class _Paths:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.memo: dict[str, str | None] = {}
+        self.dirs: dict[str, str] = {}  # folder -> its realpath (files of one folder share it)
 
     def __call__(self, path: str) -> str | None:
         if path not in self.memo:
             self.memo[path] = self._find(path)
         return self.memo[path]
 
+    def _real(self, path: str) -> str:
+        """``os.path.realpath(path)``, resolving the folder once per folder:
+        realpath(folder/name) is realpath(folder)/name, resolved again only
+        when name itself is a link."""
+        folder, name = os.path.split(path)
+        if not name or name in (".", ".."):
+            return os.path.realpath(path)
+        real_dir = self.dirs.get(folder)
+        if real_dir is None:
+            real_dir = self.dirs[folder] = os.path.realpath(folder)
+        joined = os.path.join(real_dir, name)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
+
     def _find(self, path: str) -> str | None:
         if os.path.isabs(path):
-            return os.path.realpath(path)
+            return self._real(path)
         for root in self.ws.roots:
             cand = os.path.join(root.path, path)
             if os.path.isfile(cand):
-                return os.path.realpath(cand)
+                return self._real(cand)
         return None
 
 
