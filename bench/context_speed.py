@@ -202,6 +202,7 @@ def main() -> None:
         warm: list[float] = []
         warm_cpu: list[float] = []
         stages: dict[str, list[float]] = {}
+        stage_cpu: dict[str, list[float]] = {}
         for _ in range(args.reps):
             for task in TASKS:
                 t, c = time.perf_counter(), cpu_seconds()
@@ -210,6 +211,8 @@ def main() -> None:
                 warm_cpu.append(cpu_seconds() - c)
                 for k, v in res.timings.items():
                     stages.setdefault(k, []).append(v)
+                for k, v in res.cpu.items():
+                    stage_cpu.setdefault(k, []).append(v)
         sel_wall, sel_cpu = selection_changes(rt, [c.candidate.key for c in res.selected])
         own_now, kids_now, kids = rss_mb()  # after indexing and the builds, workers (if any) included
         if pool._pool is not None:
@@ -231,9 +234,11 @@ def main() -> None:
         print(
             f"{f'warm builds, {len(warm)} (min/p50/max)':<40}{spread(warm):>18}{spread(warm_cpu):>18}{'p50 <= 1':>10}"
         )
-        for k in ("walk", "index", "retrieve", "rank", "measure", "fit"):
+        for k in ("walk", "index", "retrieve", "rank", "measure", "fit", "apply"):
             if k in stages:
-                print(f"{'  stage p50: ' + k:<40}{statistics.median(stages[k]):>18.3f}")
+                cpu_p50 = statistics.median(stage_cpu[k]) if k in stage_cpu else float("nan")
+                print(f"{'  stage p50: ' + k:<40}{statistics.median(stages[k]):>18.3f}{cpu_p50:>18.3f}")
+        print("  (stage CPU: the building thread's own; rg and workers are in the totals above)")
         print(
             f"{f'selection change, {len(sel_wall)} (min/p50/max) ms':<40}"
             f"{spread([x * 1000 for x in sel_wall]):>18}{spread([x * 1000 for x in sel_cpu]):>18}{'p50 <= 50':>10}"

@@ -202,6 +202,20 @@ class SymbolIndex:
             return {rec.shown for rec in found}
         return {d.path for d in self.definitions(name)}
 
+    def files_defining_up_to(self, name: str, limit: int) -> set[str] | None:
+        """:meth:`files_defining`, or None as soon as more than ``limit`` files
+        define ``name`` (callers that skip common names need not collect them)."""
+        found = self._definitions().get(name)
+        if not found:
+            files = self.files_defining(name)
+            return files if len(files) <= limit else None
+        out: set[str] = set()
+        for rec in found:
+            out.add(rec.shown)
+            if len(out) > limit:
+                return None
+        return out
+
     def files_referencing(self, name: str) -> set[str]:
         word = name.rsplit(".", 1)[-1]
         return {rec.shown for rec in self.records() if rec.references_word(word)}

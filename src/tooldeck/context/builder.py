@@ -71,6 +71,7 @@ class BuildResult:
     strategy: str
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # this thread's CPU seconds per stage (timings: wall)
 
     @property
     def selected(self) -> list[Choice]:
@@ -79,6 +80,27 @@ class BuildResult:
     @property
     def omitted(self) -> list[Choice]:
         return [c for c in self.choices if c.mode == "omitted"]
+
+
+class _Clock:
+    """Wall and this thread's CPU time per stage (a build runs in a worker
+    thread: process CPU would count the other threads too)."""
+
+    def __init__(self) -> None:
+        self.start = self.wall = time.perf_counter()
+        self.cpu_start = self.cpu = time.thread_time()
+        self.timings: dict[str, float] = {}
+        self.cpus: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        self.timings[stage], self.cpus[stage] = wall - self.wall, cpu - self.cpu
+        self.wall, self.cpu = wall, cpu
+
+    def done(self) -> tuple[dict[str, float], dict[str, float]]:
+        self.timings["total"] = time.perf_counter() - self.start
+        self.cpus["total"] = time.thread_time() - self.cpu_start
+        return self.timings, self.cpus
 
 
 @dataclass(slots=True)
@@ -97,6 +119,7 @@ class ContextBuilder:
         self.rt = rt
         self.graphs = GraphCache()
         self.universe = Universe()
+        self._last_graph: Graph | None = None
 
     def build(
         self,
@@ -112,24 +135,24 @@ class ContextBuilder:
         evaluation baseline); ``apply=False`` leaves the selection untouched."""
         say = progress or (lambda _m: None)
         budget = budget or DEFAULT_BUDGET
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
+        clock = _Clock()
         query = parse_query(instructions)
         ws = self.rt.workspace
         walked = self.universe.walk(ws)
         files = walked.files
-        timings["walk"] = time.perf_counter() - t0
+        clock.lap("walk")
 
         index = graph = None
         cm_svc = codemap_service(self.rt)
         if strategy != "lexical":
             say("indexing symbols")
-            t = time.perf_counter()
             index = self._index(cm_svc, walked)
             graph = self.graphs.get(index)
-            timings["index"] = time.perf_counter() - t
+            if walked.changed is None or graph is not self._last_graph:
+                release_freed_memory()  # a full index or a new graph leaves much freed heap behind
+            self._last_graph = graph
+            clock.lap("index")
         say("retrieving")
-        t = time.perf_counter()
         scored = retrieve(
             ws,
             query,
@@ -138,26 +161,21 @@ class ContextBuilder:
             lexical_only=strategy == "lexical",
             files=files,
         )
-        timings["retrieve"] = time.perf_counter() - t
-
-        t = time.perf_counter()
+        clock.lap("retrieve")
         ranked = self._rank(scored, graph, files)
-        timings["rank"] = time.perf_counter() - t
+        clock.lap("rank")
 
         say("measuring candidates")
-        t = time.perf_counter()
         by_abs = {f.abs: f for f in files}
         pending = [
             self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs)
             for key, score in ranked[:CANDIDATES]
         ]
         cands = self._count([p for p in pending if p is not None])
-        timings["measure"] = time.perf_counter() - t
-
-        t = time.perf_counter()
+        clock.lap("measure")
         choices = fit(cands, budget)
         choices, total = self._verify(choices, budget)
-        timings["fit"] = time.perf_counter() - t
+        clock.lap("fit")
         notes: list[str] = []
         if index is not None and index.truncated:
             notes.append("the symbol index stopped at its file limit; some files were not ranked by references")
@@ -165,8 +183,9 @@ class ContextBuilder:
             notes.append("nothing in the workspace matched the task; name a file, symbol or distinctive word")
         if apply:
             self._apply(choices)
-        timings["total"] = time.perf_counter() - t0
-        return BuildResult(query, budget, choices, total, strategy, timings, notes)
+            clock.lap("apply")
+        timings, cpu = clock.done()
+        return BuildResult(query, budget, choices, total, strategy, timings, notes, cpu)
 
     # stages -------------------------------------------------------------------------------
     @staticmethod
@@ -178,8 +197,6 @@ class ContextBuilder:
         if index.truncated and walked.changed is not None:
             index = cm_svc.index()
         pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
-        if walked.changed is None:
-            release_freed_memory()
         return index
 
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:

@@ -61,15 +61,16 @@ class _Paths:
         return self.memo[path]
 
     def _real(self, path: str) -> str:
-        """``os.path.realpath(path)``, resolving the folder once per folder:
+        """``os.path.realpath(path)``, each folder resolved once per call:
         realpath(folder/name) is realpath(folder)/name, resolved again only
-        when name itself is a link."""
+        when name itself is a link (one lstat per new component, not one per
+        component of every path)."""
         folder, name = os.path.split(path)
-        if not name or name in (".", ".."):
+        if not name or name in (".", "..") or folder == path:
             return os.path.realpath(path)
         real_dir = self.dirs.get(folder)
         if real_dir is None:
-            real_dir = self.dirs[folder] = os.path.realpath(folder)
+            real_dir = self.dirs[folder] = self._real(folder)
         joined = os.path.join(real_dir, name)
         return os.path.realpath(joined) if os.path.islink(joined) else joined
 
@@ -145,8 +146,8 @@ def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
         if index is None:
             continue
         for name in names:
-            shown = index.files_defining(name)
-            if not shown or len(shown) > COMMON_NAME_FILES + 1:
+            shown = index.files_defining_up_to(name, COMMON_NAME_FILES + 1)
+            if not shown:  # none, or a name too common to say anything
                 continue
             definers = {p for p in (to_abs(d) for d in shown) if p}
             definers.discard(target)
