@@ -74,3 +74,11 @@ def test_builder_sees_a_definition_added_between_builds(runtime: Runtime, root: 
     (root / "util.py").unlink()
     res = builder.build("compute_quarterly_totals returns the wrong sum", 5000, apply=False)
     assert all(not c.candidate.shown.endswith("util.py") for c in res.choices)
+
+
+def test_build_reports_wall_and_thread_cpu_per_stage(runtime: Runtime, root: Path) -> None:
+    (root / "app.py").write_text("def main():\n    return 0\n")
+    res = ContextBuilder(runtime).build("make main faster", 5000, apply=True)
+    for stage in ("walk", "index", "retrieve", "rank", "measure", "fit", "apply", "total"):
+        assert res.timings[stage] >= 0 and res.cpu[stage] >= 0
+    assert res.cpu["total"] >= res.cpu["walk"]

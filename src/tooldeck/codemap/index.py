@@ -58,16 +58,18 @@ class FileRecord:
         p = self._packed
         if not p:
             return []
-        return [Symbol(*row) for row in zip(*p, strict=True)]
+        return [Symbol(*row) for row in zip(p[0], p[1], _split(p[2]), *p[3:], strict=True)]
 
     def definitions_of(self, name: str) -> list[Definition]:
         """Its definitions named ``name`` (made from the packed fields: no Symbol objects)."""
         p = self._packed
         if not p or name not in p[0]:
             return []
-        names, kinds, sigs, lines, parents = p[0], p[1], p[2], p[3], p[4]
+        names, kinds, (sig_text, sig_at), lines, parents = p[0], p[1], p[2], p[3], p[4]
         return [
-            Definition(self.shown, lines[k], sigs[k], kinds[k], name, parents[k], self.root_id)
+            Definition(
+                self.shown, lines[k], sig_text[sig_at[k] : sig_at[k + 1]], kinds[k], name, parents[k], self.root_id
+            )
             for k, n in enumerate(names)
             if n == name
         ]
@@ -78,8 +80,24 @@ class FileRecord:
         return bool(core) and f" {core} " in self.refs
 
 
-# names, kinds, signatures, lines, parents, end lines, depths (line numbers as C ints: 4 bytes, not 36)
-_Packed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...], array, tuple[str | None, ...], array, array]
+# names, kinds, signatures (one string + offsets), lines, parents, end lines, depths
+# (line numbers as C ints: 4 bytes, not 36)
+_Packed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, array], array, tuple[str | None, ...], array, array]
+
+
+def _joined(texts: list[str]) -> tuple[str, array]:
+    """Many strings as one (and where each starts): one object instead of one per signature."""
+    offsets = array("I", [0])
+    total = 0
+    for t in texts:
+        total += len(t)
+        offsets.append(total)
+    return "".join(texts), offsets
+
+
+def _split(joined: tuple[str, array]) -> list[str]:
+    text, offsets = joined
+    return [text[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
 
 
 def _pack(symbols: list[Symbol]) -> _Packed | None:
@@ -89,7 +107,7 @@ def _pack(symbols: list[Symbol]) -> _Packed | None:
     return (
         tuple(intern(s.name) for s in symbols),
         tuple(intern(s.kind) for s in symbols),
-        tuple(s.signature for s in symbols),
+        _joined([s.signature for s in symbols]),
         array("i", [s.line for s in symbols]),
         tuple(intern(s.parent) if s.parent is not None else None for s in symbols),
         array("i", [s.end_line for s in symbols]),

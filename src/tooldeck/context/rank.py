@@ -102,7 +102,7 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
         occ_word.extend(ids)
         occ_file.extend([i] * len(ids))
     if not occ_word:
-        empty = np.zeros(0, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int32)
         return empty, empty, np.zeros(0, dtype=np.float64)
     ow = np.asarray(occ_word, dtype=np.int64)
     of = np.asarray(occ_file, dtype=np.int64)
@@ -127,7 +127,8 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
     sums = np.bincount(inverse.ravel(), weights=vals, minlength=uniq.size)
     order = np.argsort(first, kind="stable")
     ordered = uniq[order]
-    return ordered // n, ordered % n, sums[order]
+    # node ids fit 32 bits: half the memory of the two index arrays (values unchanged)
+    return (ordered // n).astype(np.int32), (ordered % n).astype(np.int32), sums[order]
 
 
 def personalized_pagerank(
