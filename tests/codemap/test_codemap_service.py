@@ -181,6 +181,26 @@ def test_worker_pool_gives_the_same_codemaps(root: Path, tmp_path: Path, monkeyp
     assert pooled.parse_count == 20
 
 
+def test_idle_workers_are_released_and_come_back_for_the_next_batch(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    rels = [f"pkg/m{i}.py" for i in range(12)]
+    for i, rel in enumerate(rels):
+        write(root, rel, module(i))
+    monkeypatch.setattr(pool, "POOL_MIN_FILES", 4)
+    monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "2")
+    if pool.get_pool() is None:
+        pytest.skip("worker processes are unavailable here")
+    first = fresh(root, tmp_path / "s1")
+    assert all(not isinstance(cm, Skipped) for cm in first.codemaps(first.rt.workspace.primary, rels))
+    assert pool.release_if_idle() is True
+    assert pool._pool is None and not pool._broken
+    assert pool.release_if_idle() is False  # nothing left to release
+    second = fresh(root, tmp_path / "s2")  # a new cache: every file parsed again, by new workers
+    assert second.codemaps(second.rt.workspace.primary, rels) == first.codemaps(first.rt.workspace.primary, rels)
+    assert second.parse_count == 12 and pool._pool is not None and not pool._broken
+
+
 def test_two_processes_on_one_state_directory(root: Path, state_dir: Path):
     rels = [f"m{i}.py" for i in range(40)]
     for i, rel in enumerate(rels):

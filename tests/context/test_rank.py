@@ -54,3 +54,45 @@ def test_no_seed_gives_no_rank_and_cache_rebuilds_only_on_change():
     assert personalized_pagerank(g1, {"missing.py": 1.0}) == {}
     idx.put(rec("b.py", ["beta", "gamma"], [], key="changed"))
     assert cache.get(idx) is not g1
+
+
+def reference_edges(index: SymbolIndex) -> dict[tuple[str, str], float]:
+    """The graph's definition, one edge at a time (the vectorised build must equal it)."""
+    from tooldeck.context.rank import MAX_DEFINERS, REVERSE_WEIGHT
+
+    records = sorted(index.records(), key=lambda r: r.shown)
+    definers: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        for name in {s.name for s in r.symbols if len(s.name) >= 3}:
+            definers.setdefault(name, []).append(i)
+    weights: dict[tuple[int, int], float] = {}
+    for i, r in enumerate(records):
+        for word in r.refs.split():
+            owners = definers.get(word)
+            if not owners or len(owners) > MAX_DEFINERS or i in owners:
+                continue
+            for j in owners:
+                weights[(i, j)] = weights.get((i, j), 0.0) + 1.0 / len(owners)
+                weights[(j, i)] = weights.get((j, i), 0.0) + REVERSE_WEIGHT / len(owners)
+    return {(records[i].shown, records[j].shown): w for (i, j), w in weights.items()}
+
+
+def test_vectorised_graph_equals_the_per_edge_definition():
+    import random
+
+    rnd = random.Random(7)
+    names = [f"name{k}" for k in range(60)]
+    recs = [
+        rec(f"f{i:03}.py", rnd.sample(names, rnd.randint(0, 4)), [rnd.choice(names) for _ in range(rnd.randint(0, 30))])
+        for i in range(120)
+    ]
+    g = build_graph(index_of(*recs))
+    ref = reference_edges(index_of(*recs))
+    got = {(g.nodes[s], g.nodes[d]) for s, d in zip(g.src.tolist(), g.dst.tolist(), strict=True)}
+    assert got == set(ref) and g.edges == len(ref) > 100
+    out: dict[str, float] = {}
+    for (s, _d), w in ref.items():
+        out[s] = out.get(s, 0.0) + w
+    for s, d, w in zip(g.src.tolist(), g.dst.tolist(), g.weight.tolist(), strict=True):
+        assert w == ref[(g.nodes[s], g.nodes[d])] / out[g.nodes[s]]  # exactly: same sums in the same order
+    assert g.symbol_words["name"] == {r.shown for r in recs if r.symbols}

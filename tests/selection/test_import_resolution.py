@@ -93,3 +93,21 @@ def test_nothing_outside_the_root(tmp_path):
     files(tmp_path, {"proj/a.py": "", "secret.py": ""})
     root = make_root(tmp_path / "proj")
     assert resolve_import(root, "a.py", "python", "..secret") == []
+
+
+def test_shown_paths_resolve_like_realpath_through_links(tmp_path):
+    import os
+
+    from tooldeck.selection.related import _Paths
+    from tooldeck.workspace.roots import Workspace
+
+    real = tmp_path / "root" / "pkg"
+    real.mkdir(parents=True)
+    (real / "a.py").write_text("x = 1\n")
+    (real / "link.py").symlink_to(real / "a.py")
+    (tmp_path / "root" / "alias").symlink_to(real)
+    paths = _Paths(Workspace.from_dirs([tmp_path / "root"]))
+    for p in ("pkg/a.py", "pkg/link.py", str(tmp_path / "root" / "alias" / "a.py"), str(real / "link.py")):
+        full = p if os.path.isabs(p) else str(tmp_path / "root" / p)
+        assert paths(p) == os.path.realpath(full)
+    assert paths("pkg/missing.py") is None

@@ -29,6 +29,7 @@ GROUP = 8  # files per task
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
 _broken = False
+_pending = 0  # submitted tasks not finished yet
 
 
 def worker_count() -> int:
@@ -82,14 +83,47 @@ def get_pool() -> ProcessPoolExecutor | None:
 
 
 def submit(items: list[tuple[str, bytes]]) -> Future[list[str]] | None:
-    pool = get_pool()
-    if pool is None:
-        return None
-    try:
-        return pool.submit(extract_group, items)
-    except RuntimeError:  # pool shut down or broken
-        mark_broken()
-        return None
+    global _pending
+    for _attempt in range(2):
+        pool = get_pool()
+        if pool is None:
+            return None
+        with _lock:
+            if pool is not _pool:  # released (idle) since get_pool: take a new one
+                continue
+            try:
+                fut = pool.submit(extract_group, items)
+            except RuntimeError:  # pool broken
+                fut = None
+            else:
+                _pending += 1
+        if fut is None:
+            mark_broken()
+            return None
+        fut.add_done_callback(_task_done)
+        return fut
+    return None
+
+
+def _task_done(_fut: Future[list[str]]) -> None:
+    global _pending
+    with _lock:
+        _pending -= 1
+
+
+def release_if_idle() -> bool:
+    """Stop the workers when no task is in flight (True if they were stopped).
+
+    Each worker holds every grammar (~40 MB); after a large batch (the first
+    index of a big tree) a server rarely needs them again soon, and the next
+    large batch starts new ones (workers are not marked broken)."""
+    global _pool
+    with _lock:
+        if _pool is None or _pending > 0:
+            return False
+        _pool.shutdown(wait=False)
+        _pool = None
+        return True
 
 
 def mark_broken() -> None:

@@ -191,6 +191,7 @@ class CodemapService:
                     f" {entry.refs} ",
                 )
             )
+            self._forget(key)  # the record holds what the index needs: no second copy (blob text, refs) in memory
 
     @property
     def cache(self) -> CodemapCache:
@@ -224,6 +225,10 @@ class CodemapService:
             self._memory.move_to_end(key)
             while len(self._memory) > MEMORY_ENTRIES:
                 self._memory.popitem(last=False)
+
+    def _forget(self, key: str) -> None:
+        with self._lock:
+            self._memory.pop(key, None)
 
     def _recall(self, key: str) -> Entry | None:
         with self._lock:

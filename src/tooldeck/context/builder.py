@@ -20,19 +20,26 @@ is warm.
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+import functools
 import logging
 import re
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tooldeck.codemap import pool
+from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, retrieve, universe
+from tooldeck.context.retrieve import FileInfo, Scored, retrieve
+from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
@@ -64,6 +71,7 @@ class BuildResult:
     strategy: str
     timings: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    cpu: dict[str, float] = field(default_factory=dict)  # this thread's CPU seconds per stage (timings: wall)
 
     @property
     def selected(self) -> list[Choice]:
@@ -74,10 +82,44 @@ class BuildResult:
         return [c for c in self.choices if c.mode == "omitted"]
 
 
+class _Clock:
+    """Wall and this thread's CPU time per stage (a build runs in a worker
+    thread: process CPU would count the other threads too)."""
+
+    def __init__(self) -> None:
+        self.start = self.wall = time.perf_counter()
+        self.cpu_start = self.cpu = time.thread_time()
+        self.timings: dict[str, float] = {}
+        self.cpus: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        self.timings[stage], self.cpus[stage] = wall - self.wall, cpu - self.cpu
+        self.wall, self.cpu = wall, cpu
+
+    def done(self) -> tuple[dict[str, float], dict[str, float]]:
+        self.timings["total"] = time.perf_counter() - self.start
+        self.cpus["total"] = time.thread_time() - self.cpu_start
+        return self.timings, self.cpus
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A candidate whose chunks are rendered but not yet counted."""
+
+    candidate: Candidate
+    full: str | None = None
+    codemap: str | None = None
+    slices: str | None = None
+    ranges: tuple[LineRange, ...] = ()
+
+
 class ContextBuilder:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.graphs = GraphCache()
+        self.universe = Universe()
+        self._last_graph: Graph | None = None
 
     def build(
         self,
@@ -93,23 +135,24 @@ class ContextBuilder:
         evaluation baseline); ``apply=False`` leaves the selection untouched."""
         say = progress or (lambda _m: None)
         budget = budget or DEFAULT_BUDGET
-        timings: dict[str, float] = {}
-        t0 = time.perf_counter()
+        clock = _Clock()
         query = parse_query(instructions)
         ws = self.rt.workspace
-        files = universe(ws)
-        timings["walk"] = time.perf_counter() - t0
+        walked = self.universe.walk(ws)
+        files = walked.files
+        clock.lap("walk")
 
         index = graph = None
         cm_svc = codemap_service(self.rt)
         if strategy != "lexical":
             say("indexing symbols")
-            t = time.perf_counter()
-            index = cm_svc.index()
+            index = self._index(cm_svc, walked)
             graph = self.graphs.get(index)
-            timings["index"] = time.perf_counter() - t
+            if walked.changed is None or graph is not self._last_graph:
+                release_freed_memory()  # a full index or a new graph leaves much freed heap behind
+            self._last_graph = graph
+            clock.lap("index")
         say("retrieving")
-        t = time.perf_counter()
         scored = retrieve(
             ws,
             query,
@@ -118,26 +161,21 @@ class ContextBuilder:
             lexical_only=strategy == "lexical",
             files=files,
         )
-        timings["retrieve"] = time.perf_counter() - t
-
-        t = time.perf_counter()
+        clock.lap("retrieve")
         ranked = self._rank(scored, graph, files)
-        timings["rank"] = time.perf_counter() - t
+        clock.lap("rank")
 
         say("measuring candidates")
-        t = time.perf_counter()
         by_abs = {f.abs: f for f in files}
-        cands = [
+        pending = [
             self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs)
             for key, score in ranked[:CANDIDATES]
         ]
-        cands = [c for c in cands if c is not None]
-        timings["measure"] = time.perf_counter() - t
-
-        t = time.perf_counter()
+        cands = self._count([p for p in pending if p is not None])
+        clock.lap("measure")
         choices = fit(cands, budget)
         choices, total = self._verify(choices, budget)
-        timings["fit"] = time.perf_counter() - t
+        clock.lap("fit")
         notes: list[str] = []
         if index is not None and index.truncated:
             notes.append("the symbol index stopped at its file limit; some files were not ranked by references")
@@ -145,10 +183,22 @@ class ContextBuilder:
             notes.append("nothing in the workspace matched the task; name a file, symbol or distinctive word")
         if apply:
             self._apply(choices)
-        timings["total"] = time.perf_counter() - t0
-        return BuildResult(query, budget, choices, total, strategy, timings, notes)
+            clock.lap("apply")
+        timings, cpu = clock.done()
+        return BuildResult(query, budget, choices, total, strategy, timings, notes, cpu)
 
     # stages -------------------------------------------------------------------------------
+    @staticmethod
+    def _index(cm_svc: CodemapService, walked: Walked) -> SymbolIndex:
+        """The symbol index, refreshed for the files the walk found changed
+        (all of them by a full walk the first time, or after a full rebuild
+        could not be avoided: a truncated index is always walked whole)."""
+        index = cm_svc.index(only=walked.changed) if walked.changed is not None else cm_svc.index()
+        if index.truncated and walked.changed is not None:
+            index = cm_svc.index()
+        pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
+        return index
+
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
         lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}
         if not lexical:
@@ -178,18 +228,18 @@ class ContextBuilder:
         cm_svc: CodemapService,
         *,
         by_abs: dict[str, FileInfo],
-    ) -> Candidate | None:
+    ) -> _Pending | None:
+        """A candidate with the chunks to count (counted together by :meth:`_count`)."""
         info = by_abs.get(key)
         if info is None:
             return None
         ws = self.rt.workspace
-        counter = selection_service(self.rt).counter
         reasons = list(s.reasons) if s else []
         if s and s.term_scores:
             reasons.append("mentions " + ", ".join(t for t, _ in s.term_scores.most_common(3)))
         if not reasons:
             reasons.append("linked by references to the files above")
-        cand = Candidate(key, info.shown, score, reasons)
+        p = _Pending(Candidate(key, info.shown, score, reasons))
         text: str | None = None
         root = ws.containing_root(key)
         try:
@@ -200,7 +250,7 @@ class ContextBuilder:
         except (ToolError, OSError):  # unreadable, binary: it can still be listed by codemap or not at all
             text = None
         if text is not None:
-            cand.full = counter.count(full_chunk(info.shown, text))
+            p.full = full_chunk(info.shown, text)
         cm: Codemap | None = None
         if root is not None:
             try:
@@ -209,14 +259,27 @@ class ContextBuilder:
                 log.debug("no codemap for %s: %s", info.shown, exc)
                 cm = None
         if cm is not None:
-            cand.codemap = counter.count(codemap_chunk(info.shown, cm_svc.render(cm)))
+            p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
         if text is not None:
-            ranges = slice_ranges(text, query, cm)
-            if ranges:
-                cand.slices = (ranges, counter.count(slices_chunk(info.shown, text, ranges)))
-        if cand.full is None and cand.codemap is None:
+            p.ranges = slice_ranges(text, query, cm)
+            if p.ranges:
+                p.slices = slices_chunk(info.shown, text, p.ranges)
+        if p.full is None and p.codemap is None:
             return None
-        return cand
+        return p
+
+    def _count(self, pending: list[_Pending]) -> list[Candidate]:
+        """Token costs of every candidate's chunks, in one batch (one cache
+        lookup and one write for the whole build instead of three per file)."""
+        texts = [t for p in pending for t in (p.full, p.codemap, p.slices) if t is not None]
+        counts = iter(selection_service(self.rt).counter.count_many(texts))
+        for p in pending:
+            c = p.candidate
+            c.full = next(counts) if p.full is not None else None
+            c.codemap = next(counts) if p.codemap is not None else None
+            if p.slices is not None:
+                c.slices = (p.ranges, next(counts))
+        return [p.candidate for p in pending]
 
     def _selection_of(self, choices: list[Choice]) -> Selection:
         sel = Selection(auto_codemaps=False)
@@ -278,9 +341,8 @@ def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange
     terms = [t for t in query.terms if len(t) >= 3][:24]
     if terms:
         pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
-        for i, line in enumerate(lines, 1):
-            if pattern.search(line):
-                found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
+        for i in _matching_lines(text, pattern):
+            found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
     merged = merge_ranges(found)
     out: list[LineRange] = []
     total = 0
@@ -291,6 +353,49 @@ def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange
         out.append(r)
         total += size
     return tuple(out)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim  # type: ignore[no-any-return]
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+
+
+def release_freed_memory() -> None:
+    """Give the heap freed by a full index build back to the system.
+
+    Indexing a large tree decodes every file's codemap once; what the index
+    keeps is a fraction of that, but glibc keeps the freed pages mapped
+    (~120 MB on a 13k-file tree) until asked to trim them."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
+    """1-based numbers of the lines holding a match of ``pattern``, in order.
+
+    One search per matching line, not one per line (a 2,000-line file with
+    ten matching lines is ten C calls, not 2,000): a match never spans a
+    newline (terms are words), and a search resumed after a newline sees it,
+    as ``\\b`` sees a line's start, as a word boundary; so the lines found are
+    the same."""
+    out: list[int] = []
+    line, pos = 1, 0
+    m = pattern.search(text)
+    while m is not None:
+        line += text.count("\n", pos, m.start())
+        out.append(line)
+        pos = text.find("\n", m.end())
+        if pos < 0:
+            break
+        m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
+    return out
 
 
 def context_builder_service(rt: Runtime) -> ContextBuilder:

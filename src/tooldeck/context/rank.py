@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tooldeck.codemap.index import SymbolIndex
+from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.context.query import subwords
 
 MAX_DEFINERS = 8
@@ -64,34 +64,71 @@ def build_graph(index: SymbolIndex) -> Graph:
     definers: dict[str, list[int]] = {}
     sym_words: dict[str, set[str]] = {}
     for i, rec in enumerate(records):
-        names = {s.name for s in rec.symbols if len(s.name) >= 3}
-        for name in names:
+        for name in {n for n in rec.names if len(n) >= 3}:
             definers.setdefault(name, []).append(i)
-        for name in names:
-            for w in subwords(name):
-                sym_words.setdefault(w, set()).add(rec.shown)
-    weights: dict[tuple[int, int], float] = {}
-    for i, rec in enumerate(records):
-        for word in rec.refs.split():
-            owners = definers.get(word)
-            if not owners or len(owners) > MAX_DEFINERS or i in owners:
-                continue
-            share = 1.0 / len(owners)
-            for j in owners:
-                weights[(i, j)] = weights.get((i, j), 0.0) + share
-                weights[(j, i)] = weights.get((j, i), 0.0) + share * REVERSE_WEIGHT
+    for name, files in definers.items():  # each distinct name split once, its definers added together
+        for w in subwords(name):
+            sym_words.setdefault(w, set()).update(nodes[k] for k in files)
     n = len(nodes)
-    if weights:
-        pairs = np.fromiter((k for pair in weights for k in pair), dtype=np.int64, count=2 * len(weights))
-        src, dst = pairs[0::2], pairs[1::2]
-        w = np.fromiter(weights.values(), dtype=np.float64, count=len(weights))
+    src, dst, w = _edges(records, definers, n)
+    if w.size:
         out_sum = np.bincount(src, weights=w, minlength=n)
         w = w / out_sum[src]
     else:
-        src = dst = np.zeros(0, dtype=np.int64)
-        w = np.zeros(0, dtype=np.float64)
         out_sum = np.zeros(n)
     return Graph(nodes, index_of, src, dst, w, out_sum == 0, sym_words)
+
+
+def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) -> tuple[np.ndarray, ...]:
+    """(src, dst, weight) of the reference graph, unnormalised.
+
+    For each file ``i`` and each word of its references defined by ``1..MAX_DEFINERS``
+    other files ``j``: an edge i→j of ``1/len(definers)`` and j→i of that times
+    ``REVERSE_WEIGHT``; repeated pairs add up. Computed with numpy on flat arrays
+    (one Python step per reference word, none per edge); edges come out in the
+    order of their first occurrence and each weight is summed in occurrence
+    order, so the floats are the ones a per-edge dict accumulation gives."""
+    usable = [owners for owners in definers.values() if len(owners) <= MAX_DEFINERS]
+    word_id = {name: k for k, name in enumerate(k for k, o in definers.items() if len(o) <= MAX_DEFINERS)}
+    sizes = np.fromiter((len(o) for o in usable), dtype=np.int64, count=len(usable))
+    ptr = np.zeros(len(usable) + 1, dtype=np.int64)
+    np.cumsum(sizes, out=ptr[1:])
+    flat_owners = np.fromiter((j for o in usable for j in o), dtype=np.int64, count=int(ptr[-1]))
+    occ_file: list[int] = []
+    occ_word: list[int] = []
+    get = word_id.get
+    for i, rec in enumerate(records):
+        ids = [k for k in map(get, rec.refs.split()) if k is not None]
+        occ_word.extend(ids)
+        occ_file.extend([i] * len(ids))
+    if not occ_word:
+        empty = np.zeros(0, dtype=np.int32)
+        return empty, empty, np.zeros(0, dtype=np.float64)
+    ow = np.asarray(occ_word, dtype=np.int64)
+    of = np.asarray(occ_file, dtype=np.int64)
+    counts = sizes[ow]
+    # expand each occurrence to its owners, in owner order
+    occ = np.repeat(np.arange(ow.size), counts)
+    run_start = np.cumsum(counts) - counts  # where each occurrence's owners begin in the expanded arrays
+    j = flat_owners[ptr[ow][occ] + np.arange(occ.size) - run_start[occ]]
+    i = of[occ]
+    # a file using a name it defines itself: that occurrence adds no edge
+    self_use = np.zeros(ow.size, dtype=bool)
+    self_use[occ[j == i]] = True
+    keep = ~self_use[occ]
+    i, j, share = i[keep], j[keep], (1.0 / counts[occ])[keep]
+    keys = np.empty(2 * i.size, dtype=np.int64)
+    keys[0::2] = i * n + j
+    keys[1::2] = j * n + i
+    vals = np.empty(2 * i.size, dtype=np.float64)
+    vals[0::2] = share
+    vals[1::2] = share * REVERSE_WEIGHT
+    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    sums = np.bincount(inverse.ravel(), weights=vals, minlength=uniq.size)
+    order = np.argsort(first, kind="stable")
+    ordered = uniq[order]
+    # node ids fit 32 bits: half the memory of the two index arrays (values unchanged)
+    return (ordered // n).astype(np.int32), (ordered % n).astype(np.int32), sums[order]
 
 
 def personalized_pagerank(
@@ -128,12 +165,20 @@ class GraphCache:
     def __init__(self) -> None:
         self._key: str | None = None
         self._graph: Graph | None = None
+        self._seen: tuple[SymbolIndex, int] | None = None  # the index and version last fingerprinted
         self._lock = threading.Lock()
 
     def get(self, index: SymbolIndex) -> Graph:
+        with self._lock:
+            seen = self._seen
+            if self._graph is not None and seen is not None and seen[0] is index and seen[1] == index.version:
+                return self._graph  # not touched since: no need to fingerprint 13k records again
+        version = index.version
         key = fingerprint(index)
         with self._lock:
             if self._graph is None or self._key != key:
+                self._graph = None  # the old graph is not kept alive while the new one is built
                 self._graph = build_graph(index)
                 self._key = key
+            self._seen = (index, version)
             return self._graph

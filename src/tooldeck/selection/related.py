@@ -53,19 +53,34 @@ class _Paths:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
         self.memo: dict[str, str | None] = {}
+        self.dirs: dict[str, str] = {}  # folder -> its realpath (files of one folder share it)
 
     def __call__(self, path: str) -> str | None:
         if path not in self.memo:
             self.memo[path] = self._find(path)
         return self.memo[path]
 
+    def _real(self, path: str) -> str:
+        """``os.path.realpath(path)``, each folder resolved once per call:
+        realpath(folder/name) is realpath(folder)/name, resolved again only
+        when name itself is a link (one lstat per new component, not one per
+        component of every path)."""
+        folder, name = os.path.split(path)
+        if not name or name in (".", "..") or folder == path:
+            return os.path.realpath(path)
+        real_dir = self.dirs.get(folder)
+        if real_dir is None:
+            real_dir = self.dirs[folder] = self._real(folder)
+        joined = os.path.join(real_dir, name)
+        return os.path.realpath(joined) if os.path.islink(joined) else joined
+
     def _find(self, path: str) -> str | None:
         if os.path.isabs(path):
-            return os.path.realpath(path)
+            return self._real(path)
         for root in self.ws.roots:
             cand = os.path.join(root.path, path)
             if os.path.isfile(cand):
-                return os.path.realpath(cand)
+                return self._real(cand)
         return None
 
 
@@ -131,8 +146,8 @@ def related_files(rt: Runtime, targets: list[str], limit: int) -> list[str]:
         if index is None:
             continue
         for name in names:
-            shown = index.files_defining(name)
-            if not shown or len(shown) > COMMON_NAME_FILES + 1:
+            shown = index.files_defining_up_to(name, COMMON_NAME_FILES + 1)
+            if not shown:  # none, or a name too common to say anything
                 continue
             definers = {p for p in (to_abs(d) for d in shown) if p}
             definers.discard(target)

@@ -23,7 +23,7 @@ from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
 from tooldeck.workspace.ignore import DirSpec, IgnoreRules
 from tooldeck.workspace.tempnames import is_temp_name
 
-_Listing = list[tuple[str, bool, bool, int]]
+_Listing = list[tuple[str, bool, bool, int, int]]
 _Frame = tuple[str, int, list[DirSpec], _Listing, int, int | None]
 
 
@@ -36,17 +36,19 @@ class Entry(NamedTuple):
     is_symlink: bool
     depth: int  # 1 for a direct child of the start directory
     size: int = 0
+    mtime_ns: int = 0  # with ``stamps``: the file's modification time (change detection without a second stat)
 
 
 MAX_HELD_FDS = 64  # deeper folders are reopened from the root instead of held open
 
 
-def _list_fd(fd: int, sizes: bool) -> _Listing | None:
-    """Sorted ``(name, is_dir, is_symlink, n)`` of the open folder ``fd``
-    (``n``: a directory's inode, a file's size when ``sizes``). A write in
-    progress (a tooldeck temp file) is never listed, whatever the rules."""
+def _list_fd(fd: int, sizes: bool, stamps: bool = False) -> _Listing | None:
+    """Sorted ``(name, is_dir, is_symlink, n, mtime_ns)`` of the open folder
+    ``fd`` (``n``: a directory's inode, a file's size when ``sizes``;
+    ``mtime_ns`` a file's when ``stamps``, else 0). A write in progress (a
+    tooldeck temp file) is never listed, whatever the rules."""
     try:
-        out: list[tuple[str, bool, bool, int]] = []
+        out: _Listing = []
         with os.scandir(fd) as it:
             for e in it:
                 if is_temp_name(e.name):
@@ -56,11 +58,13 @@ def _list_fd(fd: int, sizes: bool) -> _Listing | None:
                     is_dir = e.is_dir(follow_symlinks=False)
                     # stat needs the descriptor open (fd-based entries stat relative to it)
                     n = e.stat(follow_symlinks=False).st_ino if is_dir else 0
-                    if sizes and not is_dir:
-                        n = e.stat(follow_symlinks=False).st_size
+                    mtime = 0
+                    if (sizes or stamps) and not is_dir:
+                        st = e.stat(follow_symlinks=False)
+                        n, mtime = st.st_size, (st.st_mtime_ns if stamps else 0)
                 except OSError:
                     continue
-                out.append((e.name, is_dir, is_link, n))
+                out.append((e.name, is_dir, is_link, n, mtime))
         out.sort()
         return out
     except OSError:
@@ -100,9 +104,11 @@ def walk(
     include_dirs: bool = True,
     respect_ignore: bool = True,
     sizes: bool = False,
+    stamps: bool = False,
 ) -> Iterator[Entry]:
     """Yield entries under ``root/start_rel`` depth-first in path order (a
-    folder, then everything below it, then its next sibling)."""
+    folder, then everything below it, then its next sibling). ``stamps``
+    fills files' ``size`` and ``mtime_ns`` (from the listing's own stat)."""
     root = rules.root
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
@@ -121,7 +127,7 @@ def walk(
     start_fd = _open_start(root, start_rel)
     if start_fd is None:
         return
-    first = _list_fd(start_fd, sizes)
+    first = _list_fd(start_fd, sizes, stamps)
     if first is None:
         os.close(start_fd)
         return
@@ -131,7 +137,7 @@ def walk(
         while stack:
             rel_dir, depth, specs, entries, i, fd = stack.pop()
             while i < len(entries):
-                name, is_dir, is_link, n = entries[i]
+                name, is_dir, is_link, n, mtime = entries[i]
                 i += 1
                 rel = f"{rel_dir}/{name}" if rel_dir else name
                 if respect_ignore:
@@ -140,7 +146,7 @@ def walk(
                     if (specs or check) and rules.decide(rel, is_dir, specs):
                         continue
                 if not is_dir:
-                    yield Entry(rel, False, is_link, depth + 1, n)
+                    yield Entry(rel, False, is_link, depth + 1, n, mtime)
                     continue
                 if include_dirs:
                     yield Entry(rel, True, is_link, depth + 1)
@@ -149,7 +155,7 @@ def walk(
                 child_fd = _open_child(root, fd, rel, name, n)
                 if child_fd is None:
                     continue
-                children = _list_fd(child_fd, sizes)
+                children = _list_fd(child_fd, sizes, stamps)
                 if len(stack) >= MAX_HELD_FDS or children is None:
                     os.close(child_fd)  # too deep to hold: its children reopen from the root
                     child_fd = None  # type: ignore[assignment]

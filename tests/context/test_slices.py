@@ -1,0 +1,27 @@
+"""The lines a slice shows: found by one scan of the text, the same lines a
+search of each line finds."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from tooldeck.context.builder import _matching_lines, slice_ranges
+from tooldeck.context.query import parse_query
+
+
+def test_matching_lines_equal_a_search_of_each_line():
+    rnd = random.Random(3)
+    words = ["retry", "Retry", "retries", "x_retry", "pool", "POOL", "spool", "", " ", "\t", "é", "İ", "_", "9"]
+    pattern = re.compile(r"\b(retry|pool|İ)\b", re.IGNORECASE)
+    for _ in range(300):
+        lines = [" ".join(rnd.choice(words) for _ in range(rnd.randint(0, 6))) for _ in range(rnd.randint(0, 30))]
+        text = "\n".join(lines) + rnd.choice(["", "\n"])
+        expected = [i for i, line in enumerate(text.split("\n"), 1) if pattern.search(line)]
+        assert _matching_lines(text, pattern) == expected
+
+
+def test_slice_ranges_surround_the_lines_naming_the_task():
+    text = "\n".join(f"line {i}" for i in range(1, 101)).replace("line 50", "the retry loop")
+    ranges = slice_ranges(text, parse_query("fix the retry loop"), None)
+    assert [(r.start, r.end) for r in ranges] == [(44, 56)]
