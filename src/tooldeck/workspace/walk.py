@@ -96,6 +96,17 @@ def _open_start(root: str, start_rel: str) -> int | None:
         return None
 
 
+def _rules_above(rules: IgnoreRules, start_rel: str) -> list[DirSpec]:
+    """The ignore rules in effect at ``start_rel``: those of every folder above it, and its own."""
+    chain: list[DirSpec] = []
+    parts = start_rel.split("/") if start_rel else []
+    for i in range(len(parts) + 1):
+        spec = rules.dir_spec("/".join(parts[:i]))
+        if spec is not None:
+            chain.append(spec)
+    return chain
+
+
 def walk(
     rules: IgnoreRules,
     start_rel: str = "",
@@ -115,14 +126,7 @@ def walk(
     start_rel = start_rel.strip("/")
     if start_rel in (".",):
         start_rel = ""
-    # rules in effect above the start directory
-    chain: list[DirSpec] = []
-    if respect_ignore:
-        parts = start_rel.split("/") if start_rel else []
-        for i in range(len(parts) + 1):
-            spec = rules.dir_spec("/".join(parts[:i]))
-            if spec is not None:
-                chain.append(spec)
+    chain = _rules_above(rules, start_rel) if respect_ignore else []
     check = respect_ignore and rules.has_root_rules
     start_fd = _open_start(root, start_rel)
     if start_fd is None:
