@@ -30,7 +30,7 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
     run bench/mcp_roundtrip.py
   fi
   for b in search_bench git_bench tree_walk selection_context web_convert shell_bench index_eval mcp_mount \
-      large_read_bench large_edit_bench agents_load loop_stall; do
+      large_read_bench large_edit_bench agents_load loop_stall tokenizer_warmup; do
     [ -f "bench/$b.py" ] && run "bench/$b.py"
   done
 } 2>&1 | tee "$out"
