@@ -84,6 +84,18 @@ def rrf(lexical: list[tuple[int, float]], dense: list[tuple[int, float]], fusion
     return [(i, s, lex_rank.get(i), dense_rank.get(i)) for i, s in ordered]
 
 
+def _normalised(
+    lexical: list[tuple[int, float]], dense: list[tuple[int, float]]
+) -> tuple[dict[int, int], dict[int, int], dict[int, float], list[int]]:
+    """Ranks on each side, BM25 scores over their maximum, and every candidate id
+    (lexical first): what the score-combining fusions start from."""
+    lex_rank = {i: r for r, (i, _s) in enumerate(lexical, 1)}
+    dense_rank = {i: r for r, (i, _s) in enumerate(dense, 1)}
+    best = max((s for _i, s in lexical), default=0.0) or 1.0
+    lex = {i: s / best for i, s in lexical}
+    return lex_rank, dense_rank, lex, list(dict.fromkeys([*lex, *dense_rank]))
+
+
 def blend(
     lexical: list[tuple[int, float]],
     dense: list[tuple[int, float]],
@@ -91,11 +103,7 @@ def blend(
     query: np.ndarray,
     fusion: Fusion = DEFAULT,
 ) -> Fused:
-    lex_rank = {i: r for r, (i, _s) in enumerate(lexical, 1)}
-    dense_rank = {i: r for r, (i, _s) in enumerate(dense, 1)}
-    best = max((s for _i, s in lexical), default=0.0) or 1.0
-    lex = {i: s / best for i, s in lexical}
-    ids = list(dict.fromkeys([*lex, *dense_rank]))
+    lex_rank, dense_rank, lex, ids = _normalised(lexical, dense)
     if not ids:
         return []
     cos = vectors[ids] @ query.astype(np.float32).reshape(-1) if len(vectors) else np.zeros(len(ids))
@@ -112,11 +120,7 @@ def norm(
     fusion: Fusion,
 ) -> Fused:
     """The score-normalised combination (see the module docstring)."""
-    lex_rank = {i: r for r, (i, _s) in enumerate(lexical, 1)}
-    dense_rank = {i: r for r, (i, _s) in enumerate(dense, 1)}
-    best = max((s for _i, s in lexical), default=0.0) or 1.0
-    lex = {i: s / best for i, s in lexical}
-    ids = list(dict.fromkeys([*lex, *dense_rank]))
+    lex_rank, dense_rank, lex, ids = _normalised(lexical, dense)
     if not ids or not len(vectors):
         return rrf(lexical, dense, fusion)
     cos = vectors[ids] @ query.astype(np.float32).reshape(-1)

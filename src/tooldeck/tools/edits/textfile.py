@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tooldeck.tools.common import BOM, join_spelling
+from tooldeck.tools.common import join_spelling, split_spelling
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,13 +23,7 @@ class TextFile:
 
     @classmethod
     def parse(cls, text: str) -> TextFile:
-        bom = ""
-        if text.startswith(BOM):
-            bom, text = BOM, text[1:]
-        newlines = text.count("\n")
-        eol = "\r\n" if newlines and text.count("\r\n") == newlines else "\n"
-        if eol == "\r\n":
-            text = text.replace("\r\n", "\n")
+        bom, eol, text = split_spelling(text)
         if not text:
             return cls([], eol, bom, True)
         lines = text.split("\n")
