@@ -39,6 +39,8 @@ import sys
 import threading
 from typing import Any
 
+from tooldeck.statedir import resolve_state_dir
+
 FORMAT = 1
 DISABLE_ENV = "TOOLDECK_HANDSHAKE_CACHE"  # "0": never answer from the cache
 _ENV_NAMES = ("MCP_PROMPTS_DIR", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
@@ -51,16 +53,8 @@ def enabled() -> bool:
 
 
 def state_dir(explicit: str | None) -> str:
-    """The state directory exactly as ``store.db.default_state_dir`` resolves
-    it (repeated here so the start-up path does not import the store; a test
-    keeps the two in step)."""
-    if explicit:
-        return os.path.expanduser(explicit)
-    env = os.environ.get("TOOLDECK_STATE_DIR")
-    if env:
-        return os.path.expanduser(env)
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return os.path.join(base, "tooldeck")
+    """The state directory exactly as the store resolves it (one stdlib function for both)."""
+    return resolve_state_dir(explicit)
 
 
 def _identity(path: str) -> list[Any]:

@@ -23,16 +23,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tooldeck.statedir import resolve_state_dir
+
 DB_NAME = "tooldeck.sqlite3"
 BUSY_TIMEOUT_MS = 10_000
 
 
 def default_state_dir() -> Path:
-    env = os.environ.get("TOOLDECK_STATE_DIR")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "tooldeck"
+    return Path(resolve_state_dir())
 
 
 class Store:
