@@ -13,7 +13,7 @@ from mcp.server.runner import ServerRunner
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
-from tooldeck.mcp.handshake_cache import HandshakeCache, cache_key, cache_path, state_dir
+from tooldeck.mcp.handshake_cache import HandshakeCache, cache_key, cache_path, prune, state_dir
 from tooldeck.mcp.handshake_front import Front, Tap, plain_initialize
 from tooldeck.store.db import default_state_dir
 
@@ -98,6 +98,28 @@ def test_cache_round_trip_and_wrong_key(tmp_path: Path) -> None:
     assert HandshakeCache.load(cache.path, {"k": 2}).result("initialize", "2025-11-25") is None
     Path(cache.path).write_text("{half")
     assert HandshakeCache.load(cache.path, {"k": 1}).result("initialize", "2025-11-25") is None
+
+
+def test_saving_keeps_only_the_newest_files_and_sweeps_dead_temps(tmp_path: Path) -> None:
+    folder = tmp_path / "mcp-handshake"
+    folder.mkdir()
+    now = time.time()
+    for i in range(40):  # older set-ups, oldest first
+        old = folder / f"old{i:02d}.json"
+        old.write_text("{}")
+        os.utime(old, (now - 1000 + i, now - 1000 + i))
+    dead = folder / "x.json.1.2.tmp"
+    dead.write_text("{half")
+    os.utime(dead, (now - 3600, now - 3600))
+    live = folder / "y.json.3.4.tmp"  # a writer still at work
+    live.write_text("{")
+    cache = HandshakeCache(str(folder / "new.json"), {"k": 1})
+    cache.save()
+    names = sorted(p.name for p in folder.iterdir())
+    assert "new.json" in names and "x.json.1.2.tmp" not in names and "y.json.3.4.tmp" in names
+    kept = [n for n in names if n.startswith("old")]
+    assert kept == [f"old{i:02d}.json" for i in range(9, 40)]  # 31 newest old + new = 32
+    assert prune(str(folder)) == []  # already within the bound
 
 
 def test_front_answers_buffers_and_taps(tmp_path: Path) -> None:

@@ -46,6 +46,8 @@ DISABLE_ENV = "TOOLDECK_HANDSHAKE_CACHE"  # "0": never answer from the cache
 _ENV_NAMES = ("MCP_PROMPTS_DIR", "HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME")
 _DIST_PREFIXES = ("mcp-", "mcp_types-", "pydantic-", "pydantic_core-")
 _PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # .../tooldeck
+KEEP_FILES = 32  # cache files kept per state directory (one per command line / cwd / env seen)
+STALE_TMP_S = 300  # a temp file this old was left by a writer that died
 
 
 def enabled() -> bool:
@@ -203,7 +205,49 @@ class HandshakeCache:
                 fh.write(text)
             os.replace(tmp, self.path)
         except OSError:
-            pass
+            return
+        prune(os.path.dirname(self.path))
 
     def save(self) -> None:
         self.write(self.snapshot())
+
+
+def prune(directory: str, keep: int = KEEP_FILES) -> list[str]:
+    """Remove all but the ``keep`` most recently written cache files of
+    ``directory``, and temp files a dead writer left behind.
+
+    Why: each distinct command line, working directory or environment gets
+    a file of its own, so without pruning the directory only grows. The
+    least recently written files belong to set-ups not started for the
+    longest time; losing one costs that set-up one slow start. Returns the
+    names removed; failures (a concurrent pruner got there first) are ignored.
+    """
+    import time
+
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return []
+    now = time.time()
+    caches: list[tuple[float, str]] = []
+    doomed: list[str] = []
+    for entry in entries:
+        try:
+            mtime = entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        if entry.name.endswith(".tmp"):
+            if now - mtime > STALE_TMP_S:
+                doomed.append(entry.name)
+        elif entry.name.endswith(".json"):
+            caches.append((mtime, entry.name))
+    caches.sort(reverse=True)
+    doomed += [name for _, name in caches[keep:]]
+    removed = []
+    for name in doomed:
+        try:
+            os.unlink(os.path.join(directory, name))
+            removed.append(name)
+        except OSError:
+            continue
+    return removed
