@@ -92,8 +92,8 @@ def _apply(
     _check_hashes(ws, patch, resolved, raw, names, expected_hashes)
     keys = {path: rp.abs for path, rp in resolved.items()}
     plan = plan_patch(patch, keys, texts, names)
-    _commit(plan, by_key, raw, modes, names, state_dir)
-    return _outcome(plan, names)
+    written = _commit(plan, by_key, raw, modes, names, state_dir)
+    return _outcome(plan, names, written)
 
 
 # ---------------------------------------------------------------------------
@@ -214,8 +214,11 @@ def _commit(
     modes: Mapping[str, int],
     names: Mapping[str, str],
     state_dir: str | os.PathLike[str] | None,
-) -> None:
+) -> dict[str, bytes]:
+    """Write the plan in one batch; returns the bytes written per key (the
+    outcome hashes them: each new content is encoded once)."""
     batch = AtomicBatch(state_dir)
+    written: dict[str, bytes] = {}
     for ch in plan.changes:
         rp = by_key[ch.key]
         before = raw.get(ch.key)
@@ -223,14 +226,8 @@ def _commit(
             batch.delete(rp.root.path, rp.rel, expect=before)
         else:
             mode = modes.get(ch.mode_from) if ch.mode_from else None
-            batch.write(
-                rp.root.path,
-                rp.rel,
-                ch.after.encode("utf-8"),
-                mode,
-                expect=before,
-                expect_absent=before is None,
-            )
+            data = written[ch.key] = ch.after.encode("utf-8")
+            batch.write(rp.root.path, rp.rel, data, mode, expect=before, expect_absent=before is None)
     try:
         batch.commit()
     except StaleWrite:
@@ -245,16 +242,18 @@ def _commit(
             "was changed",
             {"path": who},
         ) from exc
+    return written
 
 
-def _outcome(plan: Plan, names: Mapping[str, str]) -> Outcome:
+def _outcome(plan: Plan, names: Mapping[str, str], written: Mapping[str, bytes]) -> Outcome:
     finals = {c.key: c for c in plan.changes}
+    digests = {key: content_hash(data) for key, data in written.items()}  # once per file, on the bytes written
     files: list[Written] = []
     for ev in plan.events:
         ch = finals.get(ev.key)
         before = ch.before if ch else None
         after = ch.after if ch else None
-        digest = content_hash(after.encode("utf-8")) if after is not None else None
+        digest = digests[ev.key] if after is not None else None
         moved = names[ev.moved_from] if ev.moved_from else None
         files.append(Written(ev, names[ev.key], before, after, digest, moved))
     return Outcome(files)

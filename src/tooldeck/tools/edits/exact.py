@@ -33,17 +33,7 @@ class Replacement(NamedTuple):
     new: list[str]
 
 
-def _find_line(body: str, want: str, pos: int) -> int:
-    """Offset of the first line start >= ``pos`` (itself a line start) where
-    the lines ``want`` (a line break, then whole lines each ending with one)
-    occur, or -1."""
-    if pos:  # body[pos - 1] is the line break before the cursor's line
-        at = body.find(want, pos - 1)
-    elif body.startswith(want[1:]):
-        return 0
-    else:
-        at = body.find(want)
-    return at + 1 if at >= 0 else -1
+_replacement = tuple.__new__  # a Replacement without the Python-level __new__ of a named tuple
 
 
 def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Replacement]] | None:
@@ -56,41 +46,45 @@ def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Replace
         text = text.replace("\r\n", "\n")
     if not text:
         return None
-    body = text if text.endswith("\n") else text + "\n"  # the file's lines, each with its break
+    # the file's lines, each with its break, after one line break: every line
+    # start s then has body[s - 1] == "\n", so "lines at or after the cursor"
+    # is one find of "\n" + lines + "\n" from the cursor - 1, with no case for
+    # the first line
+    body = "\n" + text if text.endswith("\n") else "\n" + text + "\n"
+    find, count = body.find, body.count
     out: list[str] = []
+    emit = out.append
     reps: list[Replacement] = []
-    pos = 0  # offset of the cursor's line
+    keep = reps.append
+    pos = done = 1  # offset of the cursor's line; offset up to which ``body`` is copied to ``out``
     line = 0  # the cursor's line number (0-based)
-    done = 0  # offset up to which ``body`` is copied to ``out``
-    for chunk in chunks:  # the hot loop of a big patch: calls and copies kept few
-        if chunk.end_of_file:
+    for anchors, _raw, end_of_file, _at, old, new in chunks:  # the hot loop of a big patch: calls kept few
+        if end_of_file:
             return None
-        for anchor in chunk.anchors:  # each anchor moves the cursor past its line
-            at = _find_line(body, f"\n{anchor}\n", pos)
-            if at < 0:
+        for anchor in anchors:  # each anchor moves the cursor past its line
+            at = find("\n" + anchor + "\n", pos - 1) + 1
+            if not at:
                 return None
-            line += body.count("\n", pos, at) + 1
+            line += count("\n", pos, at) + 1
             pos = at + len(anchor) + 1
-        raw = chunk.lines
-        old = [x[1:] for x in raw if x[0] != "+"]
-        new = [x[1:] for x in raw if x[0] != "-"]
-        if not old:  # pure addition: after the anchor, else at the end of the file
-            at, at_line = (pos, line) if chunk.anchors else (len(body), line + body.count("\n", pos))
-            size = 0
-        else:
+        if old:
             want = "\n".join(old)
-            at = _find_line(body, f"\n{want}\n", pos)
-            if at < 0:
+            at = find("\n" + want + "\n", pos - 1) + 1
+            if not at:
                 return None
-            at_line = line + body.count("\n", pos, at)
+            at_line = line + count("\n", pos, at)
             size = len(want) + 1
-        reps.append(Replacement(at_line, old, new))
-        out.append(body[done:at])
+        elif anchors:  # pure addition: after the anchor, else at the end of the file
+            at, at_line, size = pos, line, 0
+        else:
+            at, at_line, size = len(body), line + count("\n", pos), 0
+        keep(_replacement(Replacement, (at_line, old, new)))
+        emit(body[done:at])
         if new:
-            out.append("\n".join(new) + "\n")
+            emit("\n".join(new) + "\n")
         done = pos = at + size
         line = at_line + len(old)
-    out.append(body[done:])
+    emit(body[done:])
     result = "".join(out)
     if not result:
         return bom, reps

@@ -60,15 +60,21 @@ class Chunk(NamedTuple):
 
     ``lines`` keeps the patch's lines in order, each starting with its op
     (``" "`` context, ``"-"`` removed, ``"+"`` added) — the patch's own
-    strings, not copies, so a big patch costs no allocation per line to
-    parse; ``ops`` splits them as (op, text) so that context lines can be
-    taken from the file, not from the patch. A named tuple: a big patch makes
-    thousands, and a frozen dataclass costs a call per field to build."""
+    strings, not copies; ``ops`` splits them as (op, text) so that context
+    lines can be taken from the file, not from the patch. ``old`` and ``new``
+    are the chunk's lines without their op (context and removed; context and
+    added), built by the parser in the loop that reads the lines anyway: the
+    exact fast path needs nothing else, and a context line's text is one
+    string shared by both. They are never mutated (a named tuple holds lists
+    so they can be handed on without a copy). A named tuple: a big patch
+    makes thousands, and a frozen dataclass costs a call per field to build."""
 
     anchors: tuple[str, ...]
     lines: tuple[str, ...]
     end_of_file: bool
     line: int  # 1-based line of the chunk in the patch text
+    old: list[str]  # read-only
+    new: list[str]  # read-only
 
     @property
     def ops(self) -> tuple[tuple[str, str], ...]:
@@ -76,11 +82,11 @@ class Chunk(NamedTuple):
 
     @property
     def old_lines(self) -> list[str]:
-        return [x[1:] for x in self.lines if x[0] != "+"]
+        return list(self.old)
 
     @property
     def new_lines(self) -> list[str]:
-        return [x[1:] for x in self.lines if x[0] != "-"]
+        return list(self.new)
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,10 +360,12 @@ class _Parser:
         if i == self.i and not first:
             raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {lines[i][:60]!r}")
         body: list[str] = []  # the chunk's lines, each starting with its op
+        old: list[str] = []
+        new: list[str] = []
         trailing_empty = 0  # raw empty lines at the end: separators, not context
         end_of_file = False
         while i < n:
-            j = _plain_run(lines, i)  # the common case, in one tight loop
+            j = _plain_run(lines, i, old, new)  # the common case, in one tight loop
             if j > i:
                 body += lines[i:j]
                 trailing_empty = 0
@@ -367,6 +375,8 @@ class _Parser:
             line = lines[i]
             if line == "":
                 body.append(" ")
+                old.append("")
+                new.append("")
                 trailing_empty += 1
                 i += 1
                 continue
@@ -380,11 +390,11 @@ class _Parser:
             if _is_header(line):
                 break
             if line[0] in " +-":
-                body.append(line)
+                _take(line, body, old, new)
             elif line.startswith("\\"):  # "\ No newline at end of file", a unified-diff habit
                 pass
             elif line[0] == "\t":  # a tab-indented context line sent without its marker space
-                body.append(" " + line)
+                _take(" " + line, body, old, new)
             else:
                 self.i = i
                 raise syntax_error(
@@ -395,19 +405,31 @@ class _Parser:
             trailing_empty = 0
             i += 1
         self.i = i
-        if trailing_empty:
-            del body[-trailing_empty:]
+        if trailing_empty:  # empty context lines: in old and new alike
+            del body[-trailing_empty:], old[-trailing_empty:], new[-trailing_empty:]
         if not body:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
-        return Chunk(tuple(anchors), tuple(body), end_of_file, start)
+        return Chunk(tuple(anchors), tuple(body), end_of_file, start, old, new)
 
 
-def _plain_run(lines: list[str], i: int) -> int:
+def _take(line: str, body: list[str], old: list[str], new: list[str]) -> None:
+    """Add one op line (not met by :func:`_plain_run`) to the chunk."""
+    body.append(line)
+    text = line[1:]
+    if line[0] != "+":
+        old.append(text)
+    if line[0] != "-":
+        new.append(text)
+
+
+def _plain_run(lines: list[str], i: int, old: list[str], new: list[str]) -> int:
     """The index of the first line from ``i`` that is not plainly an op
-    (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``). The
-    hot loop of a big patch: locals only, no call per line, a marker looked
-    for only in a line that contains one."""
+    (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``); the
+    text of each line read goes to ``old`` and/or ``new``. The hot loop of a
+    big patch: locals only, no call per line, a marker looked for only in a
+    line that contains one."""
     n = len(lines)
+    to_old, to_new = old.append, new.append
     while i < n:
         line = lines[i]
         head = line[:1]
@@ -416,7 +438,14 @@ def _plain_run(lines: list[str], i: int) -> int:
                 rest = line.lstrip()
                 if rest[:3] == "***" or rest[:2] == "@@":
                     return i
-        elif head != "+" and head != "-":
+            text = line[1:]
+            to_old(text)
+            to_new(text)
+        elif head == "-":
+            to_old(line[1:])
+        elif head == "+":
+            to_new(line[1:])
+        else:
             return i
         i += 1
     return i
