@@ -70,7 +70,7 @@ class Chunk(NamedTuple):
     makes thousands, and a frozen dataclass costs a call per field to build."""
 
     anchors: tuple[str, ...]
-    lines: tuple[str, ...]
+    lines: list[str]  # read-only
     end_of_file: bool
     line: int  # 1-based line of the chunk in the patch text
     old: list[str]  # read-only
@@ -87,6 +87,9 @@ class Chunk(NamedTuple):
     @property
     def new_lines(self) -> list[str]:
         return list(self.new)
+
+
+_new_chunk = tuple.__new__  # a Chunk without the Python-level __new__ of a named tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,24 +339,31 @@ class _Parser:
             move_to, _ = _path_and_hash(dest, self.lineno(j), MOVE)
             self.i = j + 1
         chunks: list[Chunk] = []
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if not line.strip() and (not chunks or line == ""):
-                self.i += 1
-                continue
-            if _is_marker_line(line) and not _is_context_line(line):
-                break
-            chunks.append(self._chunk(first=not chunks))
+        lines, n = self.lines, len(self.lines)
+        while self.i < n:
+            line = lines[self.i]
+            if line[:2] != "@@":  # a chunk's header needs no other look
+                if not line.strip() and (not chunks or line == ""):
+                    self.i += 1
+                    continue
+                if _is_marker_line(line) and not _is_context_line(line):
+                    break
+            chunks.append(self._chunk(not chunks))
         if not chunks and move_to is None:
             raise syntax_error(start, f"'{UPDATE} {path}' has no changes (add @@ chunks or '{MOVE} new/path')")
         return UpdateFile(path, move_to, tuple(chunks), start, digest)
 
-    def _chunk(self, *, first: bool) -> Chunk:
+    def _chunk(self, first: bool) -> Chunk:
         lines, n, i = self.lines, len(self.lines), self.i  # locals: this runs once per chunk of a big patch
         start = self.first + i
         anchors: list[str] = []
-        while i < n and (lines[i][:2] == "@@" or _is_header(lines[i])):
-            anchor = _anchor_of(lines[i])
+        while i < n:
+            line = lines[i]
+            if line[:2] != "@@":
+                head = line[:1]  # an op line is no header: say so without calling _is_header
+                if head == "+" or head == "-" or (head == " " and not line[1:2].isspace()) or not _is_header(line):
+                    break
+            anchor = _anchor_of(line)
             if anchor:
                 anchors.append(anchor)
             i += 1
@@ -409,7 +419,7 @@ class _Parser:
             del body[-trailing_empty:], old[-trailing_empty:], new[-trailing_empty:]
         if not body:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
-        return Chunk(tuple(anchors), tuple(body), end_of_file, start, old, new)
+        return _new_chunk(Chunk, (tuple(anchors), body, end_of_file, start, old, new))
 
 
 def _take(line: str, body: list[str], old: list[str], new: list[str]) -> None:
