@@ -204,5 +204,5 @@ def test_old_and_new_are_the_chunk_lines_without_their_op(body: list[str], ancho
     for op in patch.ops:
         assert isinstance(op, UpdateFile)
         for chunk in op.chunks:
-            assert chunk.old == [x[1:] for x in chunk.lines if x[0] != "+"]
-            assert chunk.new == [x[1:] for x in chunk.lines if x[0] != "-"]
+            assert chunk.old == tuple(x[1:] for x in chunk.lines if x[0] != "+")
+            assert chunk.new == tuple(x[1:] for x in chunk.lines if x[0] != "-")

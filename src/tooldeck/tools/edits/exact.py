@@ -25,6 +25,7 @@ and the caller runs the full ladder from the start, so no leniency is lost.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from tooldeck.tools.common import BOM
@@ -36,8 +37,8 @@ class Replacement(NamedTuple):
     tuple: cheap to make by the thousand)."""
 
     start: int  # 0-based line in the file before the update
-    old: list[str]
-    new: list[str]
+    old: Sequence[str]  # the chunk's (a tuple) on the exact path and the ladder's
+    new: Sequence[str]
 
 
 _replacement = tuple.__new__  # a Replacement without the Python-level __new__ of a named tuple

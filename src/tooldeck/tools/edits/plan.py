@@ -189,7 +189,7 @@ def apply_ladder(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, 
         old = chunk.old_lines
         if not old:  # pure addition: after the anchor if there is one, else at the end
             at = len(lines) if chunk.end_of_file or not chunk.anchors else cursor
-            reps.append(Replacement(at, [], chunk.new_lines))
+            reps.append(Replacement(at, (), chunk.new))
             cursor = at
             continue
         ops = chunk.ops
@@ -219,7 +219,7 @@ def apply_ladder(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, 
                 j += 1
             else:
                 new.append(line)
-        reps.append(Replacement(found.start, lines[found.start : found.start + len(old)], new))
+        reps.append(Replacement(found.start, tuple(lines[found.start : found.start + len(old)]), tuple(new)))
         cursor = found.start + len(old)
     reps.sort(key=lambda r: (r.start, len(r.old) > 0))
     for a, b in itertools.pairwise(reps):

@@ -31,7 +31,7 @@ def _count_lines(text: str | bytes | None) -> int:
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+def _common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
     """Lengths of the common prefix and (non-overlapping) common suffix."""
     limit = min(len(old), len(new))
     p = 0

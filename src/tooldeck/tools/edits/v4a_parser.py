@@ -65,16 +65,18 @@ class Chunk(NamedTuple):
     are the chunk's lines without their op (context and removed; context and
     added), built by the parser in the loop that reads the lines anyway: the
     exact fast path needs nothing else, and a context line's text is one
-    string shared by both. They are never mutated (a named tuple holds lists
-    so they can be handed on without a copy). A named tuple: a big patch
-    makes thousands, and a frozen dataclass costs a call per field to build."""
+    string shared by both. All tuples of strings: the garbage collector stops
+    tracking such a tuple (and then the chunk holding only them) the first
+    time it looks, so thousands of chunks do not make every later collection
+    walk them; a list would stay tracked. A named tuple: a big patch makes
+    thousands, and a frozen dataclass costs a call per field to build."""
 
     anchors: tuple[str, ...]
-    lines: list[str]  # read-only
+    lines: tuple[str, ...]
     end_of_file: bool
     line: int  # 1-based line of the chunk in the patch text
-    old: list[str]  # read-only
-    new: list[str]  # read-only
+    old: tuple[str, ...]
+    new: tuple[str, ...]
 
     @property
     def ops(self) -> tuple[tuple[str, str], ...]:
@@ -419,7 +421,7 @@ class _Parser:
             del body[-trailing_empty:], old[-trailing_empty:], new[-trailing_empty:]
         if not body:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
-        return _new_chunk(Chunk, (tuple(anchors), body, end_of_file, start, old, new))
+        return _new_chunk(Chunk, (tuple(anchors), tuple(body), end_of_file, start, tuple(old), tuple(new)))
 
 
 def _take(line: str, body: list[str], old: list[str], new: list[str]) -> None:
