@@ -22,10 +22,21 @@ is timed on its own, after the reply, as "cleanup ms". Two baselines:
   one's old lines in order, splice in the new lines, write via temp file +
   ``os.replace`` — so the ratio to it is tooldeck's own overhead (goal <= 1.3).
 
-Every scale runs the same number of repetitions (``--runs``, default 5),
-the three contenders interleaved run by run so a shared machine's load
-weighs on each alike; the table gives min and median milliseconds, ratios
-from medians, each run on a freshly restored tree under a temp directory.
+Durability is the same on every side: no file's data is fsynced (tooldeck
+promises atomicity against other processes and kills, not against power
+loss; see workspace/atomic.py). The one fsync tooldeck does is its journal's
+intent for a batch of several files (crash recovery, which the baselines do
+not offer); a single-file patch fsyncs nothing.
+
+Each contender runs in a process of its own, started fresh for each size and
+warmed up by one untimed run: the memory allocator's and the garbage
+collector's state of one contender (a threshold another's big buffers
+raised, a collection another's objects made due) never lands on another's
+clock. Every size runs the same number of repetitions (``--runs``, default
+5), the three contenders interleaved run by run so a shared machine's load
+weighs on each alike; each run on a freshly restored tree under a temp
+directory, the CPU time being the contender's own process's. The table gives
+min and median milliseconds, ratios from medians.
 
 Run: ``python bench/patch_bench.py [--runs 5] [--scales 1,4,16] [--case big|many]``; each row
 prints wall and CPU milliseconds as min/median/max.
@@ -35,6 +46,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
+import multiprocessing
 import os
 import platform
 import shutil
@@ -45,6 +58,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from pathlib import Path
 
 from tooldeck.core.toolbox import Toolbox
@@ -180,49 +195,93 @@ def minimal_apply(root: Path, patch: str) -> None:
         os.replace(tmp, path)
 
 
-def measure(root: Path, tree: dict[str, str], patch: str, runs: int) -> tuple[Series, Series, Series]:
-    """tooldeck, read+write and the minimal applier, interleaved run by run
-    (a shared machine's load then weighs on all three alike)."""
-    rt = Runtime.for_dirs([root], state_dir=root.parent / "state")
-    box = Toolbox(edits.tools(rt), budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens)
-    loop = asyncio.new_event_loop()  # one loop across calls, as a server has
+CASES: dict[str, Callable[[int], tuple[dict[str, str], str, int]]] = {}  # key -> workload maker (filled below)
 
-    def tool() -> None:
-        res = loop.run_until_complete(box.call("apply_patch", patch))
-        if res.is_error:
-            raise SystemExit(f"patch failed: {res.text[:2000]}")
 
-    def cleanup() -> None:
-        if not journal.flush():
-            raise SystemExit("the deferred cleanup did not finish")
-
-    def result() -> dict[str, bytes]:
-        return {rel: (root / rel).read_bytes() for rel in tree}
-
+def _contender(conn: Connection, who: str, key: str, scale: int, root: Path) -> None:
+    """One contender's process: set up, warm up, then time one run per request."""
+    tree, patch, _chunks = CASES[key](scale)
+    root.mkdir(parents=True)
     setup = lambda: restore(root, tree)  # noqa: E731
-    t_tool, t_base, t_min = Series(), Series(), Series()
-    try:
-        setup()
-        tool()  # warm-up: the first call builds the tool's lazy state (token counter...)
-        cleanup()
-        new_bytes = result()  # the patched result, written by the read+write baseline
+    result = lambda: hashlib.sha256(b"".join((root / rel).read_bytes() for rel in sorted(tree))).hexdigest()  # noqa: E731
+    after: Callable[[], object] | None = None
+    if who == "tdk":
+        rt = Runtime.for_dirs([root], state_dir=root.parent / f"state-{who}")
+        box = Toolbox(edits.tools(rt), budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens)
+        loop = asyncio.new_event_loop()  # one loop across calls, as a server has
 
-        def baseline() -> None:
+        def run() -> None:
+            res = loop.run_until_complete(box.call("apply_patch", patch))
+            if res.is_error:
+                raise SystemExit(f"patch failed: {res.text[:2000]}")
+
+        def cleanup() -> None:
+            if not journal.flush():
+                raise SystemExit("the deferred cleanup did not finish")
+
+        after = cleanup
+    elif who == "min":
+
+        def run() -> None:
+            minimal_apply(root, patch)
+
+    else:  # read+write: the bytes the patch makes, written back over the read file
+        setup()
+        minimal_apply(root, patch)
+        new_bytes = {rel: (root / rel).read_bytes() for rel in tree}
+
+        def run() -> None:
             for rel in tree:
                 with open(root / rel, "rb") as fh:
                     fh.read()
                 with open(root / rel, "wb") as fh:
                     fh.write(new_bytes[rel])
 
+    series = Series()
+    setup()
+    run()  # warm-up: the first call builds lazy state (token counter, the allocator's thresholds...)
+    if after is not None:
+        after()
+    conn.send(result())
+    while conn.recv() == "run":
+        series.run(setup, run, after)
+        conn.send((series.wall[-1], series.cpu[-1], series.after[-1:], series.after_cpu[-1:]))
+    conn.close()
+
+
+def measure(work: Path, key: str, scale: int, runs: int) -> tuple[Series, Series, Series]:
+    """tooldeck, read+write and the minimal applier, each in its own process,
+    interleaved run by run (a shared machine's load then weighs on all three alike)."""
+    ctx = multiprocessing.get_context("spawn")
+    procs: dict[str, tuple[BaseProcess, Connection]] = {}
+    out = {who: Series() for who in ("tdk", "r+w", "min")}
+    try:
+        for who in out:
+            mine, theirs = ctx.Pipe()
+            proc = ctx.Process(target=_contender, args=(theirs, who, key, scale, work / who / "root"), daemon=True)
+            proc.start()
+            procs[who] = (proc, mine)
+        digests = {who: conn.recv() for who, (_proc, conn) in procs.items()}
+        if digests["tdk"] != digests["min"]:
+            raise SystemExit("the minimal applier's result differs from apply_patch's")
         for _ in range(runs):
-            t_tool.run(setup, tool, cleanup)
-            t_min.run(setup, lambda: minimal_apply(root, patch), None)
-            if result() != new_bytes:
-                raise SystemExit("the minimal applier's result differs from apply_patch's")
-            t_base.run(setup, baseline, None)
+            for who, (_proc, conn) in procs.items():
+                conn.send("run")
+                wall, cpu, after, after_cpu = conn.recv()
+                out[who].wall.append(wall)
+                out[who].cpu.append(cpu)
+                out[who].after += after
+                out[who].after_cpu += after_cpu
     finally:
-        loop.close()
-    return t_tool, t_base, t_min
+        for proc, conn in procs.values():
+            try:
+                conn.send("stop")
+            except OSError:
+                pass
+            proc.join(30)
+            if proc.is_alive():
+                proc.kill()
+    return out["tdk"], out["r+w"], out["min"]
 
 
 def main() -> None:
@@ -238,7 +297,8 @@ def main() -> None:
         f"patch_bench — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()} {platform.machine()}, "
         f"{os.cpu_count()} cpus, Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.2f}"
     )
-    print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, interleaved, fresh tree")
+    print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, interleaved, fresh tree;")
+    print("each contender in its own process (own allocator and GC state); no side fsyncs file data")
     print("each row: wall ms and CPU ms (process time) as min/median/max for read+write (r+w, the I/O floor), the")
     print("minimal same-work applier (min), tooldeck to its reply (tdk) and the cleanup it defers past the reply")
     print("(backups unlinked, journal removed: cln, not in tdk); ratios of tdk to r+w and to min, from medians")
@@ -253,10 +313,9 @@ def main() -> None:
             if args.case not in (key, "both"):
                 continue
             for scale in scales:
-                tree, patch, chunks = make(scale)
-                root = work / f"{make.__name__}-{scale}" / "root"
-                root.mkdir(parents=True)
-                tool, base, mini = measure(root, tree, patch, runs)
+                tree, _patch, chunks = make(scale)
+                here = work / f"{key}-{scale}"
+                tool, base, mini = measure(here, key, scale, runs)
                 head = f"{title:<24}{str(scale) + 'x':>5}{len(tree):>6}{chunks:>7} "
                 for label, pick in (("wall", lambda x: x.wall), ("CPU", lambda x: x.cpu)):
                     t, r, m = pick(tool), pick(base), pick(mini)
@@ -268,9 +327,12 @@ def main() -> None:
                         f"{statistics.median(t) / statistics.median(r):>9.2f}"
                         f"{statistics.median(t) / statistics.median(m):>9.2f}{mins}"
                     )
-                shutil.rmtree(root.parent)
+                shutil.rmtree(here)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+CASES.update(big=big_file_case, many=many_files_case)
 
 
 def ms(xs: list[float]) -> str:

@@ -21,6 +21,7 @@ CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 TMP_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | CLOEXEC
 READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | CLOEXEC
 CHUNK = 1 << 20
+COMPARE_CHUNK = 1 << 16
 
 
 def split_rel(rel: str) -> tuple[list[str], str]:
@@ -89,7 +90,9 @@ def write_new(dfd: int, name: str, data: bytes, mode: int | None) -> None:
 
 def same_content(dfd: int, name: str, expect: bytes | None, digest: bytes | None) -> bool:
     """Whether ``name`` still holds ``expect`` (or content whose SHA-256 is
-    ``digest``), read in chunks so a big file is never held twice."""
+    ``digest``), read in chunks so a big file is never held twice. The chunks
+    are read into one small buffer: a fresh megabyte per read would cost a
+    page fault per 4 KiB touched, more than the read itself."""
     try:
         fd = os.open(name, READ_FLAGS, dir_fd=dfd)
     except OSError:
@@ -99,14 +102,15 @@ def same_content(dfd: int, name: str, expect: bytes | None, digest: bytes | None
         if not stat.S_ISREG(st.st_mode) or (expect is not None and st.st_size != len(expect)):
             return False
         hasher = hashlib.sha256() if expect is None else None
+        view = memoryview(bytearray(COMPARE_CHUNK))
         pos = 0
-        while chunk := os.read(fd, CHUNK):
+        while n := os.readv(fd, [view]):
             if expect is not None:
-                if not expect.startswith(chunk, pos):  # a memcmp in place, no slice copied
+                if not expect.startswith(view[:n], pos):  # a memcmp in place, no slice copied
                     return False
             elif hasher is not None:
-                hasher.update(chunk)
-            pos += len(chunk)
+                hasher.update(view[:n])
+            pos += n
         if expect is not None:
             return pos == len(expect)
         return hasher is not None and hasher.digest() == digest

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.edits.plan import Event, Plan, plan_patch
+from tooldeck.tools.edits.plan import Content, Event, Plan, plan_patch
 from tooldeck.tools.edits.v4a_parser import AddFile, DeleteFile, Patch, UpdateFile, parse_patch
 from tooldeck.workspace.atomic import AtomicBatch, StaleWrite, retrying
-from tooldeck.workspace.content import content_hash, decode_text, hash_matches, read_bytes
+from tooldeck.workspace.content import content_hash, decode_text, hash_matches, looks_binary, read_bytes
 from tooldeck.workspace.roots import ResolvedPath, Workspace
 
 
@@ -29,8 +29,8 @@ class Written:
 
     event: Event
     shown: str
-    before: str | None
-    after: str | None
+    before: Content  # text, or the UTF-8 bytes read or written
+    after: Content
     digest: str | None  # content hash of the new bytes (None when deleted)
     moved_from: str | None = None
 
@@ -88,12 +88,12 @@ def _apply(
         return ws.display(rp.abs)
 
     names = {key: shown_of(rp) for key, rp in by_key.items()}
-    raw, modes, texts = _read_all(patch, resolved, names)
+    raw, modes = _read_all(patch, resolved, names)
     _check_hashes(ws, patch, resolved, raw, names, expected_hashes)
     keys = {path: rp.abs for path, rp in resolved.items()}
-    plan = plan_patch(patch, keys, texts, names)
-    _commit(plan, by_key, raw, modes, names, state_dir)
-    return _outcome(plan, names)
+    plan = plan_patch(patch, keys, raw, names)
+    written = _commit(plan, by_key, raw, modes, names, state_dir)
+    return _outcome(plan, names, written)
 
 
 # ---------------------------------------------------------------------------
@@ -125,11 +125,11 @@ def _resolve_all(ws: Workspace, patch: Patch) -> dict[str, ResolvedPath]:
 
 def _read_all(
     patch: Patch, resolved: Mapping[str, ResolvedPath], names: Mapping[str, str]
-) -> tuple[dict[str, bytes | None], dict[str, int], dict[str, str | None]]:
-    """Bytes, modes and (for files an Update reads) text of every file the patch names."""
+) -> tuple[dict[str, bytes | None], dict[str, int]]:
+    """Bytes and modes of every file the patch names; a file an Update reads
+    must be UTF-8 text (checked here, before anything is planned)."""
     raw: dict[str, bytes | None] = {}
     modes: dict[str, int] = {}
-    texts: dict[str, str | None] = {}
     needs_text = {resolved[op.path].abs for op in patch.ops if isinstance(op, UpdateFile)}
     for op in patch.ops:
         targets = [(op.path, op)]
@@ -145,7 +145,6 @@ def _read_all(
                 st = os.lstat(rp.abs)
             except (FileNotFoundError, NotADirectoryError):  # the write step says why it cannot be created
                 raw[key] = None
-                texts[key] = None
                 continue
             if stat.S_ISDIR(st.st_mode):
                 verb = {AddFile: "add", DeleteFile: "delete", UpdateFile: "update"}[type(owner)]
@@ -158,14 +157,10 @@ def _read_all(
             fb = read_bytes(rp.abs, name, root=rp.root.path)
             raw[key] = fb.data
             modes[key] = fb.mode
-            texts[key] = decode_text(fb.data, name) if key in needs_text else _maybe_text(fb.data)
-    return raw, modes, texts
-
-
-def _maybe_text(data: bytes) -> str:
-    """Text of a file the patch does not read (it may be binary): only its
-    line ending matters, for an Add that replaces it."""
-    return data.decode("utf-8", "replace")
+            # binary_file unless UTF-8 text; ASCII without NUL is, and is checked without a decoded copy
+            if key in needs_text and (not fb.data.isascii() or looks_binary(fb.data)):
+                decode_text(fb.data, name)
+    return raw, modes
 
 
 def _check_hashes(
@@ -214,8 +209,11 @@ def _commit(
     modes: Mapping[str, int],
     names: Mapping[str, str],
     state_dir: str | os.PathLike[str] | None,
-) -> None:
+) -> dict[str, bytes]:
+    """Write the plan in one batch; returns the bytes written per key (the
+    outcome hashes them: each new content is encoded once)."""
     batch = AtomicBatch(state_dir)
+    written: dict[str, bytes] = {}
     for ch in plan.changes:
         rp = by_key[ch.key]
         before = raw.get(ch.key)
@@ -223,14 +221,9 @@ def _commit(
             batch.delete(rp.root.path, rp.rel, expect=before)
         else:
             mode = modes.get(ch.mode_from) if ch.mode_from else None
-            batch.write(
-                rp.root.path,
-                rp.rel,
-                ch.after.encode("utf-8"),
-                mode,
-                expect=before,
-                expect_absent=before is None,
-            )
+            after = ch.after
+            data = written[ch.key] = after if isinstance(after, bytes) else after.encode("utf-8")
+            batch.write(rp.root.path, rp.rel, data, mode, expect=before, expect_absent=before is None)
     try:
         batch.commit()
     except StaleWrite:
@@ -245,16 +238,18 @@ def _commit(
             "was changed",
             {"path": who},
         ) from exc
+    return written
 
 
-def _outcome(plan: Plan, names: Mapping[str, str]) -> Outcome:
+def _outcome(plan: Plan, names: Mapping[str, str], written: Mapping[str, bytes]) -> Outcome:
     finals = {c.key: c for c in plan.changes}
+    digests = {key: content_hash(data) for key, data in written.items()}  # once per file, on the bytes written
     files: list[Written] = []
     for ev in plan.events:
         ch = finals.get(ev.key)
         before = ch.before if ch else None
         after = ch.after if ch else None
-        digest = content_hash(after.encode("utf-8")) if after is not None else None
+        digest = digests[ev.key] if after is not None else None
         moved = names[ev.moved_from] if ev.moved_from else None
         files.append(Written(ev, names[ev.key], before, after, digest, moved))
     return Outcome(files)

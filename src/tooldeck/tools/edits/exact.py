@@ -3,21 +3,29 @@
 Most patches a model sends match the file exactly, chunk after chunk. For
 those, splitting the file into lines, keying them and splicing a list of
 20,000 strings is wasted work: the first level of the fuzz ladder ("the
-lines, exactly, at or after the cursor") is one C-speed ``str.find`` of the
+lines, exactly, at or after the cursor") is one C-speed ``find`` of the
 chunk's old lines (joined, preceded by a line break) from the cursor's
 offset, and the new text is the old one with those spans replaced.
+
+It works on the file's bytes as read, not on decoded text: UTF-8 keeps a
+line break a line break and a match a match (the needle starts with a line
+break, so it can only match on character boundaries), and the new file is
+joined from views of the old bytes and the chunks' new lines — one
+allocation, the bytes to write, where text would cost a decoded copy,
+a slice per kept span, the joined text and its encoding (each a fresh
+buffer of the file's size, page faults included).
 
 The result is the same as :func:`plan.apply_chunks` computes line by line —
 same positions, same replacements, same line ending and BOM on the way out —
 because it *is* the ladder's first level, searched the same way. Whenever
 anything needs more than that (an anchor or a chunk not found exactly after
-the cursor, an ``*** End of File`` chunk, an empty file), :func:`apply_exact`
-returns None and the caller runs the full ladder from the start, so no
-leniency is lost.
+the cursor, an ``*** End of File`` chunk, an empty file), it returns None
+and the caller runs the full ladder from the start, so no leniency is lost.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from tooldeck.tools.common import BOM
@@ -29,69 +37,94 @@ class Replacement(NamedTuple):
     tuple: cheap to make by the thousand)."""
 
     start: int  # 0-based line in the file before the update
-    old: list[str]
-    new: list[str]
+    old: Sequence[str]  # the chunk's (a tuple) on the exact path and the ladder's
+    new: Sequence[str]
 
 
-def _find_line(body: str, want: str, pos: int) -> int:
-    """Offset of the first line start >= ``pos`` (itself a line start) where
-    the lines ``want`` (a line break, then whole lines each ending with one)
-    occur, or -1."""
-    if pos:  # body[pos - 1] is the line break before the cursor's line
-        at = body.find(want, pos - 1)
-    elif body.startswith(want[1:]):
-        return 0
-    else:
-        at = body.find(want)
-    return at + 1 if at >= 0 else -1
+_replacement = tuple.__new__  # a Replacement without the Python-level __new__ of a named tuple
+_BOM = BOM.encode("utf-8")
 
 
 def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Replacement]] | None:
-    """The new text and the replacements, or None when a chunk needs the ladder."""
-    bom = ""
-    if text.startswith(BOM):
-        bom, text = BOM, text[1:]
-    crlf = "\r" in text and text.count("\r\n") == text.count("\n") > 0  # the rule of TextFile.parse
-    if crlf:
-        text = text.replace("\r\n", "\n")
-    if not text:
+    """:func:`apply_exact_bytes` on text (for callers that hold text)."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
         return None
-    body = text if text.endswith("\n") else text + "\n"  # the file's lines, each with its break
-    out: list[str] = []
-    reps: list[Replacement] = []
-    pos = 0  # offset of the cursor's line
-    line = 0  # the cursor's line number (0-based)
-    done = 0  # offset up to which ``body`` is copied to ``out``
-    for chunk in chunks:  # the hot loop of a big patch: calls and copies kept few
-        if chunk.end_of_file:
-            return None
-        for anchor in chunk.anchors:  # each anchor moves the cursor past its line
-            at = _find_line(body, f"\n{anchor}\n", pos)
-            if at < 0:
-                return None
-            line += body.count("\n", pos, at) + 1
-            pos = at + len(anchor) + 1
-        raw = chunk.lines
-        old = [x[1:] for x in raw if x[0] != "+"]
-        new = [x[1:] for x in raw if x[0] != "-"]
-        if not old:  # pure addition: after the anchor, else at the end of the file
-            at, at_line = (pos, line) if chunk.anchors else (len(body), line + body.count("\n", pos))
-            size = 0
-        else:
-            want = "\n".join(old)
-            at = _find_line(body, f"\n{want}\n", pos)
-            if at < 0:
-                return None
-            at_line = line + body.count("\n", pos, at)
-            size = len(want) + 1
-        reps.append(Replacement(at_line, old, new))
-        out.append(body[done:at])
-        if new:
-            out.append("\n".join(new) + "\n")
-        done = pos = at + size
-        line = at_line + len(old)
-    out.append(body[done:])
-    result = "".join(out)
+    quick = apply_exact_bytes(data, chunks)
+    if quick is None:
+        return None
+    return quick[0].decode("utf-8"), quick[1]
+
+
+def apply_exact_bytes(data: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replacement]] | None:
+    """The new content (UTF-8 ``data`` patched) and the replacements, or None
+    when a chunk needs the ladder."""
+    bom = b""
+    if data.startswith(_BOM):
+        bom, data = _BOM, data[len(_BOM) :]
+    crlf = b"\r" in data and data.count(b"\r\n") == data.count(b"\n") > 0  # the rule of TextFile.parse
+    if crlf:
+        data = data.replace(b"\r\n", b"\n")
+    if not data:
+        return None
+    if not data.endswith(b"\n"):
+        data += b"\n"  # the lines, each with its break (the result ends with one, as the ladder's)
+    try:
+        found = _splice(data, chunks)
+    except UnicodeEncodeError:  # a lone surrogate in the patch: the ladder says what is wrong with it
+        return None
+    if found is None:
+        return None
+    result, reps = found
     if not result:
         return bom, reps
-    return bom + (result.replace("\n", "\r\n") if crlf else result), reps
+    return bom + (result.replace(b"\n", b"\r\n") if crlf else result), reps
+
+
+def _splice(body: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replacement]] | None:
+    """Find every chunk of ``body`` (whole lines, each ending with a break)
+    in order and join the new content from views of ``body``."""
+    find, count = body.find, body.count
+    view = memoryview(body)
+    out: list[bytes | memoryview] = []
+    emit = out.append
+    reps: list[Replacement] = []
+    keep = reps.append
+    pos = done = 0  # offset of the cursor's line; offset up to which ``body`` is copied to ``out``
+    line = 0  # the line number (0-based) of offset ``done``
+    for anchors, _raw, end_of_file, _at, old, new in chunks:  # the hot loop of a big patch: calls kept few
+        if end_of_file:
+            return None
+        for anchor in anchors:  # each anchor moves the cursor past its line
+            want = ("\n" + anchor + "\n").encode("utf-8")
+            at = find(want, pos - 1) + 1 if pos else _first(body, want)
+            if at < 1 and (pos or at < 0):  # not found (only the first line starts at 0)
+                return None
+            pos = at + len(want) - 1
+        if old:
+            want = ("\n" + "\n".join(old) + "\n").encode("utf-8")
+            at = find(want, pos - 1) + 1 if pos else _first(body, want)
+            if at < 1 and (pos or at < 0):  # not found (only the first line starts at 0)
+                return None
+            size = len(want) - 1
+        else:  # pure addition: after the anchor, else at the end of the file
+            at, size = (pos if anchors else len(body)), 0
+        line += count(b"\n", done, at)  # the lines from the previous chunk's end (anchors included)
+        keep(_replacement(Replacement, (line, old, new)))
+        emit(view[done:at])
+        if new:
+            emit(("\n".join(new) + "\n").encode("utf-8"))
+        done = pos = at + size
+        line += len(old)
+    emit(view[done:])
+    return b"".join(out), reps
+
+
+def _first(body: bytes, want: bytes) -> int:
+    """The offset of the first line start where the lines ``want`` (a line
+    break, the lines, a line break) occur in ``body``, or -1."""
+    if body.startswith(want[1:]):
+        return 0  # the first line: no line break before it
+    at = body.find(want)
+    return at + 1 if at >= 0 else -1

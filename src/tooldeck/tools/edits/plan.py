@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.edits.exact import Replacement, apply_exact
+from tooldeck.tools.edits.exact import Replacement, apply_exact, apply_exact_bytes
 from tooldeck.tools.edits.locate import FUZZIEST, LEVELS, Found, LineIndex, close_lines, nearest, normalise
 from tooldeck.tools.edits.textfile import TextFile
 from tooldeck.tools.edits.v4a_parser import AddFile, Chunk, DeleteFile, Patch, UpdateFile
@@ -42,13 +42,19 @@ class Event:
     notes: list[str] = field(default_factory=list)
 
 
+# A file's content while a patch is planned: the bytes read (valid UTF-8, as
+# long as no operation has rewritten the file; the exact path patches them
+# as they are), or text computed by an operation. None: the file is absent.
+Content = str | bytes | None
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """The final state of one file: ``after`` None means deleted."""
 
     key: str
-    before: str | None
-    after: str | None
+    before: Content
+    after: Content
     mode_from: str | None = None  # take the file mode from this key (a move's source)
 
 
@@ -61,13 +67,13 @@ class Plan:
 def plan_patch(
     patch: Patch,
     keys: Mapping[str, str],
-    contents: Mapping[str, str | None],
+    contents: Mapping[str, Content],
     shown: Mapping[str, str],
 ) -> Plan:
     """``keys`` maps each path written in the patch to a file key, ``contents``
-    each key to its current text (None = absent), ``shown`` each key to the
-    name to use in messages."""
-    state: dict[str, str | None] = dict(contents)
+    each key to its current content (text, or the UTF-8 bytes read; None =
+    absent), ``shown`` each key to the name to use in messages."""
+    state: dict[str, Content] = dict(contents)
     order: list[str] = []
     mode_from: dict[str, str] = {}
     events: list[Event] = []
@@ -81,7 +87,7 @@ def plan_patch(
         name = shown[key]
         if isinstance(op, AddFile):
             previous = state.get(key)
-            eol = TextFile.parse(previous).eol if previous else "\n"
+            eol = TextFile.parse(as_text(previous, replace=True)).eol if previous else "\n"
             state[key] = eol.join(op.lines) + eol if op.lines else ""
             touch(key)
             events.append(Event("A", key, replaced=previous is not None))
@@ -105,9 +111,9 @@ def plan_patch(
                     {"path": name, "line": op.line},
                 )
             event = Event("M", key)
-            new_text = current
+            new_text: Content = current
             if op.chunks:
-                new_text, event.replacements, event.notes = apply_chunks(current, op.chunks, name)
+                new_text, event.replacements, event.notes = _update(current, op.chunks, name)
             touch(key)
             if op.move_to is not None:
                 dest = keys[op.move_to]
@@ -123,9 +129,36 @@ def plan_patch(
     changes = [
         Change(k, contents.get(k), state.get(k), mode_from.get(k))
         for k in order
-        if contents.get(k) != state.get(k) or k in mode_from
+        if not _same(contents.get(k), state.get(k)) or k in mode_from
     ]
     return Plan(changes, events)
+
+
+def as_text(content: str | bytes, *, replace: bool = False) -> str:
+    """Text of a content (bytes of an Update's file were checked to be UTF-8
+    when read; ``replace`` for a file only an Add overwrites, maybe binary)."""
+    if isinstance(content, bytes):
+        return content.decode("utf-8", "replace" if replace else "strict")
+    return content
+
+
+def _same(a: Content, b: Content) -> bool:
+    if isinstance(a, str) and isinstance(b, bytes):
+        return a.encode("utf-8", "surrogatepass") == b
+    if isinstance(a, bytes) and isinstance(b, str):
+        return a == b.encode("utf-8", "surrogatepass")
+    return a == b
+
+
+def _update(current: str | bytes, chunks: tuple[Chunk, ...], name: str) -> tuple[Content, list[Replacement], list[str]]:
+    """An Update's chunks on the file's bytes by the exact path when it can,
+    else on its text (exact, then the whole ladder)."""
+    if isinstance(current, bytes):
+        quick = apply_exact_bytes(current, chunks)
+        if quick is not None:
+            return quick[0], quick[1], []
+        return apply_ladder(as_text(current), chunks, name)
+    return apply_chunks(current, chunks, name)
 
 
 # ---------------------------------------------------------------------------
@@ -156,7 +189,7 @@ def apply_ladder(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, 
         old = chunk.old_lines
         if not old:  # pure addition: after the anchor if there is one, else at the end
             at = len(lines) if chunk.end_of_file or not chunk.anchors else cursor
-            reps.append(Replacement(at, [], chunk.new_lines))
+            reps.append(Replacement(at, (), chunk.new))
             cursor = at
             continue
         ops = chunk.ops
@@ -186,7 +219,7 @@ def apply_ladder(text: str, chunks: tuple[Chunk, ...], name: str) -> tuple[str, 
                 j += 1
             else:
                 new.append(line)
-        reps.append(Replacement(found.start, lines[found.start : found.start + len(old)], new))
+        reps.append(Replacement(found.start, tuple(lines[found.start : found.start + len(old)]), tuple(new)))
         cursor = found.start + len(old)
     reps.sort(key=lambda r: (r.start, len(r.old) > 0))
     for a, b in itertools.pairwise(reps):

@@ -23,13 +23,15 @@ MAX_DETAILED_FILES = 100
 CONTEXT = 1
 
 
-def _count_lines(text: str | None) -> int:
+def _count_lines(text: str | bytes | None) -> int:
     if not text:
         return 0
+    if isinstance(text, bytes):
+        return text.count(b"\n") + (0 if text.endswith(b"\n") else 1)
     return text.count("\n") + (0 if text.endswith("\n") else 1)
 
 
-def _common_ends(old: list[str], new: list[str]) -> tuple[int, int]:
+def _common_ends(old: Sequence[str], new: Sequence[str]) -> tuple[int, int]:
     """Lengths of the common prefix and (non-overlapping) common suffix."""
     limit = min(len(old), len(new))
     p = 0
@@ -81,30 +83,36 @@ class Diff:
             self.hidden += 1
 
 
-def _count_only(diff: Diff, r: Replacement) -> None:
-    """Count a hunk that will not be shown: the changed run between the
-    common ends, without copying it unless it may hold equal lines."""
-    old, new = r.old, r.new
-    lo, ln = len(old), len(new)
-    limit = min(lo, ln)
-    p = 0
-    while p < limit and old[p] == new[p]:
-        p += 1
-    q = 0
-    while q < limit - p and old[lo - 1 - q] == new[ln - 1 - q]:
-        q += 1
-    dels, ins = lo - p - q, ln - p - q
-    if not dels and not ins:
-        return
-    # one line each (the usual chunk) cannot share a line: the ends took the equal ones
-    if (dels > 1 or ins > 1) and set(old[p : lo - q]) & set(new[p : ln - q]):
-        # several runs: difflib decides what is unchanged, on the whole chunk as a shown hunk is
-        matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
-        same = sum(size for _, _, size in matcher.get_matching_blocks())
-        dels, ins = lo - same, ln - same
-    diff.hunks += 1
-    diff.hidden += 1
-    diff.ins, diff.dels = diff.ins + ins, diff.dels + dels
+def _count_rest(diff: Diff, reps: Sequence[Replacement]) -> None:
+    """Count hunks that will not be shown: the changed run between the common
+    ends of each chunk, without copying it unless it may hold equal lines.
+    One loop over every remaining chunk (a big patch has thousands)."""
+    hunks = ins = dels = 0
+    for _start, old, new in reps:
+        lo, ln = len(old), len(new)
+        limit = lo if lo < ln else ln
+        p = 0
+        while p < limit and old[p] == new[p]:
+            p += 1
+        q = 0
+        while q < limit - p and old[lo - 1 - q] == new[ln - 1 - q]:
+            q += 1
+        d, i = lo - p - q, ln - p - q
+        if not d and not i:
+            continue
+        # one line each (the usual chunk) cannot share a line: the ends took the equal ones
+        if (d > 1 or i > 1) and set(old[p : lo - q]) & set(new[p : ln - q]):
+            # several runs: difflib decides what is unchanged, on the whole chunk as a shown hunk is
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+            same = sum(size for _, _, size in matcher.get_matching_blocks())
+            d, i = lo - same, ln - same
+        hunks += 1
+        ins += i
+        dels += d
+    diff.hunks += hunks
+    diff.hidden += hunks
+    diff.ins += ins
+    diff.dels += dels
 
 
 def diff_of(reps: Sequence[Replacement], limit: int | None = None) -> Diff:
@@ -112,10 +120,10 @@ def diff_of(reps: Sequence[Replacement], limit: int | None = None) -> Diff:
     their counts; hunks past ``limit`` lines are counted, not kept."""
     diff = Diff()
     shift = 0  # new-file line offset caused by earlier replacements
-    for r in reps:
+    for k, r in enumerate(reps):
         if limit is not None and len(diff.lines) >= limit:
-            _count_only(diff, r)  # nothing more will be shown: skip building lines
-            continue
+            _count_rest(diff, reps[k:])  # nothing more will be shown: skip building lines
+            break
         quick = _one_hunk(r, shift)
         if quick is not None:
             diff.add(*quick, limit)

@@ -60,15 +60,23 @@ class Chunk(NamedTuple):
 
     ``lines`` keeps the patch's lines in order, each starting with its op
     (``" "`` context, ``"-"`` removed, ``"+"`` added) — the patch's own
-    strings, not copies, so a big patch costs no allocation per line to
-    parse; ``ops`` splits them as (op, text) so that context lines can be
-    taken from the file, not from the patch. A named tuple: a big patch makes
+    strings, not copies; ``ops`` splits them as (op, text) so that context
+    lines can be taken from the file, not from the patch. ``old`` and ``new``
+    are the chunk's lines without their op (context and removed; context and
+    added), built by the parser in the loop that reads the lines anyway: the
+    exact fast path needs nothing else, and a context line's text is one
+    string shared by both. All tuples of strings: the garbage collector stops
+    tracking such a tuple (and then the chunk holding only them) the first
+    time it looks, so thousands of chunks do not make every later collection
+    walk them; a list would stay tracked. A named tuple: a big patch makes
     thousands, and a frozen dataclass costs a call per field to build."""
 
     anchors: tuple[str, ...]
     lines: tuple[str, ...]
     end_of_file: bool
     line: int  # 1-based line of the chunk in the patch text
+    old: tuple[str, ...]
+    new: tuple[str, ...]
 
     @property
     def ops(self) -> tuple[tuple[str, str], ...]:
@@ -76,11 +84,14 @@ class Chunk(NamedTuple):
 
     @property
     def old_lines(self) -> list[str]:
-        return [x[1:] for x in self.lines if x[0] != "+"]
+        return list(self.old)
 
     @property
     def new_lines(self) -> list[str]:
-        return [x[1:] for x in self.lines if x[0] != "-"]
+        return list(self.new)
+
+
+_new_chunk = tuple.__new__  # a Chunk without the Python-level __new__ of a named tuple
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,34 +341,43 @@ class _Parser:
             move_to, _ = _path_and_hash(dest, self.lineno(j), MOVE)
             self.i = j + 1
         chunks: list[Chunk] = []
-        while self.i < len(self.lines):
-            line = self.lines[self.i]
-            if not line.strip() and (not chunks or line == ""):
-                self.i += 1
-                continue
-            if _is_marker_line(line) and not _is_context_line(line):
-                break
-            chunks.append(self._chunk(first=not chunks))
+        lines, n = self.lines, len(self.lines)
+        while self.i < n:
+            line = lines[self.i]
+            if line[:2] != "@@":  # a chunk's header needs no other look
+                if not line.strip() and (not chunks or line == ""):
+                    self.i += 1
+                    continue
+                if _is_marker_line(line) and not _is_context_line(line):
+                    break
+            chunks.append(self._chunk(not chunks))
         if not chunks and move_to is None:
             raise syntax_error(start, f"'{UPDATE} {path}' has no changes (add @@ chunks or '{MOVE} new/path')")
         return UpdateFile(path, move_to, tuple(chunks), start, digest)
 
-    def _chunk(self, *, first: bool) -> Chunk:
+    def _chunk(self, first: bool) -> Chunk:
         lines, n, i = self.lines, len(self.lines), self.i  # locals: this runs once per chunk of a big patch
         start = self.first + i
         anchors: list[str] = []
-        while i < n and (lines[i][:2] == "@@" or _is_header(lines[i])):
-            anchor = _anchor_of(lines[i])
+        while i < n:
+            line = lines[i]
+            if line[:2] != "@@":
+                head = line[:1]  # an op line is no header: say so without calling _is_header
+                if head == "+" or head == "-" or (head == " " and not line[1:2].isspace()) or not _is_header(line):
+                    break
+            anchor = _anchor_of(line)
             if anchor:
                 anchors.append(anchor)
             i += 1
         if i == self.i and not first:
             raise syntax_error(start, f"expected a '@@' line to start the next chunk, got {lines[i][:60]!r}")
         body: list[str] = []  # the chunk's lines, each starting with its op
+        old: list[str] = []
+        new: list[str] = []
         trailing_empty = 0  # raw empty lines at the end: separators, not context
         end_of_file = False
         while i < n:
-            j = _plain_run(lines, i)  # the common case, in one tight loop
+            j = _plain_run(lines, i, old, new)  # the common case, in one tight loop
             if j > i:
                 body += lines[i:j]
                 trailing_empty = 0
@@ -367,6 +387,8 @@ class _Parser:
             line = lines[i]
             if line == "":
                 body.append(" ")
+                old.append("")
+                new.append("")
                 trailing_empty += 1
                 i += 1
                 continue
@@ -380,11 +402,11 @@ class _Parser:
             if _is_header(line):
                 break
             if line[0] in " +-":
-                body.append(line)
+                _take(line, body, old, new)
             elif line.startswith("\\"):  # "\ No newline at end of file", a unified-diff habit
                 pass
             elif line[0] == "\t":  # a tab-indented context line sent without its marker space
-                body.append(" " + line)
+                _take(" " + line, body, old, new)
             else:
                 self.i = i
                 raise syntax_error(
@@ -395,19 +417,31 @@ class _Parser:
             trailing_empty = 0
             i += 1
         self.i = i
-        if trailing_empty:
-            del body[-trailing_empty:]
+        if trailing_empty:  # empty context lines: in old and new alike
+            del body[-trailing_empty:], old[-trailing_empty:], new[-trailing_empty:]
         if not body:
             raise syntax_error(start, "this chunk has no lines to change (a '@@' must be followed by ' ', '-' or '+')")
-        return Chunk(tuple(anchors), tuple(body), end_of_file, start)
+        return _new_chunk(Chunk, (tuple(anchors), tuple(body), end_of_file, start, tuple(old), tuple(new)))
 
 
-def _plain_run(lines: list[str], i: int) -> int:
+def _take(line: str, body: list[str], old: list[str], new: list[str]) -> None:
+    """Add one op line (not met by :func:`_plain_run`) to the chunk."""
+    body.append(line)
+    text = line[1:]
+    if line[0] != "+":
+        old.append(text)
+    if line[0] != "-":
+        new.append(text)
+
+
+def _plain_run(lines: list[str], i: int, old: list[str], new: list[str]) -> int:
     """The index of the first line from ``i`` that is not plainly an op
-    (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``). The
-    hot loop of a big patch: locals only, no call per line, a marker looked
-    for only in a line that contains one."""
+    (``+x``, ``-x``, `` x`` unless the space pads a marker or ``@@``); the
+    text of each line read goes to ``old`` and/or ``new``. The hot loop of a
+    big patch: locals only, no call per line, a marker looked for only in a
+    line that contains one."""
     n = len(lines)
+    to_old, to_new = old.append, new.append
     while i < n:
         line = lines[i]
         head = line[:1]
@@ -416,7 +450,14 @@ def _plain_run(lines: list[str], i: int) -> int:
                 rest = line.lstrip()
                 if rest[:3] == "***" or rest[:2] == "@@":
                     return i
-        elif head != "+" and head != "-":
+            text = line[1:]
+            to_old(text)
+            to_new(text)
+        elif head == "-":
+            to_old(line[1:])
+        elif head == "+":
+            to_new(line[1:])
+        else:
             return i
         i += 1
     return i
