@@ -32,6 +32,8 @@ cut after the name: those are counted apart).
 
 Goals (issue 14): CPU per file <= 1.0x the baseline in one process; >= 900
 files/s with 2 workers on distinct Python; tokens <= 0.10 Python, <= 0.12 mixed.
+Files/s (wall, median) are shown for both sides: the bare 2-process pool's own
+throughput is the ceiling of what parsing every file can reach on the machine.
 
 Usage: ``python bench/codemap_bench.py [--files 3000] [--per-language 600] [--reps 3]``
 """
@@ -141,8 +143,9 @@ def cpu_seconds() -> float:
     return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
 
 
-def bare_group(items: list[tuple[str, bytes]]) -> int:
-    """The baseline's work for a group: parse once, run the wheel's TAGS_QUERY once."""
+def bare_group(items: list[tuple[str, bytes]]) -> tuple[int, float]:
+    """The baseline's work for a group: parse once, run the wheel's TAGS_QUERY
+    once. Returns (captures, CPU seconds spent in ``Parser.parse`` alone)."""
     import importlib
 
     import tree_sitter
@@ -150,6 +153,7 @@ def bare_group(items: list[tuple[str, bytes]]) -> int:
     cache: dict[str, tuple[object, object]] = getattr(bare_group, "cache", {})
     bare_group.cache = cache  # type: ignore[attr-defined]
     captures = 0
+    parse_cpu = 0.0
     for ext, data in items:
         if ext not in cache:
             mod_name, fn = GRAMMARS[ext]
@@ -157,9 +161,11 @@ def bare_group(items: list[tuple[str, bytes]]) -> int:
             lang = tree_sitter.Language(getattr(mod, fn)())
             cache[ext] = (tree_sitter.Parser(lang), tree_sitter.Query(lang, mod.TAGS_QUERY))
         parser, query = cache[ext]
+        t0 = time.process_time()
         root = parser.parse(data).root_node  # type: ignore[attr-defined]
+        parse_cpu += time.process_time() - t0
         captures += sum(len(v) for v in tree_sitter.QueryCursor(query).captures(root).values())
-    return captures
+    return captures, parse_cpu
 
 
 def phase_baseline(tree: str, rels: list[str], workers: int) -> dict:
@@ -172,14 +178,19 @@ def phase_baseline(tree: str, rels: list[str], workers: int) -> dict:
                 group.append((os.path.splitext(rel)[1], fh.read()))
         groups.append(group)
     if workers < 2:
-        captures = sum(bare_group(g) for g in groups)
+        results = [bare_group(g) for g in groups]
     else:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as ex:
-            captures = sum(ex.map(bare_group, groups))
-    return {"wall": time.perf_counter() - t0, "cpu": cpu_seconds() - c0, "captures": captures}
+            results = list(ex.map(bare_group, groups))
+    return {
+        "wall": time.perf_counter() - t0,
+        "cpu": cpu_seconds() - c0,
+        "captures": sum(r[0] for r in results),
+        "parse_cpu": sum(r[1] for r in results),
+    }
 
 
 def phase_tooldeck(tree: str, rels: list[str], workers: int, state: str) -> dict:
@@ -324,13 +335,15 @@ def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
     )
     print(
         f"{'pass':<22}{'baseline wall s':>20}{'tooldeck wall s':>20}{'base CPU s':>17}{'tdk CPU s':>17}"
-        f"{'CPU ratio':>10}{'tdk files/s':>12}"
+        f"{'CPU ratio':>10}{'base files/s':>13}{'tdk files/s':>12}"
     )
     for workers in (0, 2):
         rows: dict[str, dict[str, list[float]]] = {"base": {"wall": [], "cpu": []}, "tdk": {"wall": [], "cpu": []}}
+        parse_cpu: list[float] = []
         for rep in range(ns.reps):
             state = tmp / f"state-{name}-{workers}-{rep}"
             b = run_phase(["baseline", str(tree), str(listing), str(workers)])
+            parse_cpu.append(b["parse_cpu"])
             t = run_phase(["tooldeck", str(tree), str(listing), str(workers), str(state)])
             if t["parsed"] != n:
                 print(f"  (tooldeck parsed {t['parsed']} of {n} files)")
@@ -343,8 +356,16 @@ def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
         print(
             f"{label:<22}{spread(rows['base']['wall']):>20}{spread(rows['tdk']['wall']):>20}"
             f"{spread(rows['base']['cpu']):>17}{spread(rows['tdk']['cpu']):>17}"
-            f"{med['tdk']['cpu'] / med['base']['cpu']:>10.2f}{n / med['tdk']['wall']:>12.0f}"
+            f"{med['tdk']['cpu'] / med['base']['cpu']:>10.2f}"
+            f"{n / med['base']['wall']:>13.0f}{n / med['tdk']['wall']:>12.0f}"
         )
+        if workers:
+            parse = statistics.median(parse_cpu)
+            print(
+                f"{'':<22}bare Parser.parse alone: {parse:.2f} s CPU ({1000 * parse / n:.2f} ms/file, "
+                f"{parse / med['base']['cpu']:.0%} of the baseline): {workers} cores busy only parsing "
+                f"would reach {workers * n / parse:.0f} files/s"
+            )
     tok = run_phase(["tokens", str(tree), str(listing), "0", str(tmp / f"state-{name}-tokens")])
     full = sum(v[0] for v in tok["per_language"].values())
     mapped = sum(v[1] for v in tok["per_language"].values())

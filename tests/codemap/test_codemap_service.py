@@ -181,6 +181,38 @@ def test_worker_pool_gives_the_same_codemaps(root: Path, tmp_path: Path, monkeyp
     assert pooled.parse_count == 20
 
 
+def test_a_pooled_batch_sends_its_small_last_chunk_to_the_workers_too(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """20 files in chunks of 8, 8, 4: the last chunk is below the pool's
+    minimum, but the batch already uses the workers, so it goes to them
+    (no grammar loaded and no file parsed in this process)."""
+    from tooldeck.codemap import service
+
+    rels = [f"pkg/m{i}.py" for i in range(20)]
+    for i, rel in enumerate(rels):
+        write(root, rel, module(i))
+    inline = fresh(root, tmp_path / "s1")
+    monkeypatch.setattr(pool, "POOL_MIN_FILES", 10**9)
+    expected = inline.codemaps(inline.rt.workspace.primary, rels)
+    monkeypatch.setattr(pool, "POOL_MIN_FILES", 6)
+    monkeypatch.setattr(service, "CHUNK_FILES", 8)
+    monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "2")
+    if pool.get_pool() is None:
+        pytest.skip("worker processes are unavailable here")
+    in_process: list[str] = []
+    real = pool.extract_one
+    monkeypatch.setattr(pool, "extract_one", lambda lang, data: in_process.append(lang) or real(lang, data))
+    pooled = fresh(root, tmp_path / "s2")
+    assert pooled.codemaps(pooled.rt.workspace.primary, rels) == expected
+    assert pooled.parse_count == 20
+    assert in_process == []
+    # a batch that starts small stays in this process (no worker round trip for a few files)
+    few = fresh(root, tmp_path / "s3")
+    assert few.codemaps(few.rt.workspace.primary, rels[:4]) == expected[:4]
+    assert len(in_process) == 4
+
+
 def test_idle_workers_are_released_and_come_back_for_the_next_batch(
     root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

@@ -54,6 +54,11 @@ _TRAILERS = " \t:{=;,"
 _LINE_COMMENTS = {marker: re.compile(rb"(?<=[\s,(\[{])" + re.escape(marker) + rb"[^\n]*") for marker in (b"#", b"//")}
 
 
+# language -> pattern index -> (kind, its @definition capture name) or None (imports, scopes):
+# learnt from the first match of each pattern, then kept for the process
+_KINDS: dict[str, dict[int, tuple[str, str] | None]] = {}
+
+
 @dataclass(slots=True)
 class _Def:
     start: int
@@ -88,7 +93,7 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
 
     defs: dict[tuple[int, int, int], _Def] = {}
     import_nodes: list[Any] = []
-    kinds: dict[int, str | None] = {}
+    kinds = _KINDS.setdefault(language, {})
     deep = _collect(query, root, spec, defs, import_nodes, kinds, data)
     # A container (class, impl, namespace...) or a conditional block (`if`,
     # `try` at module or class level) deeper than the first pass reaches gets a
@@ -116,7 +121,7 @@ def _collect(
     spec: Any,
     defs: dict[tuple[int, int, int], _Def],
     import_nodes: list[Any],
-    kinds: dict[int, str | None],
+    kinds: dict[int, tuple[str, str] | None],
     src: bytes,
 ) -> list[Any]:
     """Run the definitions query under ``node``, starting no match deeper than
@@ -125,26 +130,28 @@ def _collect(
     from tree_sitter import QueryCursor
 
     max_depth = spec.max_depth
-    spec_function_types = spec.function_types
     refine = spec.refine
+    refine_kinds = spec.refine_kinds
     cursor = QueryCursor(query)
     cursor.set_max_start_depth(max_depth)
     deep: list[Any] = []
+    defs_get = defs.get
     for pattern, caps in cursor.matches(node):
-        kind = kinds.get(pattern, "")
-        if kind == "":
-            kind = kinds[pattern] = next((k[11:] for k in caps if k.startswith("definition.")), None)
-        if kind is None:
+        known = kinds.get(pattern, False)
+        if known is False:
+            kind = next((k[11:] for k in caps if k.startswith("definition.")), None)
+            known = kinds[pattern] = (kind, "definition." + kind) if kind is not None else None
+        if known is None:
             scope = caps.get("scope")
             if scope is not None:
                 # a block inside a function body is implementation: never searched
-                depth = _depth(scope[0], node, spec_function_types)
-                if depth + _SCOPE_DEPTH > max_depth:
+                if _depth(scope[0], node, spec.function_types) + _SCOPE_DEPTH > max_depth:
                     deep.append(scope[0])
                 continue
             import_nodes.extend(caps.get("import", ()))
             continue
-        def_node = caps["definition." + kind][0]
+        kind, capture = known
+        def_node = caps[capture][0]
         names = caps.get("name")
         if not names:  # a bare `(node) @definition.x` pattern (cheaper to compile): use the fields
             name = def_node.child_by_field_name("name")
@@ -155,19 +162,24 @@ def _collect(
                 body = def_node.child_by_field_name("body")
                 caps = {**caps, "body": [body]} if body is not None else caps
         # one statement may define several names (`attr_reader :a, :b`): key on the name too
-        key = (def_node.start_byte, def_node.end_byte, names[0].start_byte)
-        seen = defs.get(key)
+        name_node = names[0]
+        key = (def_node.start_byte, def_node.end_byte, name_node.start_byte)
+        seen = defs_get(key)
         if seen is not None and seen.pattern <= pattern:
             continue
         bodies = caps.get("body")
         body = bodies[0] if bodies else None
-        if refine is not None:
-            kind, body = refine(kind, def_node, names[0], body, src)
-        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, names[0], body)
-        if seen is None and kind in CONTAINER_KINDS and body is not None:
-            depth = _depth(def_node, node, spec_function_types)
-            if depth + _MEMBER_DEPTH > max_depth:  # (-100: inside a function: never searched)
-                deep.append(def_node)
+        if refine is not None and (refine_kinds is None or kind in refine_kinds):
+            kind, body = refine(kind, def_node, name_node, body, src)
+        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, name_node, body)
+        # a container whose members lie beyond the pass's depth (-100: inside a function: never searched)
+        if (
+            seen is None
+            and body is not None
+            and kind in CONTAINER_KINDS
+            and _depth(def_node, node, spec.function_types) + _MEMBER_DEPTH > max_depth
+        ):
+            deep.append(def_node)
     return deep
 
 

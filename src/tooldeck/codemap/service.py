@@ -258,7 +258,7 @@ class CodemapService:
             chunk = rels[start : start + CHUNK_FILES]
             early, items, misses = self._prepare(root, chunk, known, prefetch)
             yield from early
-            jobs = self._dispatch(misses)
+            jobs = self._dispatch(misses, follow=bool(in_flight and in_flight[-1][1]))
             in_flight.append((items, jobs))
             if len(in_flight) > 1:  # overlap: read the next chunk while workers parse this one
                 finished = in_flight.popleft()
@@ -366,9 +366,11 @@ class CodemapService:
             return False
         return True
 
-    def _dispatch(self, misses: list[_Item]) -> list[tuple[list[_Item], Future[list[str]]]]:
-        """Send parse work to the workers (when there is enough of it)."""
-        if len(misses) < pool.POOL_MIN_FILES:
+    def _dispatch(self, misses: list[_Item], follow: bool = False) -> list[tuple[list[_Item], Future[list[str]]]]:
+        """Send parse work to the workers (when there is enough of it, or
+        ``follow``: the batch's previous chunk went to them, so its small last
+        chunk does too, instead of loading every grammar in this process)."""
+        if not misses or (len(misses) < pool.POOL_MIN_FILES and not follow):
             return []
         jobs: list[tuple[list[_Item], Future[list[str]]]] = []
         for i in range(0, len(misses), pool.GROUP):

@@ -153,6 +153,8 @@ class LangSpec:
     receivers: tuple[str, ...] = ()
     # (kind, node, name, body, src) -> (kind, body): what a query pattern cannot say cheaply
     refine: RefineFn | None = None
+    # the kinds ``refine`` may change (None: every kind goes through it)
+    refine_kinds: frozenset[str] | None = None
     # how deep below the root (or a container: see extract) a definition's pattern may start;
     # deeper than this is inside function bodies, which a codemap never shows
     max_depth: int = 4
@@ -176,6 +178,7 @@ SPECS: dict[str, LangSpec] = {
         python_import,
         receivers=("self", "cls"),
         refine=python_refine,
+        refine_kinds=frozenset({"variable", "property"}),
         function_types=("function_definition",),
         line_comment=b"#",
     ),
