@@ -41,7 +41,7 @@ CONTAINER_KINDS = CLASS_LIKE | {"module"}
 _MEMBER_DEPTH = 3
 _SCOPE_DEPTH = 4  # if > else > block > decorated > def
 
-MAX_SIGNATURE = 320
+MAX_SIGNATURE = 10_000  # a guard against generated code only: real signatures are kept whole
 MAX_VALUE_SIGNATURE = 50
 MAX_PREFIX = 40  # decorators / export wrappers shown before a signature
 # identifier bytes kept, everything else → space: then bytes.split() yields the words (faster than a regex)
