@@ -242,9 +242,10 @@ def public_defs(module: ast.Module) -> list[tuple[str, int, ast.AST, bool]]:
 
 
 def _norm(text: str) -> str:
-    """No spaces or quotes, no trailing comma before a closing bracket (a
-    multi-line header is squashed to one line without it)."""
-    return re.sub(r",([)\]}])", r"\1", re.sub(r"[\s'\"]", "", text))
+    """No comments, spaces or quotes, no trailing comma before a closing
+    bracket (a multi-line header is squashed to one line without them)."""
+    text = re.sub(r"(?<=[\s,(\[{])#[^\n]*", "", text)
+    return re.sub(r"[\s'\"]", "", re.sub(r",\s*([)\]}])", r"\1", text))
 
 
 class Source:

@@ -501,3 +501,9 @@ def test_imports_stay_in_the_payload_not_in_the_text():
     cm = Codemap("m.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
     assert payload.imports[:2] == ["mod0", "mod1"] and len(payload.imports) == 30
     assert render(cm).splitlines() == ["m.py", "31 f()->None"]
+
+
+def test_a_one_element_tuple_default_keeps_its_comma():
+    src = b"def make(\n    name,\n    bases=(object,),\n    body=None,\n):\n    pass\n"
+    sym = extract("python", src).symbols[0]
+    assert sym.signature == "def make(name, bases=(object,), body=None)"

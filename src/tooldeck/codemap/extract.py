@@ -292,9 +292,10 @@ def _drop_receiver(sig: str, name: str, receivers: tuple[str, ...]) -> str:
 
 
 def _tidy(sig: str) -> str:
-    """``f( a, b, )`` (a multi-line header squashed) → ``f(a, b)``."""
+    """``f( a, b, )`` (a multi-line header squashed) → ``f(a, b)``. A comma
+    right before ``)`` stays: in ``bases=(object,)`` it makes the tuple."""
     if "( " in sig or " )" in sig or ", )" in sig or "[ " in sig or " ]" in sig:
-        sig = sig.replace(",)", ")").replace(", )", ")").replace("( ", "(").replace(" )", ")")
+        sig = sig.replace(", )", ")").replace("( ", "(").replace(" )", ")")
         sig = sig.replace(", ]", "]").replace("[ ", "[").replace(" ]", "]")
     return sig
 
