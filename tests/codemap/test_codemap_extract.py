@@ -507,3 +507,20 @@ def test_a_one_element_tuple_default_keeps_its_comma():
     src = b"def make(\n    name,\n    bases=(object,),\n    body=None,\n):\n    pass\n"
     sym = extract("python", src).symbols[0]
     assert sym.signature == "def make(name, bases=(object,), body=None)"
+
+
+def test_a_class_field_shows_its_type_and_a_function_value_its_parameters():
+    src = (
+        b"class A {\n  private onClick = (e: MouseEvent) => {\n    return 1;\n  };\n"
+        b"  count = 3;\n  pair = (1, 2);\n  name: string = 'x';\n}\n"
+    )
+    p = extract("typescript", src)
+    shown = render(Codemap("a.ts", "typescript", p.imports, p.symbols, p.references, "", p.lines))
+    assert shown.splitlines() == [
+        "a.ts",
+        "1 class A",
+        "2\tprivate onClick=(e:MouseEvent)=>{…",
+        "5\tcount",
+        "6\tpair",
+        "7\tname:string",
+    ]

@@ -118,12 +118,17 @@ def signature(sym: Symbol, python: bool = False) -> str:
     return compact(sig)
 
 
+# a value that is a function (a class field `onClick = (e) => {…}`, `key = lambda x: …`):
+# its parameters are its signature
+_FUNCTION_VALUE = re.compile(r"(?:async\s*)?(?:\(.*=>|function\b|lambda\b|[A-Za-z_$][\w$]*\s*=>)")
+
+
 def _cut_value(sig: str, member: bool) -> str:
     """``X = <value>``: a member's value → nothing, a module value longer than
     :data:`MAX_VALUE` characters → ``…``; a name and its annotation are
-    never cut."""
+    never cut, nor a value that is a function (its parameters)."""
     at = sig.find(" = ")
-    if at < 0:
+    if at < 0 or _FUNCTION_VALUE.match(sig, at + 3):
         return sig
     if member:
         return sig[:at]
