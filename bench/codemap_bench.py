@@ -24,11 +24,14 @@ Wall time AND CPU time (the process's own plus its workers', from
 ``getrusage``) are reported as min/median/max over ``--reps`` runs: the machine
 may be shared, and CPU time is what the load average distorts least. Ratios use
 medians. Then tokens: codemap tokens / full-file tokens per language, and a check
-that every public Python definition (top-level def/class and their public
-methods, from ``ast``) appears in its codemap on its line with its name, and
-with its whole signature: every parameter name (a method's self/cls aside),
-the return annotation and a class's bases (signatures over 160 characters are
-cut after the name: those are counted apart).
+that every public Python definition (from ``ast``: public functions and classes
+at module level, also inside module-level if/try/with blocks; in every public
+class, nested ones too, its public methods, ``__init__``/``__new__``/``__call__``
+and public nested classes) appears in its codemap on its line with its name,
+and with its whole signature in order: every parameter's name, annotation and
+default value as written (a method's untyped self/cls aside), the return
+annotation, a class's bases and keywords. A signature cut for length is a miss
+(the count of those is printed too).
 
 Goals (issue 14): CPU per file <= 1.0x the baseline in one process; >= 900
 files/s with 2 workers on distinct Python; tokens <= 0.10 Python, <= 0.12 mixed.
@@ -217,63 +220,127 @@ def phase_tooldeck(tree: str, rels: list[str], workers: int, state: str) -> dict
     }
 
 
+_KEPT_DUNDERS = ("__init__", "__new__", "__call__")  # how an object is built and called: shown in full
+
+
 def public_defs(module: ast.Module) -> list[tuple[str, int, ast.AST, bool]]:
-    """Public top-level defs/classes and the public methods of top-level
-    classes: (name, line, node, is_method)."""
+    """Every public definition a codemap must show whole: public functions and
+    classes at module level (also inside module-level ``if``/``try``/``with``
+    blocks: ``if TYPE_CHECKING:``, version switches), and in every public class
+    (nested ones too) its public methods, ``__init__``/``__new__``/``__call__``
+    and public nested classes: (name, line, node, is_method)."""
     out: list[tuple[str, int, ast.AST, bool]] = []
-    for node in module.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and not node.name.startswith("_"):
-            out.append((node.name, node.lineno, node, False))
+
+    def visit(body: list[ast.stmt], in_class: bool) -> None:
+        for node in body:
+            if isinstance(node, ast.If | ast.Try | ast.With):
+                blocks = [node.body, getattr(node, "orelse", []), getattr(node, "finalbody", [])]
+                blocks += [h.body for h in getattr(node, "handlers", [])]
+                for block in blocks:
+                    visit(block, in_class)
+                continue
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            kept = in_class and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in _KEPT_DUNDERS
+            if node.name.startswith("_") and not kept:
+                continue
+            out.append((node.name, node.lineno, node, in_class and not isinstance(node, ast.ClassDef)))
             if isinstance(node, ast.ClassDef):
-                for m in node.body:
-                    if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and not m.name.startswith("_"):
-                        out.append((m.name, m.lineno, m, True))
+                visit(node.body, True)
+
+    visit(module.body, False)
     return out
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[\s'\"]", "", text)
+    """No comments, spaces or quotes, no trailing comma before a closing
+    bracket (a multi-line header is squashed to one line without them)."""
+    text = re.sub(r"(?<=[\s,(\[{])#[^\n]*", "", text)
+    return re.sub(r"[\s'\"]", "", re.sub(r",\s*([)\]}])", r"\1", text))
 
 
-def signature_parts(node: ast.AST, is_method: bool) -> list[str]:
-    """What a shown signature must hold: every parameter name (a method's
-    self/cls aside: the codemap leaves it out), the return annotation, and a
-    class's bases, each normalised (no spaces or quotes)."""
+class Source:
+    """A module's text by line, to read a node's text as written
+    (``ast.get_source_segment`` splits the whole text again on every call)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines(keepends=True)
+
+    def segment(self, node: ast.AST) -> str:
+        first, last = getattr(node, "lineno", 0), getattr(node, "end_lineno", None)
+        if not first or last is None or last > len(self.lines):
+            return ast.unparse(node)
+        # col offsets count UTF-8 bytes
+        rows = [line.encode() for line in self.lines[first - 1 : last]]
+        if len(rows) == 1:
+            return rows[0][node.col_offset : node.end_col_offset].decode(errors="replace")  # type: ignore[attr-defined]
+        rows[0], rows[-1] = rows[0][node.col_offset :], rows[-1][: node.end_col_offset]  # type: ignore[attr-defined]
+        return b"".join(rows).decode(errors="replace")
+
+
+def signature_parts(node: ast.AST, is_method: bool, source: Source) -> list[str]:
+    """What a shown signature must hold, in order: every parameter's name, its
+    annotation and its default value as written (a method's self/cls aside:
+    the codemap leaves it out), the return annotation; a class's bases and
+    keywords (``metaclass=...``). Each normalised (no spaces or quotes)."""
+
+    def seg(n: ast.AST) -> str:
+        return _norm(source.segment(n))
+
     if isinstance(node, ast.ClassDef):
-        return [_norm(ast.unparse(b)) for b in node.bases]
+        return [seg(b) for b in node.bases] + [_norm(f"{k.arg}=") + seg(k.value) for k in node.keywords if k.arg]
     assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
     a = node.args
-    params = [*a.posonlyargs, *a.args]
-    if is_method and params and params[0].arg in ("self", "cls"):
-        params = params[1:]
-    names = [p.arg for p in params] + [p.arg for p in a.kwonlyargs]
-    names += [p.arg for p in (a.vararg, a.kwarg) if p is not None]
-    return names + ([_norm(ast.unparse(node.returns))] if node.returns is not None else [])
+    positional = [*a.posonlyargs, *a.args]
+    with_default = positional[len(positional) - len(a.defaults) :]
+    defaults: dict[int, ast.expr] = {id(p): d for p, d in zip(with_default, a.defaults, strict=True)}
+    defaults.update({id(p): d for p, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None})
+    params = [*positional, *([a.vararg] if a.vararg else []), *a.kwonlyargs, *([a.kwarg] if a.kwarg else [])]
+    if is_method and positional and positional[0].arg in ("self", "cls") and positional[0].annotation is None:
+        params.remove(positional[0])
+    parts: list[str] = []
+    for p in params:
+        parts.append(p.arg)
+        if p.annotation is not None:
+            parts.append(seg(p.annotation))
+        if id(p) in defaults:
+            parts.append(seg(defaults[id(p)]))
+    return parts + ([seg(node.returns)] if node.returns is not None else [])
 
 
-def check_definitions(shown: str, module: ast.Module) -> tuple[int, int, int, int, list[str]]:
-    """(public defs, found with name and line, with a complete signature,
-    cut for length, examples of misses) — a line is ``<line> <signature>``."""
+def _in_order(text: str, parts: list[str]) -> bool:
+    at = 0
+    for part in parts:
+        found = text.find(part, at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return True
+
+
+def check_definitions(shown: str, module: ast.Module, source: Source) -> tuple[int, int, int, int, list[str]]:
+    """(public defs, found with name and line, with the whole signature in
+    order, cut for length (counted as misses), examples of misses) — a
+    definition line is ``<line><spaces or tabs><signature>``."""
     by_line: dict[int, list[str]] = {}
     for row in shown.splitlines():
-        head, _, rest = row.partition(" ")
-        if head.isdigit():
-            by_line.setdefault(int(head), []).append(rest)
+        m = re.match(r"(\d+)\s(.*)", row)
+        if m:
+            by_line.setdefault(int(m.group(1)), []).append(m.group(2))
     total = found = complete = cut = 0
     misses: list[str] = []
     for name, line, node, is_method in public_defs(module):
         total += 1
-        row = next((r for r in by_line.get(line, []) if re.search(rf"\b{re.escape(name)}\b", r)), None)
+        row = next((r for r in by_line.get(line, []) if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", r)), None)
         if row is None:
             misses.append(f"{line} {name}")
             continue
         found += 1
         after = _norm(row.split(name, 1)[1])
-        if all(part in after for part in signature_parts(node, is_method)):
+        if _in_order(after, signature_parts(node, is_method, source)):
             complete += 1
-        elif row.endswith("…"):
-            cut += 1
         else:
+            cut += row.endswith("…")
             misses.append(f"{line} {name}: signature {row!r}")
     return total, found, complete, cut, misses
 
@@ -288,7 +355,7 @@ def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
     svc = CodemapService(Runtime.for_dirs([tree], state_dir=state))
     maps = svc.codemaps(svc.rt.workspace.primary, rels)
     per: dict[str, list[int]] = {}
-    totals = [0, 0, 0, 0]  # public defs, found (name + line), complete signature, cut for length
+    totals = [0, 0, 0, 0]  # public defs, found (name + line), complete signature, cut for length (misses)
     examples: list[str] = []
     for rel, cm in zip(rels, maps, strict=True):
         if not isinstance(cm, Codemap):
@@ -304,7 +371,7 @@ def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
             module = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
-        *counts, misses = check_definitions(shown, module)
+        *counts, misses = check_definitions(shown, module, Source(text))
         totals = [t + c for t, c in zip(totals, counts, strict=True)]
         examples.extend(f"{rel}:{m}" for m in misses[: max(0, 4 - len(examples))])
     return {"per_language": per, "defs": totals, "examples": examples}
@@ -375,7 +442,8 @@ def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:
     if total:
         print(
             f"public Python definitions (ast): {found}/{total} with name and line; {complete}/{total} with the "
-            f"whole signature (every parameter, return type, bases); {cut} cut for length after the name"
+            f"whole signature in order (every parameter with its annotation and default, return type, bases); "
+            f"{total - complete} misses, {cut} of them cut for length"
             + (f"; misses e.g. {tok['examples']}" if tok["examples"] else "")
         )
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tooldeck.codemap.extract import extract
+from tooldeck.codemap.extract import MAX_SIGNATURE, extract
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.render import render
@@ -422,21 +422,23 @@ def test_private_members_and_dunders_fold_into_one_line_each():
         b"    def _load(self, key: str) -> bytes:\n        return b''\n"
         b"    def get(self, key: str) -> bytes:\n        return self._load(key)\n"
         b"    def __eq__(self, other: object) -> bool:\n        return False\n"
+        b"    def __iter__(self):\n        return iter(self._items)\n"
+        b"    def __len__(self) -> int:\n        return 0\n"
         b"def _module_helper() -> None:\n    pass\n"
     )
     payload = extract("python", src)
     cm = Codemap("store.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
+    # private names are counted on the first line; protocol dunders listed by bare name,
+    # the ones nearly every class has (__repr__, __eq__, __slots__) left out
     assert render(cm).splitlines() == [
-        "store.py  (python)",
+        "store.py  (+3 private)",
         "1 class Store",
-        "  dunder: __slots__, __repr__, __eq__",
-        "  private: _cache, _load",
-        "4   def __init__(items: list) -> None",
-        "10   def get(key: str) -> bytes",
-        "private: _module_helper",
+        "4\t__init__(items:list)->None",
+        "10\tget(key:str)->bytes",
+        "\tdunder: iter len",
     ]
     # folding is only a rendering choice: every member stays a symbol
-    assert {s.name for s in cm.symbols} >= {"__slots__", "_cache", "_load", "__repr__", "__eq__"}
+    assert {s.name for s in cm.symbols} >= {"__slots__", "_cache", "_load", "__repr__", "__eq__", "_module_helper"}
 
 
 def test_many_decorators_never_crowd_out_the_name():
@@ -455,16 +457,25 @@ def test_many_decorators_never_crowd_out_the_name():
     payload = extract("python", src)
     cm = Codemap("t.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
     line = render(cm).splitlines()[1]
-    assert line.startswith("13 @pytest.mark.parametrize_some") and "def test_another_thing(parameter_0" in line
-    assert line.endswith("…") and len(line) < 400
+    assert line.startswith("13 @pytest.mark.parametrize_some") and "test_another_thing(parameter_0:" in line
+    assert line.endswith("parameter_7:dict[str,list[int]]|None=None)->None")
 
 
-def test_a_long_signature_is_cut_after_the_name():
+def test_a_long_signature_is_kept_whole():
+    """Long type annotations are the signature: a 600-character header is kept
+    (the bench checks every public definition's whole signature)."""
     args = ", ".join(f"argument_{i}: int = {i}" for i in range(20))
-    src = f"def f_{'x' * 180}({args}):\n    pass\n".encode()
+    src = f"def f_{'x' * 180}({args}) -> None:\n    pass\n".encode()
     sym = extract("python", src).symbols[0]
     assert sym.name == "f_" + "x" * 180
-    assert sym.name in sym.signature and sym.signature.endswith("…")
+    assert sym.signature == f"def f_{'x' * 180}({args}) -> None"
+
+
+def test_a_pathological_signature_is_cut_after_the_name():
+    args = ", ".join(f"argument_{i}: int = {i}" for i in range(MAX_SIGNATURE // 20))
+    src = f"def f_{'x' * 180}({args}):\n    pass\n".encode()
+    sym = extract("python", src).symbols[0]
+    assert sym.name in sym.signature and sym.signature.endswith("…") and len(sym.signature) <= MAX_SIGNATURE
 
 
 def test_a_private_class_folds_with_its_members_and_public_ones_stay():
@@ -476,18 +487,40 @@ def test_a_private_class_folds_with_its_members_and_public_ones_stay():
     )
     payload = extract("python", src)
     cm = Codemap("m.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
+    # _Impl and _CACHE are counted; _Impl.run is not (a private class's members are not listed)
     assert render(cm).splitlines() == [
-        "m.py  (python)",
-        "imports: os",
-        "private: _Impl, _CACHE",
+        "m.py  (+2 private)",
         "6 class Public",
-        "7   def go(n: int) -> int",
+        "7\tgo(n:int)->int",
     ]
 
 
-def test_imports_beyond_the_cap_become_a_count():
-    src = "".join(f"import mod{i}\n" for i in range(30)).encode()
+def test_imports_stay_in_the_payload_not_in_the_text():
+    src = "".join(f"import mod{i}\n" for i in range(30)).encode() + b"def f() -> None:\n    pass\n"
     payload = extract("python", src)
     cm = Codemap("m.py", "python", payload.imports, payload.symbols, payload.references, "", payload.lines)
-    line = render(cm).splitlines()[1]
-    assert line.startswith("imports: mod0, mod1") and line.endswith(", … 14 more")
+    assert payload.imports[:2] == ["mod0", "mod1"] and len(payload.imports) == 30
+    assert render(cm).splitlines() == ["m.py", "31 f()->None"]
+
+
+def test_a_one_element_tuple_default_keeps_its_comma():
+    src = b"def make(\n    name,\n    bases=(object,),\n    body=None,\n):\n    pass\n"
+    sym = extract("python", src).symbols[0]
+    assert sym.signature == "def make(name, bases=(object,), body=None)"
+
+
+def test_a_class_field_shows_its_type_and_a_function_value_its_parameters():
+    src = (
+        b"class A {\n  private onClick = (e: MouseEvent) => {\n    return 1;\n  };\n"
+        b"  count = 3;\n  pair = (1, 2);\n  name: string = 'x';\n}\n"
+    )
+    p = extract("typescript", src)
+    shown = render(Codemap("a.ts", "typescript", p.imports, p.symbols, p.references, "", p.lines))
+    assert shown.splitlines() == [
+        "a.ts",
+        "1 class A",
+        "2\tprivate onClick=(e:MouseEvent)=>{…",
+        "5\tcount",
+        "6\tpair",
+        "7\tname:string",
+    ]

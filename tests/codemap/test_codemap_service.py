@@ -156,12 +156,11 @@ def test_render_format(runtime: Runtime, root: Path):
     text = svc.render(svc.codemap(runtime.workspace.primary, "src/app.py"))
     assert text == textwrap.dedent(
         """\
-        src/app.py  (python)
-        imports: os
-        3 PORT = 80
+        src/app.py
+        3 PORT=80
         5 class Server
-        6   timeout: float
-        8   def start() -> None"""
+        6\ttimeout:float
+        8\tstart()->None"""
     )
 
 

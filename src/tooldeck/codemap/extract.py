@@ -41,7 +41,7 @@ CONTAINER_KINDS = CLASS_LIKE | {"module"}
 _MEMBER_DEPTH = 3
 _SCOPE_DEPTH = 4  # if > else > block > decorated > def
 
-MAX_SIGNATURE = 320
+MAX_SIGNATURE = 10_000  # a guard against generated code only: real signatures are kept whole
 MAX_VALUE_SIGNATURE = 50
 MAX_PREFIX = 40  # decorators / export wrappers shown before a signature
 # identifier bytes kept, everything else → space: then bytes.split() yields the words (faster than a regex)
@@ -304,9 +304,10 @@ def _drop_receiver(sig: str, name: str, receivers: tuple[str, ...]) -> str:
 
 
 def _tidy(sig: str) -> str:
-    """``f( a, b, )`` (a multi-line header squashed) → ``f(a, b)``."""
+    """``f( a, b, )`` (a multi-line header squashed) → ``f(a, b)``. A comma
+    right before ``)`` stays: in ``bases=(object,)`` it makes the tuple."""
     if "( " in sig or " )" in sig or ", )" in sig or "[ " in sig or " ]" in sig:
-        sig = sig.replace(",)", ")").replace(", )", ")").replace("( ", "(").replace(" )", ")")
+        sig = sig.replace(", )", ")").replace("( ", "(").replace(" )", ")")
         sig = sig.replace(", ]", "]").replace("[ ", "[").replace(" ]", "]")
     return sig
 

@@ -1,38 +1,54 @@
 """Rendering a codemap as the text shown to models.
 
-::
+``⇥`` stands for a tab::
 
-    src/app.py  (python)
-    imports: os, typing, .models.{User, Group}
-    private: _registry, _load
+    src/app.py  (+2 private)
+    dunder: all
+    5 DEFAULT_PORT=8080
     12 class Server(Base)
-    13   prop timeout: float = 3.0
-    15   def __init__(self, host: str, port: int = 80)
-      dunder: __repr__, __eq__
-    40 def main(argv: list[str]) -> int
+    13⇥timeout:float
+    14⇥retries
+    15⇥__init__(host:str,port:int=80)
+    20⇥@property address()->str
+    ⇥dunder: iter len
+    40 main(argv:list[str])->int
 
 One line per definition: the line of its name, then its signature, members
-indented under their parent. Bodies never appear (extraction never keeps
-them). What is folded or summarised, and why: docs/codemaps.md.
+under their parent one tab deeper (a tab after the number costs no token of
+its own: it joins the name's). Bodies never appear (extraction never keeps
+them). What is kept, counted, compacted or dropped, and why:
+docs/codemaps.md.
 """
 
 from __future__ import annotations
 
+import re
+
+from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Symbol
 
-MAX_IMPORTS = 16  # the first imports say what a file depends on; the rest is a count
+# The text is rendered on every call, never stored: a format change needs no
+# cache bump (stored payloads carry cache.extractor_version, which hashes extract.py).
+MAX_VALUE = 16  # a module constant's value is shown when this short, else `=…` (its name and type always whole)
 # kinds folded with the dunders when their name is a dunder at module level (`__all__`, `__version__`)
 _VALUE_KINDS = frozenset({"constant", "variable", "export", "property"})
-
+# kinds whose text after ` = ` is a value, not a signature
+_VALUE_CUT_KINDS = frozenset({"constant", "variable", "property", "export"})
 
 # Dunder methods whose signature says something a reader needs (construction, calling).
 _KEPT_DUNDERS = frozenset({"__init__", "__new__", "__call__", "__post_init__"})
+# dunders nearly every class has, or that say nothing about how it is used: not listed
+_PLAIN_DUNDERS = frozenset(
+    "__repr__ __str__ __eq__ __ne__ __hash__ __del__ __slots__ __module__ __doc__ __dict__ __weakref__ "
+    "__init_subclass__ __class_getitem__ __reduce__ __reduce_ex__ __getstate__ __setstate__ __copy__ "
+    "__deepcopy__ __sizeof__ __format__ __dir__ __rich_repr__ __annotations__ __match_args__ __qualname__".split()
+)
 
 
 def _fold_label(sym: Symbol) -> str | None:
     """``private`` for definitions private by convention (``_x``, ``#x``) at
     any depth, ``dunder`` for dunder attributes and protocol methods
-    (``__repr__``, ``__slots__``), None for definitions shown in full."""
+    (``__iter__``, ``__slots__``), None for definitions shown in full."""
     if sym.name[:1] not in "_#":
         return None
     if sym.name.startswith("__") and sym.name.endswith("__") and len(sym.name) > 4:
@@ -43,20 +59,19 @@ def _fold_label(sym: Symbol) -> str | None:
 
 
 def render(cm: Codemap, *, shown_path: str | None = None) -> str:
-    """The codemap as text. Private definitions (``_name``) and dunders other
-    than ``__init__``/``__new__``/``__call__`` are folded into one
-    ``private:`` / ``dunder:`` line per scope (names only): their signatures
-    rarely matter to a reader of the API, and find_symbol gives them in full
-    with their lines."""
-    lines = [f"{shown_path or cm.path}  ({cm.language})"]
-    if cm.imports:
-        modules = summarise_imports(cm.imports, cm.language)
-        shown = modules[:MAX_IMPORTS]
-        more = len(modules) - len(shown)
-        lines.append("imports: " + ", ".join(shown) + (f", … {more} more" if more > 0 else ""))
-    folded: dict[tuple[str, str | None, int], tuple[int, list[str]]] = {}  # (label, parent, depth) -> (line, names)
+    """The codemap as text: every public definition on its own line. Private
+    definitions (``_name``) are counted on the first line; dunders other than
+    ``__init__``/``__new__``/``__call__`` are listed by bare name on one
+    ``dunder:`` line per scope (the ones every class has, ``__repr__``,
+    ``__eq__``..., left out). find_symbol gives any of them in full with its
+    line."""
+    path = shown_path or cm.path
+    lines = [path if language_for(path) == cm.language else f"{path}  ({cm.language})"]
+    dunders: dict[tuple[str | None, int], tuple[int, list[str]]] = {}  # (parent, depth) -> (line index, names)
+    private: set[str] = set()
     last: tuple[int, str] | None = None
-    hidden_below = -1  # depth of a folded private container: its members are not shown
+    hidden_below = -1  # depth of a private container: its members are not shown
+    python = cm.language == "python"
     for sym in cm.symbols:
         if hidden_below >= 0:
             if sym.depth > hidden_below:
@@ -67,57 +82,74 @@ def render(cm: Codemap, *, shown_path: str | None = None) -> str:
             continue
         last = key
         label = _fold_label(sym)
-        if label is not None:
-            if label == "private":
-                hidden_below = sym.depth
-            slot = (label, sym.parent, sym.depth)
-            if slot not in folded:
-                folded[slot] = (len(lines), [])
-                lines.append("")  # filled below
-            folded[slot][1].append(sym.name)
-            continue
-        lines.append(f"{sym.line} {'  ' * sym.depth}{sym.signature}")
-    for (label, _parent, depth), (index, names) in folded.items():
-        lines[index] = f"{'  ' * depth}{label}: {', '.join(names)}"
-    if len(lines) == 1 or (len(lines) == 2 and cm.imports):
+        if label == "private":
+            hidden_below = sym.depth
+            private.add(f"{sym.parent}.{sym.name}")
+        elif label == "dunder":
+            if sym.name not in _PLAIN_DUNDERS:
+                slot = dunders.setdefault((sym.parent, sym.depth), (len(lines), []))
+                if slot[0] == len(lines):
+                    lines.append("")  # filled below
+                slot[1].append(sym.name.strip("_"))
+        else:
+            sep = "\t" * sym.depth if sym.depth else " "
+            lines.append(f"{sym.line}{sep}{signature(sym, python)}")
+    for (_parent, depth), (index, names) in dunders.items():
+        lines[index] = f"{chr(9) * depth}dunder: {' '.join(dict.fromkeys(names))}"
+    if private:
+        lines[0] += f"  (+{len(private)} private)"
+    if len(lines) == 1:
         lines.append("(no definitions)")
     return "\n".join(lines)
 
 
-# languages whose absolute imports are summarised to their top-level package (a distribution, a crate)
-_BY_PACKAGE = {"python": ".", "rust": "::"}
-_RELATIVE = (".", "crate::", "self::", "super::")
+def signature(sym: Symbol, python: bool = False) -> str:
+    """A definition's signature as shown: compacted (:func:`compact`); a
+    Python function without its ``def`` keyword (the parentheses say it is
+    callable); a module constant's value only when short, a class
+    attribute's never (its annotation is its signature)."""
+    sig = sym.signature
+    if python and sym.kind in ("function", "method"):
+        at = sig.find("def " + sym.name)
+        if at == 0 or (at > 0 and sig[at - 1] == " "):
+            sig = sig[:at] + sig[at + 4 :]
+    elif sym.kind in _VALUE_CUT_KINDS:
+        sig = _cut_value(sig, sym.depth > 0)
+    return compact(sig)
 
 
-def summarise_imports(imports: list[str], language: str = "") -> list[str]:
-    """What a file depends on, one entry per module, in order of first
-    appearance: the names a file takes from a module say little about its API.
-
-    * Python and Rust: an absolute import is shown as its top-level package
-      (``typing.{Any, cast}``, ``collections.abc.Callable`` → ``typing``,
-      ``collections``; ``std::collections::HashMap`` → ``std``): which
-      libraries a file uses. Relative imports stay whole (``.models.{User,
-      Group}``, ``crate::config::Config`` point into this package), less a
-      last name that is capitalised (a class).
-    * Others: ``a.b.Class`` → ``a.b``, ``a::{x, y}`` → ``a``; module paths
-      (``./util``, ``net/http``) as they are.
-    """
-    top = _BY_PACKAGE.get(language)
-    seen: dict[str, None] = {}
-    for imp in imports:
-        by_package = top is not None and not imp.startswith(_RELATIVE)
-        seen.setdefault((imp.split(top, 1)[0] or imp) if by_package else _drop_class(imp), None)
-    return list(seen)
+# a value that is a function (a class field `onClick = (e) => {…}`, `key = lambda x: …`):
+# its parameters are its signature
+_FUNCTION_VALUE = re.compile(r"(?:async\s*)?(?:\(.*=>|function\b|lambda\b|[A-Za-z_$][\w$]*\s*=>)")
 
 
-def _drop_class(imp: str) -> str:
-    for sep in (".", "::"):
-        if sep + "{" in imp:
-            head, _, names = imp.partition(sep + "{")
-            if all(n.strip()[:1].isupper() for n in names.rstrip("}").split(",")):
-                return head
-            return imp
-        head, found, last = imp.rpartition(sep)
-        if found and head.strip("."):
-            return head if last[:1].isupper() else imp
-    return imp
+def _cut_value(sig: str, member: bool) -> str:
+    """``X = <value>``: a member's value → nothing, a module value longer than
+    :data:`MAX_VALUE` characters → ``…``; a name and its annotation are
+    never cut, nor a value that is a function (its parameters)."""
+    at = sig.find(" = ")
+    if at < 0 or _FUNCTION_VALUE.match(sig, at + 3):
+        return sig
+    if member:
+        return sig[:at]
+    return sig if len(sig) - at - 3 <= MAX_VALUE else f"{sig[: at + 3]}…"
+
+
+# a string literal (kept as written) or a space-padded operator whose spaces carry nothing
+_COMPACT = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)|\s*(=>|->|==|!=|<=|>=|=|\|)\s*|([:,])\s+""")
+
+
+def compact(sig: str) -> str:
+    """Spaces around ``=``, ``|``, ``->``, ``=>`` and after ``:`` and ``,``
+    removed outside string literals: ``f(a: int = 3, b: str | None) -> str``
+    → ``f(a:int=3,b:str|None)->str``. Nothing else changes: each of those
+    spaces is a token of its own more often than not, and says nothing."""
+    if " " not in sig:
+        return sig
+    return _COMPACT.sub(_compact_one, sig)
+
+
+def _compact_one(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return m.group(1)
+    return m.group(2) or m.group(3)

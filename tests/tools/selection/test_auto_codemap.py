@@ -25,7 +25,7 @@ def test_full_file_adds_its_imports_and_definers_as_auto_codemaps(call, project,
     assert "app/__init__.py" not in got
     assert "auto codemaps added 3" in out
     maps = call.ok("manage_selection", {"op": "get", "view": "codemaps"})
-    assert "class User" in maps and "def slugify(text: str) -> str" in maps
+    assert "class User" in maps and "4 slugify(text:str)->str" in maps
     assert "return re.sub" not in maps  # signatures, never bodies
 
 

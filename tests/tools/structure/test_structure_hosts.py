@@ -49,7 +49,7 @@ def test_structure_tools_over_mcp_stdio(tmp_path: Path) -> None:
     out = anyio.run(run)
     assert out["map"] == (
         False,
-        "pkg/app.py  (python)\n1 class Server\n2   def start() -> None\n6 def main() -> Server\n\n"
+        "pkg/app.py\n1 class Server\n2\tstart()->None\n6 main()->Server\n\n"
         "[1 file(s) have no codemap support (no grammar): notes.txt]",
     )
     assert out["symbol"] == (
@@ -75,7 +75,7 @@ def test_structure_tools_from_the_cli(tmp_path: Path) -> None:
         env=env,
     )
     assert ok.returncode == 0, ok.stderr
-    assert ok.stdout.startswith("pkg/app.py  (python)\n1 class Server")
+    assert ok.stdout.startswith("pkg/app.py\n1 class Server")
     bad = subprocess.run(
         [*cmd, "find_symbol", json.dumps({"name": "two words"}), "--root", str(root)],
         capture_output=True,

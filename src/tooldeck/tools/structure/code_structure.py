@@ -209,8 +209,10 @@ def build(rt: Runtime) -> Tool:
     return tool(
         get_code_structure,
         description=(
-            "Codemaps (signatures, never bodies) of files or folders: per file its imports, classes with methods "
-            "and properties, interfaces, type aliases, functions, enums, constants and exports, each with `L<line>`. "
+            "Codemaps (signatures, never bodies) of files or folders: every public class, method, property, "
+            "interface, type alias, function, enum, constant and export on one line, `<line> <signature>` "
+            "(members a tab deeper; no spaces around = : | -> ,; Python functions without `def`). Private "
+            "names are only counted and imports not listed: find_symbol and read_file give them. "
             "scope=paths with `paths` (folders are walked recursively, ignored files skipped) or scope=selected. "
             "17 languages (Python, JS, TS/TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP, Swift, Kotlin, Bash, Scala, "
             "OCaml); other files are listed as having no codemap. Pages with `offset`."
