@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tooldeck.context.builder import ContextBuilder
-from tooldeck.context.pairs import Pairs, lift_pairs, side_of
+from tooldeck.context.pairs import PAIR_TOP, Pairs, lift_pairs, lift_test_pairs, side_of
 from tooldeck.runtime import Runtime
 
 
@@ -76,3 +76,13 @@ def test_builder_brings_in_the_test_that_names_nothing_of_the_task(runtime: Runt
     assert not any(p.endswith("test_billing.py") for p in lexical)
     test_choice = next(c for p, c in chosen.items() if p.endswith("test_billing.py"))
     assert any("paired with billing.py" in r for r in test_choice.candidate.reasons)
+
+
+def test_indexing_only_the_top_stems_gives_the_same_lift_as_indexing_all():
+    rels = [(f"/r/{p}", p) for p in ["src/a.py", "tests/test_a.py", "src/b.py", "tests/test_b.py", "src/c.go"]]
+    rels += [(f"/r/pkg{i}/a.py", f"pkg{i}/a.py") for i in range(2)]  # three a.py: still few enough to pair
+    rels += [(f"/r/src/c_{i}.go", f"src/c_{i}.go") for i in range(50)]
+    ranked = [(k, 1.0 / (i + 1)) for i, (k, _) in enumerate(rels) if not k.startswith("/r/tests/")]
+    full = lift_pairs(ranked, Pairs(rels), top=PAIR_TOP)
+    assert lift_test_pairs(ranked, rels) == full
+    assert full[1] == {"/r/tests/test_a.py": "/r/src/a.py", "/r/tests/test_b.py": "/r/src/b.py"}

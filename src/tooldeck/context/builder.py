@@ -36,7 +36,7 @@ from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
-from tooldeck.context.pairs import Pairs, lift_pairs, pair_reason
+from tooldeck.context.pairs import lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
 from tooldeck.context.retrieve import FileInfo, Scored, retrieve
@@ -166,7 +166,7 @@ class ContextBuilder:
         ranked = self._rank(scored, graph, files)
         lifted: dict[str, str] = {}
         if strategy != "lexical":  # test <-> source pairing: a structure signal, off in the baseline
-            ranked, lifted = lift_pairs(ranked, Pairs((f.abs, f.rel) for f in files))
+            ranked, lifted = lift_test_pairs(ranked, [(f.abs, f.rel) for f in files])
         clock.lap("rank")
 
         say("measuring candidates")

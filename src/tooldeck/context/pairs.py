@@ -73,13 +73,15 @@ def side_of(rel: str) -> Side | None:
 class Pairs:
     """Counterparts of every file of a walk, by stem and language."""
 
-    def __init__(self, rels: Iterable[tuple[str, str]]) -> None:
-        """``rels``: (key, path relative to its root) of every file."""
+    def __init__(self, rels: Iterable[tuple[str, str]], stems: set[str] | None = None) -> None:
+        """``rels``: (key, path relative to its root) of every file;
+        ``stems``: index only these (a build asks for the counterparts of a
+        few files: a 13k-file tree is then one cached lookup per file)."""
         self._side: dict[str, Side] = {}
         self._by: dict[tuple[str, str, bool], list[str]] = {}
         for key, rel in rels:
             side = side_of(rel)
-            if side is None:
+            if side is None or (stems is not None and side.stem not in stems):
                 continue
             self._side[key] = side
             self._by.setdefault((side.stem, side.ext, side.is_test), []).append(key)
@@ -124,6 +126,18 @@ def lift_pairs(
                 lifted[other] = key
     out = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     return out, lifted
+
+
+def lift_test_pairs(
+    ranked: list[tuple[str, float]], rels: list[tuple[str, str]]
+) -> tuple[list[tuple[str, float]], dict[str, str]]:
+    """:func:`lift_pairs` for the ``PAIR_TOP`` best of ``ranked`` among the
+    files ``rels`` (key, rel), indexing only the stems those few files have."""
+    top = {k for k, _ in ranked[:PAIR_TOP]}
+    stems = {side.stem for k, rel in rels if k in top and (side := side_of(rel)) is not None}
+    if not stems:
+        return ranked, {}
+    return lift_pairs(ranked, Pairs(rels, stems))
 
 
 def pair_reason(partner_shown: str) -> str:
