@@ -88,3 +88,14 @@ def test_the_lead_goes_deep_then_breadth_before_lower_ranks_go_deep():
     assert [c.mode for c in choices[:3]] == ["full"] * 3
     assert sum(c.mode == "omitted" for c in choices) <= 1
     assert sum(c.tokens for c in choices) <= 20_000
+
+
+def test_a_lead_file_over_a_quarter_of_the_budget_is_sliced_so_every_codemap_fits():
+    """Tuned on click's commits 41-120: the second-best file shown whole
+    (9,000 of 30,000 tokens) would leave the files ranked 20-40 out."""
+    cands = [cand(0, 2_000, 200), cand(1, 9_000, 700, slices=1_500)]
+    cands += [cand(i, 8_000, 600) for i in range(2, 40)]
+    choices = fit(cands, budget=30_000)
+    assert choices[0].mode == "full" and choices[1].mode == "slices"
+    assert all(c.mode == "codemap" for c in choices[2:])  # every file shown, none dropped for depth
+    assert sum(c.tokens for c in choices) <= 30_000

@@ -36,6 +36,7 @@ from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
+from tooldeck.context.pairs import lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
 from tooldeck.context.retrieve import FileInfo, Scored, retrieve
@@ -57,7 +58,7 @@ SEEDS = 40
 CONTEXT_LINES = 6
 MAX_SLICE_LINES = 240
 MAX_READ_BYTES = 1_000_000
-LEXICAL_WEIGHT = 0.55
+LEXICAL_WEIGHT = 0.45
 
 Progress = Callable[[str], None]
 
@@ -163,12 +164,15 @@ class ContextBuilder:
         )
         clock.lap("retrieve")
         ranked = self._rank(scored, graph, files)
+        lifted: dict[str, str] = {}
+        if strategy != "lexical":  # test <-> source pairing: a structure signal, off in the baseline
+            ranked, lifted = lift_test_pairs(ranked, [(f.abs, f.rel) for f in files])
         clock.lap("rank")
 
         say("measuring candidates")
         by_abs = {f.abs: f for f in files}
         pending = [
-            self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs)
+            self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
             for key, score in ranked[:CANDIDATES]
         ]
         cands = self._count([p for p in pending if p is not None])
@@ -228,6 +232,7 @@ class ContextBuilder:
         cm_svc: CodemapService,
         *,
         by_abs: dict[str, FileInfo],
+        paired: str | None = None,
     ) -> _Pending | None:
         """A candidate with the chunks to count (counted together by :meth:`_count`)."""
         info = by_abs.get(key)
@@ -237,6 +242,8 @@ class ContextBuilder:
         reasons = list(s.reasons) if s else []
         if s and s.term_scores:
             reasons.append("mentions " + ", ".join(t for t, _ in s.term_scores.most_common(3)))
+        if paired is not None:
+            reasons.append(pair_reason(paired))
         if not reasons:
             reasons.append("linked by references to the files above")
         p = _Pending(Candidate(key, info.shown, score, reasons))

@@ -13,10 +13,12 @@ selection fits the token budget. Greedy passes, all in rank order:
 2. **depth for the lead**: the ``LEAD`` best-ranked files are upgraded to
    their full text (when the file is at most ``FULL_SHARE`` of the budget,
    ``TOP_FULL_SHARE`` for the best-ranked one) or else to slices around what
-   the task names;
+   the task names. A quarter of the budget at most (7,500 tokens of 30,000):
+   a larger file shown whole would push out a dozen codemaps of files ranked
+   below it, while its slices show the lines the task names;
 3. **more breadth**: ranked files still out get their cheapest view, up to
-   ``BREADTH_SHARE`` of the budget: upgrading the tenth file to full text is
-   worth less than showing the thirtieth at all;
+   ``BREADTH_SHARE`` (90 %) of the budget: upgrading the tenth file to full
+   text is worth less than showing the thirtieth at all;
 4. **depth for the rest**, in rank order, while the budget allows;
 5. **fill**: any ranked file still out gets its codemap if it fits.
 
@@ -33,11 +35,11 @@ from tooldeck.selection.model import LineRange
 
 FitMode = Literal["full", "slices", "codemap", "omitted"]
 COVERAGE_SHARE = 0.5
-FULL_SHARE = 0.45  # a file larger than this share of the budget is sliced rather than shown whole...
+FULL_SHARE = 0.25  # a file larger than this share of the budget is sliced rather than shown whole...
 TOP_FULL_SHARE = 0.8  # ...except the best-ranked file, which the task is most likely about
 MAX_CANDIDATES = 80
 LEAD = 3
-BREADTH_SHARE = 0.7
+BREADTH_SHARE = 0.9
 
 
 @dataclass(slots=True)

@@ -29,7 +29,7 @@ from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.context.query import subwords
 
 MAX_DEFINERS = 8
-REVERSE_WEIGHT = 0.35
+REVERSE_WEIGHT = 0.7
 ALPHA = 0.8  # probability of following an edge (1 - teleport)
 ITERATIONS = 30
 TOLERANCE = 1e-6  # L1 change per step below which the ranking no longer moves
