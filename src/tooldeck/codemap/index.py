@@ -16,8 +16,12 @@ import sys
 import threading
 from array import array
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from tooldeck.codemap.model import Definition, Reference, Symbol
+
+if TYPE_CHECKING:
+    from tooldeck.codemap.entry import Entry
 
 
 class FileRecord:
@@ -47,6 +51,18 @@ class FileRecord:
         self.key = key
         self.refs = refs
         self._packed = _pack(symbols)
+
+    @classmethod
+    def from_entry(cls, root_path: str, root_id: str, rel: str, shown: str, language: str, entry: Entry) -> FileRecord:
+        """The record of a cache entry, packed straight from its stored rows."""
+        rows, refs = entry.index_fields()
+        if any(len(r) != ROW_FIELDS for r in rows):  # an older row shape: through Symbol and its defaults
+            return cls(root_path, root_id, rel, shown, language, entry.key, [Symbol(*r) for r in rows], f" {refs} ")
+        rec = cls.__new__(cls)
+        rec.root_path, rec.root_id, rec.rel, rec.shown, rec.language = root_path, root_id, rel, shown, language
+        rec.key, rec.refs = entry.key, f" {refs} "
+        rec._packed = _pack_rows(rows)
+        return rec
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -100,6 +116,25 @@ def _split(joined: tuple[str, array]) -> list[str]:
     return [text[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
 
 
+ROW_FIELDS = 7  # name, kind, signature, line, parent, end line, depth (the blob's row, Symbol's fields)
+
+
+def _pack_rows(rows: list[list[Any]]) -> _Packed | None:
+    if not rows:
+        return None
+    intern = sys.intern
+    names, kinds, sigs, lines, parents, ends, depths = zip(*rows, strict=True)
+    return (
+        tuple(map(intern, names)),
+        tuple(map(intern, kinds)),
+        _joined(list(sigs)),
+        array("i", lines),
+        tuple(intern(p) if p is not None else None for p in parents),
+        array("i", ends),
+        array("i", depths),
+    )
+
+
 def _pack(symbols: list[Symbol]) -> _Packed | None:
     if not symbols:
         return None
@@ -128,6 +163,9 @@ class SymbolIndex:
         self._scanner = scanner
         self.truncated = False  # the walk stopped at the file limit
         self.version = 0  # bumped by every change of the records (lets callers skip re-checking)
+        # every file of the workspace walked into it (a full refresh or a background fill
+        # finished); False while only some files are in (a large tree's first build)
+        self.complete = False
 
     # maintenance (the service calls these) ----------------------------------
     def put(self, record: FileRecord) -> None:
@@ -135,6 +173,26 @@ class SymbolIndex:
             self._files[(record.root_path, record.rel)] = record
             self._defs = None
             self.version += 1
+
+    def put_if(self, record: FileRecord, expected: str | None) -> bool:
+        """Put ``record`` only if the file's current key is still ``expected``
+        (None: not indexed). A background fill read the file after noting that
+        key; a different key means a fresher read replaced it meanwhile."""
+        with self._lock:
+            current = self._files.get((record.root_path, record.rel))
+            if (current.key if current is not None else None) != expected:
+                return False
+            self.put(record)
+            return True
+
+    def remove_if(self, root_path: str, rel: str, expected: str | None) -> bool:
+        """:meth:`remove` under the same condition as :meth:`put_if`."""
+        with self._lock:
+            current = self._files.get((root_path, rel))
+            if current is None or current.key != expected:
+                return False
+            self.remove(root_path, rel)
+            return True
 
     def remove(self, root_path: str, rel: str) -> None:
         with self._lock:

@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import functools
 import logging
+import os
 import re
 import sys
 import time
@@ -33,18 +34,20 @@ from typing import TYPE_CHECKING
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.index import SymbolIndex
+from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, retrieve
+from tooldeck.context.retrieve import FileInfo, Scored, retrieve, score_symbols
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
+from tooldeck.workspace.roots import Root
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -58,6 +61,9 @@ CONTEXT_LINES = 6
 MAX_SLICE_LINES = 240
 MAX_READ_BYTES = 1_000_000
 LEXICAL_WEIGHT = 0.55
+INLINE_INDEX_FILES = 1500
+COLD_PARSE = 400  # best lexical candidates parsed by a build without the full index
+COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
 
 Progress = Callable[[str], None]
 
@@ -142,26 +148,20 @@ class ContextBuilder:
         files = walked.files
         clock.lap("walk")
 
+        say("retrieving")
+        scored = retrieve(ws, query, None, lexical_only=True, files=files)  # content and paths
+        clock.lap("retrieve")
         index = graph = None
         cm_svc = codemap_service(self.rt)
         if strategy != "lexical":
             say("indexing symbols")
-            index = self._index(cm_svc, walked)
+            index = self._index(cm_svc, walked, scored, query)
             graph = self.graphs.get(index)
             if walked.changed is None or graph is not self._last_graph:
                 release_freed_memory()  # a full index or a new graph leaves much freed heap behind
             self._last_graph = graph
+            score_symbols(query, files, index, graph.symbol_words, scored)  # retrieve()'s third signal
             clock.lap("index")
-        say("retrieving")
-        scored = retrieve(
-            ws,
-            query,
-            index,
-            symbol_words=graph.symbol_words if graph else None,
-            lexical_only=strategy == "lexical",
-            files=files,
-        )
-        clock.lap("retrieve")
         ranked = self._rank(scored, graph, files)
         clock.lap("rank")
 
@@ -177,6 +177,8 @@ class ContextBuilder:
         choices, total = self._verify(choices, budget)
         clock.lap("fit")
         notes: list[str] = []
+        if index is not None and not index.complete:
+            notes.append(_filling_note(cm_svc, index))
         if index is not None and index.truncated:
             notes.append("the symbol index stopped at its file limit; some files were not ranked by references")
         if not cands:
@@ -188,16 +190,39 @@ class ContextBuilder:
         return BuildResult(query, budget, choices, total, strategy, timings, notes, cpu)
 
     # stages -------------------------------------------------------------------------------
-    @staticmethod
-    def _index(cm_svc: CodemapService, walked: Walked) -> SymbolIndex:
+    def _index(self, cm_svc: CodemapService, walked: Walked, scored: dict[str, Scored], query: Query) -> SymbolIndex:
         """The symbol index, refreshed for the files the walk found changed
         (all of them by a full walk the first time, or after a full rebuild
-        could not be avoided: a truncated index is always walked whole)."""
+        could not be avoided: a truncated index is always walked whole).
+
+        On a large tree whose index is not complete yet (the first build),
+        only the best lexical candidates are parsed now, and the rest of the
+        tree is indexed in the background (:mod:`tooldeck.codemap.fill`)."""
+        if not cm_svc.index_complete and len(walked.files) > inline_index_files():
+            pairs = self._cold_candidates(scored, query) + (walked.changed or [])
+            index = cm_svc.partial_index(pairs)
+            pool.release_if_idle()
+            cm_svc.fill_in_background()
+            return index
         index = cm_svc.index(only=walked.changed) if walked.changed is not None else cm_svc.index()
         if index.truncated and walked.changed is not None:
             index = cm_svc.index()
         pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
         return index
+
+    def _cold_candidates(self, scored: dict[str, Scored], query: Query) -> list[tuple[Root, str]]:
+        """The files a build without the full index parses: the best
+        ``COLD_PARSE`` by content and path score, and the files whose content
+        names one of the task's identifiers (where its definers are)."""
+        roots = {r.id: r for r in self.rt.workspace.roots}
+        coded = [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
+        best = sorted(coded, key=lambda s: (-s.lexical, s.info.abs))[:COLD_PARSE]
+        idents = set(query.identifiers)
+        naming = sorted(
+            (s for s in coded if idents.intersection(s.term_scores)), key=lambda s: (-s.content, s.info.abs)
+        )[:COLD_NAMING]
+        chosen = {s.info.abs: s.info for s in (*best, *naming)}
+        return [(roots[f.root_id], f.rel) for f in chosen.values()]
 
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
         lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}
@@ -396,6 +421,31 @@ def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
             break
         m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
     return out
+
+
+def inline_index_files() -> int:
+    """Trees up to this many files are indexed whole before the first build
+    ranks (a few seconds at most); larger ones parse their top candidates
+    and fill the index in the background. ``TOOLDECK_CONTEXT_INLINE_INDEX``
+    overrides it (0: always the background fill, as the recall evaluation of
+    cold builds uses)."""
+    env = os.environ.get("TOOLDECK_CONTEXT_INLINE_INDEX")
+    if env is not None:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            pass
+    return INLINE_INDEX_FILES
+
+
+def _filling_note(cm_svc: CodemapService, index: SymbolIndex) -> str:
+    fill = cm_svc.filling
+    progress = f" ({fill.done:,} of {fill.total:,} files)" if fill is not None and fill.total else ""
+    return (
+        f"the symbol index of this large tree is still being built in the background{progress}: this build "
+        "ranked by content and path matches and the definitions and references of its top candidates; "
+        "builds after it completes also follow references across the whole tree"
+    )
 
 
 def context_builder_service(rt: Runtime) -> ContextBuilder:
