@@ -109,7 +109,10 @@ def test_the_fill_completes_and_later_builds_follow_references(
     assert fill is not None and fill.wait(30) and not fill.failed
     idx = svc.partial_index([])
     assert idx.complete and len(idx) == 26 and fill.done == fill.total == 26
+    prepared = builder.graphs.get(idx)  # built by the fill's thread once the index was complete
+    assert prepared.nodes == sorted(r.shown for r in idx.records())
     warm = builder.build(TASK, 8000, apply=False)
+    assert builder._last_graph is prepared  # the build did not rebuild it
     assert not warm.notes
     chosen = {c.candidate.shown: c for c in warm.selected}
     assert "audit/digest.py" in chosen  # brought in by the reference graph over the whole tree

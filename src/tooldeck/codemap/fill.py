@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Protocol
 
@@ -122,6 +123,16 @@ class IndexFill:
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tooldeck-index-fill", daemon=True)
         self.pool = LowPriorityPool()
+        self._then: list[Callable[[SymbolIndex], None]] = []
+        self._then_lock = threading.Lock()
+
+    def then(self, fn: Callable[[SymbolIndex], None]) -> None:
+        """Run ``fn(index)`` in the fill's thread once the index is complete
+        (what is derived from the whole index, such as the reference graph,
+        is then built off the request path too). Ignored if already done."""
+        with self._then_lock:
+            if not self._finished.is_set() and fn not in self._then:
+                self._then.append(fn)
 
     def start(self) -> None:
         self.started = time.monotonic()
@@ -144,7 +155,11 @@ class IndexFill:
         except (AttributeError, OSError):  # not Linux, or not permitted
             pass
         try:
-            self._fill()
+            if self._fill():
+                with self._then_lock:
+                    then = list(self._then)
+                for fn in then:
+                    fn(self.index)
         except Exception:  # never take the server down; a later build starts a new fill
             log.warning("background symbol index fill failed", exc_info=True)
             self.failed = True
@@ -153,7 +168,7 @@ class IndexFill:
             self.seconds = time.monotonic() - self.started
             self._finished.set()
 
-    def _fill(self) -> None:
+    def _fill(self) -> bool:
         from tooldeck.codemap.service import MAX_INDEX_FILES
 
         svc, idx = self.svc, self.index
@@ -175,9 +190,9 @@ class IndexFill:
         for root, rels, known in plan:
             for start in range(0, len(rels), SLICE):
                 if self._stop.is_set() or not svc.is_current(idx):
-                    return
+                    return False
                 part = rels[start : start + SLICE]
                 svc._refresh(idx, root, part, set(), known=known, cas=True, submitter=self.pool)  # type: ignore[arg-type]
                 self.done += len(part)
-        svc.mark_complete(idx)
+        return svc.mark_complete(idx)
 

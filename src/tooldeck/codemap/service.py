@@ -52,7 +52,7 @@ log = logging.getLogger("tooldeck.codemap")
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CHUNK_FILES = 256
-MEMORY_ENTRIES = 4096
+MEMORY_ENTRIES = 512  # decoded entries kept (a decoded codemap is ~5x its JSON: 4,096 held ~100 MB)
 MAX_INDEX_FILES = 100_000
 
 Progress = Callable[[int, int], None]
@@ -195,10 +195,10 @@ class CodemapService:
     def index_complete(self) -> bool:
         return self._index is not None and self._index.complete
 
-    def mark_complete(self, idx: SymbolIndex) -> None:
+    def mark_complete(self, idx: SymbolIndex) -> bool:
         with self._index_lock:
-            if self._index is idx:
-                idx.complete = True
+            idx.complete = self._index is idx
+            return idx.complete
 
     @property
     def filling(self) -> IndexFill | None:

@@ -202,13 +202,19 @@ class ContextBuilder:
             pairs = self._cold_candidates(scored, query) + (walked.changed or [])
             index = cm_svc.partial_index(pairs)
             pool.release_if_idle()
-            cm_svc.fill_in_background()
+            fill = cm_svc.fill_in_background()
+            if fill is not None:
+                fill.then(self._prepare_graph)  # the whole tree's graph, built before a build needs it
             return index
         index = cm_svc.index(only=walked.changed) if walked.changed is not None else cm_svc.index()
         if index.truncated and walked.changed is not None:
             index = cm_svc.index()
         pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
         return index
+
+    def _prepare_graph(self, index: SymbolIndex) -> None:
+        self.graphs.get(index)
+        release_freed_memory()
 
     def _cold_candidates(self, scored: dict[str, Scored], query: Query) -> list[tuple[Root, str]]:
         """The files a build without the full index parses: the best
