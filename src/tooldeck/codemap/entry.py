@@ -82,8 +82,11 @@ class Entry:
             raw: dict[str, Any] = json.loads(self._text())
             if "x" in raw:
                 self._decoded = _EMPTY
+                self._skip = str(raw["x"])
             else:
                 self._decoded = (raw["i"], [Symbol(*row) for row in raw["s"]], raw["r"], raw["n"])
+                self._skip = None
+            self.data = None  # decoded: the text would be a second copy (reloaded by the loader if ever needed)
         return self._decoded
 
     def index_fields(self) -> tuple[list[list[Any]], str]:

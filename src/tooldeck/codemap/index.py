@@ -158,7 +158,7 @@ class SymbolIndex:
         self._files: dict[tuple[str, str], FileRecord] = {}
         # name -> the records defining it, once per definition, in display order: Definition
         # objects are made per query (one per symbol of the whole tree cost ~150 MB on 13k files)
-        self._defs: dict[str, list[FileRecord]] | None = None
+        self._defs: dict[str, FileRecord | tuple[FileRecord, ...]] | None = None
         self._lock = threading.RLock()
         self._scanner = scanner
         self.truncated = False  # the walk stopped at the file limit
@@ -229,21 +229,30 @@ class SymbolIndex:
         return len(self._files)
 
     # queries -----------------------------------------------------------------
-    def _definitions(self) -> dict[str, list[FileRecord]]:
+    def _definitions(self) -> dict[str, FileRecord | tuple[FileRecord, ...]]:
+        """name → its definer, or definers in display order (once per definition).
+        Most names have one: kept bare, not in a list (a list per name of a
+        13k-file tree cost ~15 MB)."""
         with self._lock:
             if self._defs is None:
-                defs: dict[str, list[FileRecord]] = {}
+                lists: dict[str, list[FileRecord]] = {}
                 for rec in sorted(self._files.values(), key=lambda r: r.shown):
                     for name in rec.names:
-                        defs.setdefault(name, []).append(rec)
-                self._defs = defs
+                        lists.setdefault(name, []).append(rec)
+                self._defs = {name: recs[0] if len(recs) == 1 else tuple(recs) for name, recs in lists.items()}
             return self._defs
+
+    def _definers(self, name: str) -> tuple[FileRecord, ...]:
+        found = self._definitions().get(name)
+        if found is None:
+            return ()
+        return (found,) if isinstance(found, FileRecord) else found
 
     def _named(self, name: str) -> list[Definition]:
         """The definitions of ``name``, in display order then file order."""
         out: list[Definition] = []
         last: FileRecord | None = None
-        for rec in self._definitions().get(name, ()):
+        for rec in self._definers(name):
             if rec is last:  # a file defining the name twice is listed once per definition already
                 continue
             last = rec
@@ -268,12 +277,16 @@ class SymbolIndex:
         """Defined names equal ignoring case, or containing ``name``: (name, count)."""
         low = name.lower()
         defs = self._definitions()
-        hits = [(n, len(ds)) for n, ds in defs.items() if low in n.lower() or (n.lower() in low and len(n) > 2)]
+        hits = [
+            (n, 1 if isinstance(ds, FileRecord) else len(ds))
+            for n, ds in defs.items()
+            if low in n.lower() or (n.lower() in low and len(n) > 2)
+        ]
         hits.sort(key=lambda h: (h[0].lower() != low, len(h[0]), h[0]))
         return hits[:limit]
 
     def files_defining(self, name: str) -> set[str]:
-        found = self._definitions().get(name)
+        found = self._definers(name)
         if found:  # the same set definitions(name) gives, without making its Definition objects
             return {rec.shown for rec in found}
         return {d.path for d in self.definitions(name)}
@@ -281,7 +294,7 @@ class SymbolIndex:
     def files_defining_up_to(self, name: str, limit: int) -> set[str] | None:
         """:meth:`files_defining`, or None as soon as more than ``limit`` files
         define ``name`` (callers that skip common names need not collect them)."""
-        found = self._definitions().get(name)
+        found = self._definers(name)
         if not found:
             files = self.files_defining(name)
             return files if len(files) <= limit else None

@@ -186,6 +186,8 @@ class ContextBuilder:
         if apply:
             self._apply(choices)
             clock.lap("apply")
+        release_freed_memory()  # a build's transients (file texts, rg output, rank arrays) leave freed heap
+        clock.lap("trim")
         timings, cpu = clock.done()
         return BuildResult(query, budget, choices, total, strategy, timings, notes, cpu)
 
