@@ -47,6 +47,7 @@ def tree(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "0")  # parse in process: fast tests
     monkeypatch.setattr(builder_mod, "COLD_PARSE", 3)
     monkeypatch.setattr(builder_mod, "COLD_NAMING", 0)
+    monkeypatch.setattr(builder_mod, "COLD_IMPORTED", 0)
     (root / "books").mkdir()
     (root / "audit").mkdir()
     (root / "books" / "ledger.py").write_text(LEDGER)
@@ -151,6 +152,20 @@ def test_a_file_changed_while_the_fill_parses_it_is_not_left_stale(
     assert idx.definitions("misc_0") == []  # the content the fill read first is not what the index holds
     res = builder.build("renamed_while_filling", 8000, apply=False)
     assert res.selected[0].candidate.shown == "misc_0.py"
+
+
+def test_a_cold_build_also_parses_what_its_best_candidates_import(
+    runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builder_mod, "COLD_IMPORTED", 200)
+    svc = codemap_service(runtime)
+    try:
+        res = ContextBuilder(runtime).build(TASK, 8000, apply=False)
+        idx = svc.partial_index([])
+        assert not idx.complete and len(idx) == 4  # the three best, and audit/digest.py that ledger.py imports
+        assert "audit/digest.py" in {c.candidate.shown for c in res.selected}  # the graph reaches it already
+    finally:
+        gate.set()
 
 
 def test_a_file_removed_during_the_fill_leaves_the_index(runtime: Runtime, tree: Path, gate: threading.Event) -> None:

@@ -43,6 +43,7 @@ from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
 from tooldeck.context.retrieve import FileInfo, Scored, retrieve, score_symbols
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
+from tooldeck.selection.imports import resolve_import
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
@@ -64,6 +65,7 @@ LEXICAL_WEIGHT = 0.55
 INLINE_INDEX_FILES = 1500
 COLD_PARSE = 400  # best lexical candidates parsed by a build without the full index
 COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
+COLD_IMPORTED = 200  # ... and files the best SEEDS import
 
 Progress = Callable[[str], None]
 
@@ -203,6 +205,7 @@ class ContextBuilder:
         if not cm_svc.index_complete and len(walked.files) > inline_index_files():
             pairs = self._cold_candidates(scored, query) + (walked.changed or [])
             index = cm_svc.partial_index(pairs)
+            index = cm_svc.partial_index(self._imported_by_seeds(cm_svc, scored, {rel for _r, rel in pairs}))
             pool.release_if_idle()
             fill = cm_svc.fill_in_background()
             if fill is not None:
@@ -231,6 +234,31 @@ class ContextBuilder:
         )[:COLD_NAMING]
         chosen = {s.info.abs: s.info for s in (*best, *naming)}
         return [(roots[f.root_id], f.rel) for f in chosen.values()]
+
+    def _imported_by_seeds(
+        self, cm_svc: CodemapService, scored: dict[str, Scored], have: set[str]
+    ) -> list[tuple[Root, str]]:
+        """The files the best ``SEEDS`` candidates import (resolved from their
+        codemaps' import lists): without the full index, the reference graph
+        reaches a seed's dependencies only if they are parsed too."""
+        roots = {r.id: r for r in self.rt.workspace.roots}
+        coded = [s.info for s in scored.values() if language_for(s.info.rel) and s.info.root_id in roots]
+        seeds = sorted(coded, key=lambda f: (-scored[f.abs].lexical, f.abs))[:SEEDS]
+        out: dict[str, tuple[Root, str]] = {}
+        for f in seeds:
+            root = roots[f.root_id]
+            try:
+                cm = cm_svc.codemap(root, f.rel)
+            except (ToolError, OSError):
+                continue
+            for spec in cm.imports if cm is not None else ():
+                for target in resolve_import(root, f.rel, cm.language, str(spec)):
+                    rel = root.relative(target)
+                    if rel not in have and language_for(rel) is not None:
+                        out.setdefault(rel, (root, rel))
+            if len(out) >= COLD_IMPORTED:
+                break
+        return list(out.values())[:COLD_IMPORTED]
 
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
         lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}
