@@ -19,10 +19,12 @@ changes after the fill read it is seen by the next build's walk, as any edit.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import TYPE_CHECKING, Protocol
@@ -71,6 +73,7 @@ class LowPriorityPool:
         self._lock = threading.Lock()
         self._executor: ProcessPoolExecutor | None = None
         self._broken = False
+        _live.add(self)
 
     def submit(self, items: list[tuple[str, bytes]]) -> Future[list[str]] | None:
         with self._lock:
@@ -101,11 +104,21 @@ class LowPriorityPool:
             self._broken = True
         self.shutdown()
 
-    def shutdown(self) -> None:
+    def shutdown(self, wait: bool = True) -> None:
         with self._lock:
             ex, self._executor = self._executor, None
         if ex is not None:
-            ex.shutdown(wait=True, cancel_futures=True)
+            ex.shutdown(wait=wait, cancel_futures=True)
+
+
+_live: weakref.WeakSet[LowPriorityPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """A process exiting mid-fill stops its niced workers (the fill thread is a daemon)."""
+    for p in list(_live):
+        p.shutdown(wait=False)
 
 
 class IndexFill:

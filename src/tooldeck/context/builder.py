@@ -40,7 +40,7 @@ from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, retrieve, score_symbols
+from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.imports import resolve_import
@@ -128,6 +128,7 @@ class ContextBuilder:
         self.graphs = GraphCache()
         self.universe = Universe()
         self._last_graph: Graph | None = None
+        self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
 
     def build(
         self,
@@ -151,7 +152,9 @@ class ContextBuilder:
         clock.lap("walk")
 
         say("retrieving")
-        scored = retrieve(ws, query, None, lexical_only=True, files=files)  # content and paths
+        if not walked.same_files or self._path_index is None:
+            self._path_index = path_word_index(files)
+        scored = retrieve(ws, query, None, lexical_only=True, files=files, by_word=self._path_index)  # content, paths
         clock.lap("retrieve")
         index = graph = None
         cm_svc = codemap_service(self.rt)
