@@ -186,6 +186,7 @@ def main() -> None:
         tree = build_tree(made / "tree", args.files)
     state = tempfile.mkdtemp(prefix="tdk-speed-state-")
     from tooldeck.codemap import pool
+    from tooldeck.codemap.service import codemap_service
     from tooldeck.context.builder import ContextBuilder
     from tooldeck.runtime import Runtime
     from tooldeck.workspace.walk import walk_files
@@ -197,8 +198,16 @@ def main() -> None:
         t, c = time.perf_counter(), cpu_seconds()
         first = builder.build(TASKS[0], args.budget, apply=False)
         cold = time.perf_counter() - t
+        cold_cpu = cpu_seconds() - c  # live workers included (the background fill's have barely started)
+        # a large tree's first build indexes only its top candidates and fills the rest of the symbol
+        # index in the background: wait for it, so the warm builds below run on the complete index
+        t, c = time.perf_counter(), cpu_seconds()
+        fill = codemap_service(rt).filling
+        if fill is not None:
+            fill.wait()
+        fill_wall = time.perf_counter() - t
         settle()
-        cold_cpu = cpu_seconds() - c
+        fill_cpu = cpu_seconds() - c
         warm: list[float] = []
         warm_cpu: list[float] = []
         stages: dict[str, list[float]] = {}
@@ -230,6 +239,7 @@ def main() -> None:
         )
         print(f"{'measure':<40}{'wall s':>18}{'CPU s':>18}{'goal':>10}")
         print(f"{'cold first build (empty state)':<40}{cold:>18.2f}{cold_cpu:>18.2f}{'<= 12':>10}")
+        print(f"{'  then the background index fill':<40}{fill_wall:>18.2f}{fill_cpu:>18.2f}{'':>10}")
         print(
             f"{f'warm builds, {len(warm)} (min/p50/max)':<40}{spread(warm):>18}{spread(warm_cpu):>18}{'p50 <= 1':>10}"
         )

@@ -82,9 +82,24 @@ class Entry:
             raw: dict[str, Any] = json.loads(self._text())
             if "x" in raw:
                 self._decoded = _EMPTY
+                self._skip = str(raw["x"])
             else:
                 self._decoded = (raw["i"], [Symbol(*row) for row in raw["s"]], raw["r"], raw["n"])
+                self._skip = None
+            self.data = None  # decoded: the text would be a second copy (reloaded by the loader if ever needed)
         return self._decoded
+
+    def index_fields(self) -> tuple[list[list[Any]], str]:
+        """(symbol rows, references) for the symbol index, without making
+        :class:`Symbol` objects: a tree's first index decodes every blob once,
+        and half a million Symbols cost ~2 s of CPU only to be packed again."""
+        if self._decoded is not None:
+            _imports, syms, refs, _lines = self._decoded
+            return [[s.name, s.kind, s.signature, s.line, s.parent, s.end_line, s.depth] for s in syms], refs
+        raw: dict[str, Any] = json.loads(self._text())
+        if "x" in raw:
+            return [], ""
+        return raw["s"], raw["r"]
 
     @property
     def imports(self) -> list[str]:

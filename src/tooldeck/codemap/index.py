@@ -16,8 +16,12 @@ import sys
 import threading
 from array import array
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from tooldeck.codemap.model import Definition, Reference, Symbol
+
+if TYPE_CHECKING:
+    from tooldeck.codemap.entry import Entry
 
 
 class FileRecord:
@@ -47,6 +51,18 @@ class FileRecord:
         self.key = key
         self.refs = refs
         self._packed = _pack(symbols)
+
+    @classmethod
+    def from_entry(cls, root_path: str, root_id: str, rel: str, shown: str, language: str, entry: Entry) -> FileRecord:
+        """The record of a cache entry, packed straight from its stored rows."""
+        rows, refs = entry.index_fields()
+        if any(len(r) != ROW_FIELDS for r in rows):  # an older row shape: through Symbol and its defaults
+            return cls(root_path, root_id, rel, shown, language, entry.key, [Symbol(*r) for r in rows], f" {refs} ")
+        rec = cls.__new__(cls)
+        rec.root_path, rec.root_id, rec.rel, rec.shown, rec.language = root_path, root_id, rel, shown, language
+        rec.key, rec.refs = entry.key, f" {refs} "
+        rec._packed = _pack_rows(rows)
+        return rec
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -100,6 +116,25 @@ def _split(joined: tuple[str, array]) -> list[str]:
     return [text[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
 
 
+ROW_FIELDS = 7  # name, kind, signature, line, parent, end line, depth (the blob's row, Symbol's fields)
+
+
+def _pack_rows(rows: list[list[Any]]) -> _Packed | None:
+    if not rows:
+        return None
+    intern = sys.intern
+    names, kinds, sigs, lines, parents, ends, depths = zip(*rows, strict=True)
+    return (
+        tuple(map(intern, names)),
+        tuple(map(intern, kinds)),
+        _joined(list(sigs)),
+        array("i", lines),
+        tuple(intern(p) if p is not None else None for p in parents),
+        array("i", ends),
+        array("i", depths),
+    )
+
+
 def _pack(symbols: list[Symbol]) -> _Packed | None:
     if not symbols:
         return None
@@ -123,11 +158,14 @@ class SymbolIndex:
         self._files: dict[tuple[str, str], FileRecord] = {}
         # name -> the records defining it, once per definition, in display order: Definition
         # objects are made per query (one per symbol of the whole tree cost ~150 MB on 13k files)
-        self._defs: dict[str, list[FileRecord]] | None = None
+        self._defs: dict[str, FileRecord | tuple[FileRecord, ...]] | None = None
         self._lock = threading.RLock()
         self._scanner = scanner
         self.truncated = False  # the walk stopped at the file limit
         self.version = 0  # bumped by every change of the records (lets callers skip re-checking)
+        # every file of the workspace walked into it (a full refresh or a background fill
+        # finished); False while only some files are in (a large tree's first build)
+        self.complete = False
 
     # maintenance (the service calls these) ----------------------------------
     def put(self, record: FileRecord) -> None:
@@ -135,6 +173,26 @@ class SymbolIndex:
             self._files[(record.root_path, record.rel)] = record
             self._defs = None
             self.version += 1
+
+    def put_if(self, record: FileRecord, expected: str | None) -> bool:
+        """Put ``record`` only if the file's current key is still ``expected``
+        (None: not indexed). A background fill read the file after noting that
+        key; a different key means a fresher read replaced it meanwhile."""
+        with self._lock:
+            current = self._files.get((record.root_path, record.rel))
+            if (current.key if current is not None else None) != expected:
+                return False
+            self.put(record)
+            return True
+
+    def remove_if(self, root_path: str, rel: str, expected: str | None) -> bool:
+        """:meth:`remove` under the same condition as :meth:`put_if`."""
+        with self._lock:
+            current = self._files.get((root_path, rel))
+            if current is None or current.key != expected:
+                return False
+            self.remove(root_path, rel)
+            return True
 
     def remove(self, root_path: str, rel: str) -> None:
         with self._lock:
@@ -171,21 +229,30 @@ class SymbolIndex:
         return len(self._files)
 
     # queries -----------------------------------------------------------------
-    def _definitions(self) -> dict[str, list[FileRecord]]:
+    def _definitions(self) -> dict[str, FileRecord | tuple[FileRecord, ...]]:
+        """name → its definer, or definers in display order (once per definition).
+        Most names have one: kept bare, not in a list (a list per name of a
+        13k-file tree cost ~15 MB)."""
         with self._lock:
             if self._defs is None:
-                defs: dict[str, list[FileRecord]] = {}
+                lists: dict[str, list[FileRecord]] = {}
                 for rec in sorted(self._files.values(), key=lambda r: r.shown):
                     for name in rec.names:
-                        defs.setdefault(name, []).append(rec)
-                self._defs = defs
+                        lists.setdefault(name, []).append(rec)
+                self._defs = {name: recs[0] if len(recs) == 1 else tuple(recs) for name, recs in lists.items()}
             return self._defs
+
+    def _definers(self, name: str) -> tuple[FileRecord, ...]:
+        found = self._definitions().get(name)
+        if found is None:
+            return ()
+        return (found,) if isinstance(found, FileRecord) else found
 
     def _named(self, name: str) -> list[Definition]:
         """The definitions of ``name``, in display order then file order."""
         out: list[Definition] = []
         last: FileRecord | None = None
-        for rec in self._definitions().get(name, ()):
+        for rec in self._definers(name):
             if rec is last:  # a file defining the name twice is listed once per definition already
                 continue
             last = rec
@@ -210,12 +277,16 @@ class SymbolIndex:
         """Defined names equal ignoring case, or containing ``name``: (name, count)."""
         low = name.lower()
         defs = self._definitions()
-        hits = [(n, len(ds)) for n, ds in defs.items() if low in n.lower() or (n.lower() in low and len(n) > 2)]
+        hits = [
+            (n, 1 if isinstance(ds, FileRecord) else len(ds))
+            for n, ds in defs.items()
+            if low in n.lower() or (n.lower() in low and len(n) > 2)
+        ]
         hits.sort(key=lambda h: (h[0].lower() != low, len(h[0]), h[0]))
         return hits[:limit]
 
     def files_defining(self, name: str) -> set[str]:
-        found = self._definitions().get(name)
+        found = self._definers(name)
         if found:  # the same set definitions(name) gives, without making its Definition objects
             return {rec.shown for rec in found}
         return {d.path for d in self.definitions(name)}
@@ -223,7 +294,7 @@ class SymbolIndex:
     def files_defining_up_to(self, name: str, limit: int) -> set[str] | None:
         """:meth:`files_defining`, or None as soon as more than ``limit`` files
         define ``name`` (callers that skip common names need not collect them)."""
-        found = self._definitions().get(name)
+        found = self._definers(name)
         if not found:
             files = self.files_defining(name)
             return files if len(files) <= limit else None

@@ -34,10 +34,12 @@ from typing import TYPE_CHECKING
 from tooldeck.codemap import pool
 from tooldeck.codemap.cache import CodemapCache, StatRow, blob_key
 from tooldeck.codemap.entry import Entry, LazyCodemap, encode_skip
+from tooldeck.codemap.fill import IndexFill, Submitter, dispatch
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
 from tooldeck.codemap.render import render as render_codemap
+from tooldeck.codemap.unfit import unfit as _unfit
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import content_hash, looks_binary, read_bytes
 from tooldeck.workspace.roots import Root
@@ -50,10 +52,8 @@ log = logging.getLogger("tooldeck.codemap")
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CHUNK_FILES = 256
-MEMORY_ENTRIES = 4096
+MEMORY_ENTRIES = 512  # decoded entries kept (a decoded codemap is ~5x its JSON: 4,096 held ~100 MB)
 MAX_INDEX_FILES = 100_000
-MINIFIED_AVG_LINE = 300  # bytes per line on average above which a file is treated as minified
-MINIFIED_MIN_BYTES = 2048
 
 Progress = Callable[[int, int], None]
 
@@ -94,6 +94,7 @@ class CodemapService:
         self._lock = threading.RLock()
         self._index_lock = threading.Lock()
         self._index: SymbolIndex | None = None
+        self._fill: IndexFill | None = None
         rt.on_workspace_change(lambda _ws: self._drop_index())
 
     # public API ------------------------------------------------------------------
@@ -126,18 +127,17 @@ class CodemapService:
         ``only`` (root, rel) pairs: once an index exists, refresh just those
         files — no walk, no stat of the rest (a selection change on a large
         tree costs its own files, not the tree's). The first call, or one
-        without ``only``, walks every root."""
+        without ``only``, walks every root (after waiting for a background
+        fill, which would otherwise parse the same files twice)."""
+        fill = self._fill
+        if only is None and fill is not None:
+            fill.wait()
         with self._index_lock:
             idx = self._index
             if idx is None:
                 idx = self._index = SymbolIndex(self._scan_references)
             elif only is not None:
-                by_root: dict[str, tuple[Root, list[str]]] = {}
-                for root, rel in only:
-                    if language_for(rel) is not None:
-                        by_root.setdefault(root.path, (root, []))[1].append(rel)
-                for root, rels in by_root.values():
-                    self._refresh(idx, root, rels, set(), known=idx.keys_for(root.path, rels))
+                self._refresh_pairs(idx, only)
                 return idx
             ws = self.rt.workspace
             live: set[tuple[str, str]] = set()
@@ -155,7 +155,58 @@ class CodemapService:
                     total += 1
                 self._refresh(idx, root, rels, live, known=idx.keys_of(root.path), progress=progress)
             idx.retain(live)
+            idx.complete = True
             return idx
+
+    def partial_index(self, only: Sequence[tuple[Root, str]]) -> SymbolIndex:
+        """The index as it stands, with ``only`` refreshed: no walk. On a large
+        tree's first build it holds just those files (``complete`` False);
+        :meth:`fill_in_background` adds the rest off the request path."""
+        with self._index_lock:
+            idx = self._index
+            if idx is None:
+                idx = self._index = SymbolIndex(self._scan_references)
+            self._refresh_pairs(idx, only)
+            return idx
+
+    def _refresh_pairs(self, idx: SymbolIndex, only: Sequence[tuple[Root, str]]) -> None:
+        by_root: dict[str, tuple[Root, list[str]]] = {}
+        for root, rel in only:
+            if language_for(rel) is not None:
+                by_root.setdefault(root.path, (root, []))[1].append(rel)
+        for root, rels in by_root.values():
+            self._refresh(idx, root, rels, set(), known=idx.keys_for(root.path, rels))
+
+    def fill_in_background(self) -> IndexFill | None:
+        """Start (once) a low-priority thread that walks every root into the
+        index (see :mod:`tooldeck.codemap.fill`); None when it is complete."""
+        with self._index_lock:
+            idx = self._index
+            if idx is None:
+                idx = self._index = SymbolIndex(self._scan_references)
+            if idx.complete:
+                return None
+            if self._fill is None or self._fill.index is not idx or self._fill.failed:
+                self._fill = IndexFill(self, idx)
+                self._fill.start()
+            return self._fill
+
+    @property
+    def index_complete(self) -> bool:
+        return self._index is not None and self._index.complete
+
+    def mark_complete(self, idx: SymbolIndex) -> bool:
+        with self._index_lock:
+            idx.complete = self._index is idx
+            return idx.complete
+
+    @property
+    def filling(self) -> IndexFill | None:
+        """The background fill of the current index, if one was started."""
+        return self._fill if self._fill is not None and self.is_current(self._fill.index) else None
+
+    def is_current(self, idx: SymbolIndex) -> bool:
+        return self._index is idx
 
     def _refresh(
         self,
@@ -166,31 +217,30 @@ class CodemapService:
         *,
         known: dict[str, str],
         progress: Progress | None = None,
+        cas: bool = False,
+        submitter: Submitter = pool,
     ) -> None:
         """Bring ``rels`` of ``root`` up to date in ``idx``; adds the files still
-        indexed to ``live``."""
+        indexed to ``live``. ``cas``: change a file's record only if its key is
+        still the one in ``known`` (a background fill must not overwrite what a
+        fresher foreground refresh put meanwhile)."""
         ws = self.rt.workspace
-        entries = self._entries(root, rels, known=known, progress=progress, prefetch=len(rels) > 1)
+        entries = self._entries(root, rels, known=known, progress=progress, prefetch=len(rels) > 1, submitter=submitter)
         for rel, key, entry, _reason in entries:
             if entry is None and _reason is None:  # unchanged since the last refresh
                 live.add((root.path, rel))
                 continue
             if entry is None or entry.skip is not None:
-                idx.remove(root.path, rel)
+                idx.remove_if(root.path, rel, known.get(rel)) if cas else idx.remove(root.path, rel)
                 continue
             live.add((root.path, rel))
-            idx.put(
-                FileRecord(
-                    root.path,
-                    root.id,
-                    rel,
-                    ws.display(os.path.join(root.path, rel)),
-                    language_for(rel) or "",
-                    key,
-                    entry.symbols,
-                    f" {entry.refs} ",
-                )
+            record = FileRecord.from_entry(
+                root.path, root.id, rel, ws.display(os.path.join(root.path, rel)), language_for(rel) or "", entry
             )
+            if cas:
+                idx.put_if(record, known.get(rel))
+            else:
+                idx.put(record)
             self._forget(key)  # the record holds what the index needs: no second copy (blob text, refs) in memory
 
     @property
@@ -207,6 +257,8 @@ class CodemapService:
     def _drop_index(self) -> None:
         with self._index_lock:
             self._index = None
+            if self._fill is not None:
+                self._fill.stop()
 
     def _shown(self, cm: Codemap) -> str:
         ws = self.rt.workspace
@@ -245,6 +297,7 @@ class CodemapService:
         known: dict[str, str] | None = None,
         progress: Progress | None = None,
         prefetch: bool = False,
+        submitter: Submitter = pool,
     ) -> Iterator[Result]:
         """Resolve every file to its cache entry, parsing what is missing.
         With ``known`` (rel → key from an earlier pass), files whose key is
@@ -258,18 +311,18 @@ class CodemapService:
             chunk = rels[start : start + CHUNK_FILES]
             early, items, misses = self._prepare(root, chunk, known, prefetch)
             yield from early
-            jobs = self._dispatch(misses, follow=bool(in_flight and in_flight[-1][1]))
+            jobs = dispatch(misses, submitter, follow=bool(in_flight and in_flight[-1][1]))
             in_flight.append((items, jobs))
             if len(in_flight) > 1:  # overlap: read the next chunk while workers parse this one
                 finished = in_flight.popleft()
-                yield from self._finish(root, *finished, known)
+                yield from self._finish(root, *finished, known, submitter)
                 done += len(finished[0])
             done += len(early)
             if progress is not None:
                 progress(min(done, total), total)
         while in_flight:
             finished = in_flight.popleft()
-            yield from self._finish(root, *finished, known)
+            yield from self._finish(root, *finished, known, submitter)
             done += len(finished[0])
             if progress is not None:
                 progress(min(done, total), total)
@@ -366,34 +419,20 @@ class CodemapService:
             return False
         return True
 
-    def _dispatch(self, misses: list[_Item], follow: bool = False) -> list[tuple[list[_Item], Future[list[str]]]]:
-        """Send parse work to the workers (when there is enough of it, or
-        ``follow``: the batch's previous chunk went to them, so its small last
-        chunk does too, instead of loading every grammar in this process)."""
-        if not misses or (len(misses) < pool.POOL_MIN_FILES and not follow):
-            return []
-        jobs: list[tuple[list[_Item], Future[list[str]]]] = []
-        for i in range(0, len(misses), pool.GROUP):
-            group = misses[i : i + pool.GROUP]
-            fut = pool.submit([(it.language, it.data or b"") for it in group])
-            if fut is None:
-                break
-            jobs.append((group, fut))
-        return jobs
-
     def _finish(
         self,
         root: Root,
         items: list[_Item],
         jobs: list[tuple[list[_Item], Future[list[str]]]],
         known: dict[str, str] | None,
+        submitter: Submitter = pool,
     ) -> Iterator[Result]:
         for group, fut in jobs:
             try:
                 blobs = fut.result()
             except Exception as exc:  # a worker died: parse this group here, and stop using workers
                 log.warning("codemap worker failed (%s); parsing in process from now on", exc)
-                pool.mark_broken()
+                submitter.mark_broken()
                 continue
             for item, blob in zip(group, blobs, strict=True):
                 item.blob = blob
@@ -446,21 +485,3 @@ class CodemapService:
             Reference(rec.shown, line, text, enclosing, rec.root_id)
             for line, text, enclosing in scan(rec.language, item.data, name, symbols)
         ]
-
-
-def _unfit(rel: str, data: bytes) -> str | None:
-    """Why ``data`` gets no codemap (binary, not UTF-8, minified), or None."""
-    if looks_binary(data):
-        return "binary"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    name = rel.rsplit("/", 1)[-1]
-    if ".min." in name:
-        return "minified"
-    if len(data) >= MINIFIED_MIN_BYTES:
-        lines = data.count(b"\n") + 1
-        if len(data) / lines > MINIFIED_AVG_LINE:
-            return "minified (very long lines)"
-    return None

@@ -24,6 +24,7 @@ import ctypes
 import ctypes.util
 import functools
 import logging
+import os
 import re
 import sys
 import time
@@ -33,19 +34,22 @@ from typing import TYPE_CHECKING
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.index import SymbolIndex
+from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.pairs import lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, retrieve
+from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
+from tooldeck.selection.imports import resolve_import
 from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
+from tooldeck.workspace.roots import Root
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -59,6 +63,10 @@ CONTEXT_LINES = 6
 MAX_SLICE_LINES = 240
 MAX_READ_BYTES = 1_000_000
 LEXICAL_WEIGHT = 0.45
+INLINE_INDEX_FILES = 1500
+COLD_PARSE = 400  # best lexical candidates parsed by a build without the full index
+COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
+COLD_IMPORTED = 200  # ... and files the best SEEDS import
 
 Progress = Callable[[str], None]
 
@@ -121,6 +129,7 @@ class ContextBuilder:
         self.graphs = GraphCache()
         self.universe = Universe()
         self._last_graph: Graph | None = None
+        self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
 
     def build(
         self,
@@ -143,26 +152,22 @@ class ContextBuilder:
         files = walked.files
         clock.lap("walk")
 
+        say("retrieving")
+        if not walked.same_files or self._path_index is None:
+            self._path_index = path_word_index(files)
+        scored = retrieve(ws, query, None, lexical_only=True, files=files, by_word=self._path_index)  # content, paths
+        clock.lap("retrieve")
         index = graph = None
         cm_svc = codemap_service(self.rt)
         if strategy != "lexical":
             say("indexing symbols")
-            index = self._index(cm_svc, walked)
+            index = self._index(cm_svc, walked, scored, query)
             graph = self.graphs.get(index)
             if walked.changed is None or graph is not self._last_graph:
                 release_freed_memory()  # a full index or a new graph leaves much freed heap behind
             self._last_graph = graph
+            score_symbols(query, files, index, graph.symbol_words, scored)  # retrieve()'s third signal
             clock.lap("index")
-        say("retrieving")
-        scored = retrieve(
-            ws,
-            query,
-            index,
-            symbol_words=graph.symbol_words if graph else None,
-            lexical_only=strategy == "lexical",
-            files=files,
-        )
-        clock.lap("retrieve")
         ranked = self._rank(scored, graph, files)
         lifted: dict[str, str] = {}
         if strategy != "lexical":  # test <-> source pairing: a structure signal, off in the baseline
@@ -181,6 +186,8 @@ class ContextBuilder:
         choices, total = self._verify(choices, budget)
         clock.lap("fit")
         notes: list[str] = []
+        if index is not None and not index.complete:
+            notes.append(_filling_note(cm_svc, index))
         if index is not None and index.truncated:
             notes.append("the symbol index stopped at its file limit; some files were not ranked by references")
         if not cands:
@@ -188,20 +195,77 @@ class ContextBuilder:
         if apply:
             self._apply(choices)
             clock.lap("apply")
+        release_freed_memory()  # a build's transients (file texts, rg output, rank arrays) leave freed heap
+        clock.lap("trim")
         timings, cpu = clock.done()
         return BuildResult(query, budget, choices, total, strategy, timings, notes, cpu)
 
     # stages -------------------------------------------------------------------------------
-    @staticmethod
-    def _index(cm_svc: CodemapService, walked: Walked) -> SymbolIndex:
+    def _index(self, cm_svc: CodemapService, walked: Walked, scored: dict[str, Scored], query: Query) -> SymbolIndex:
         """The symbol index, refreshed for the files the walk found changed
         (all of them by a full walk the first time, or after a full rebuild
-        could not be avoided: a truncated index is always walked whole)."""
+        could not be avoided: a truncated index is always walked whole).
+
+        On a large tree whose index is not complete yet (the first build),
+        only the best lexical candidates are parsed now, and the rest of the
+        tree is indexed in the background (:mod:`tooldeck.codemap.fill`)."""
+        if not cm_svc.index_complete and len(walked.files) > inline_index_files():
+            pairs = self._cold_candidates(scored, query) + (walked.changed or [])
+            index = cm_svc.partial_index(pairs)
+            index = cm_svc.partial_index(self._imported_by_seeds(cm_svc, scored, {rel for _r, rel in pairs}))
+            pool.release_if_idle()
+            fill = cm_svc.fill_in_background()
+            if fill is not None:
+                fill.then(self._prepare_graph)  # the whole tree's graph, built before a build needs it
+            return index
         index = cm_svc.index(only=walked.changed) if walked.changed is not None else cm_svc.index()
         if index.truncated and walked.changed is not None:
             index = cm_svc.index()
         pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
         return index
+
+    def _prepare_graph(self, index: SymbolIndex) -> None:
+        self.graphs.get(index)
+        release_freed_memory()
+
+    def _cold_candidates(self, scored: dict[str, Scored], query: Query) -> list[tuple[Root, str]]:
+        """The files a build without the full index parses: the best
+        ``COLD_PARSE`` by content and path score, and the files whose content
+        names one of the task's identifiers (where its definers are)."""
+        roots = {r.id: r for r in self.rt.workspace.roots}
+        coded = [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
+        best = sorted(coded, key=lambda s: (-s.lexical, s.info.abs))[:COLD_PARSE]
+        idents = set(query.identifiers)
+        naming = sorted(
+            (s for s in coded if idents.intersection(s.term_scores)), key=lambda s: (-s.content, s.info.abs)
+        )[:COLD_NAMING]
+        chosen = {s.info.abs: s.info for s in (*best, *naming)}
+        return [(roots[f.root_id], f.rel) for f in chosen.values()]
+
+    def _imported_by_seeds(
+        self, cm_svc: CodemapService, scored: dict[str, Scored], have: set[str]
+    ) -> list[tuple[Root, str]]:
+        """The files the best ``SEEDS`` candidates import (resolved from their
+        codemaps' import lists): without the full index, the reference graph
+        reaches a seed's dependencies only if they are parsed too."""
+        roots = {r.id: r for r in self.rt.workspace.roots}
+        coded = [s.info for s in scored.values() if language_for(s.info.rel) and s.info.root_id in roots]
+        seeds = sorted(coded, key=lambda f: (-scored[f.abs].lexical, f.abs))[:SEEDS]
+        out: dict[str, tuple[Root, str]] = {}
+        for f in seeds:
+            root = roots[f.root_id]
+            try:
+                cm = cm_svc.codemap(root, f.rel)
+            except (ToolError, OSError):
+                continue
+            for spec in cm.imports if cm is not None else ():
+                for target in resolve_import(root, f.rel, cm.language, str(spec)):
+                    rel = root.relative(target)
+                    if rel not in have and language_for(rel) is not None:
+                        out.setdefault(rel, (root, rel))
+            if len(out) >= COLD_IMPORTED:
+                break
+        return list(out.values())[:COLD_IMPORTED]
 
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
         lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}
@@ -403,6 +467,31 @@ def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
             break
         m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
     return out
+
+
+def inline_index_files() -> int:
+    """Trees up to this many files are indexed whole before the first build
+    ranks (a few seconds at most); larger ones parse their top candidates
+    and fill the index in the background. ``TOOLDECK_CONTEXT_INLINE_INDEX``
+    overrides it (0: always the background fill, as the recall evaluation of
+    cold builds uses)."""
+    env = os.environ.get("TOOLDECK_CONTEXT_INLINE_INDEX")
+    if env is not None:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            pass
+    return INLINE_INDEX_FILES
+
+
+def _filling_note(cm_svc: CodemapService, index: SymbolIndex) -> str:
+    fill = cm_svc.filling
+    progress = f" ({fill.done:,} of {fill.total:,} files)" if fill is not None and fill.total else ""
+    return (
+        f"the symbol index of this large tree is still being built in the background{progress}: this build "
+        "ranked by content and path matches and the definitions and references of its top candidates; "
+        "builds after it completes also follow references across the whole tree"
+    )
 
 
 def context_builder_service(rt: Runtime) -> ContextBuilder:

@@ -100,6 +100,7 @@ def retrieve(
     symbol_words: dict[str, set[str]] | None = None,
     lexical_only: bool = False,
     files: list[FileInfo] | None = None,
+    by_word: dict[str, list[str]] | None = None,
 ) -> dict[str, Scored]:
     """abs path → scores for every file with any signal: content (BM25 over
     ripgrep term counts), path words, then (unless ``lexical_only``) the
@@ -109,7 +110,7 @@ def retrieve(
     files = files if files is not None else universe(ws)
     scored = Scores()
     score_content(ws, query, files, scored)
-    score_paths(query, files, scored)
+    score_paths(query, files, scored, by_word)
     if not lexical_only and index is not None:
         score_symbols(query, files, index, symbol_words or {}, scored)
     return scored
@@ -143,18 +144,43 @@ def score_content(ws: Workspace, query: Query, files: list[FileInfo], scored: Sc
             s.term_scores[term] += contribution
 
 
-def score_paths(query: Query, files: list[FileInfo], scored: Scores) -> None:
+def path_word_index(files: list[FileInfo]) -> dict[str, list[str]]:
+    """path word → abs paths of the files whose path has it (kept by the
+    builder while the walk finds the same files: a build then looks up the
+    task's few words instead of intersecting every path's words)."""
+    out: dict[str, list[str]] = {}
+    for f in files:
+        for w in path_words(f.rel):
+            out.setdefault(w, []).append(f.abs)
+    return out
+
+
+def score_paths(
+    query: Query, files: list[FileInfo], scored: Scores, by_word: dict[str, list[str]] | None = None
+) -> None:
     """Words of the task found in a file's path (rarer words weigh more), and
-    paths the task names outright."""
+    paths the task names outright. ``by_word`` (:func:`path_word_index` of
+    ``files``) gives the same scores without visiting every path's words."""
     n = max(1, len(files))
     words = set(query.words)
     named = [p.strip("/") for p in query.paths]
     path_df: Counter[str] = Counter()
     pw_cache: dict[str, set[str]] = {}
-    for f in files:
-        pw = pw_cache[f.abs] = path_words(f.rel) & words
-        path_df.update(pw)
-    for f in files:
+    if by_word is not None and not named:
+        matched = set()
+        for w in words:
+            owners = by_word.get(w, ())
+            path_df[w] = len(owners)
+            matched.update(owners)
+        visit = [f for f in files if f.abs in matched]  # in walk order, as below: ties rank alike
+        for f in visit:
+            pw_cache[f.abs] = path_words(f.rel) & words
+    else:
+        visit = files
+        for f in files:
+            pw = pw_cache[f.abs] = path_words(f.rel) & words
+            path_df.update(pw)
+    for f in visit:
         pw = pw_cache[f.abs]
         bonus = sum(math.log(1 + n / (1 + path_df[w])) * 0.5 for w in pw)
         if named and any(f.rel == p or f.rel.endswith("/" + p) or os.path.basename(f.rel) == p for p in named):

@@ -35,6 +35,7 @@ Stamp = tuple[int, int]  # (size, mtime_ns)
 class Walked:
     files: list[FileInfo]
     changed: list[tuple[Root, str]] | None  # (root, rel) added/removed/changed; None: no earlier walk to compare
+    same_files: bool = False  # the same paths as the previous walk (none added or removed), in the same order
 
 
 class Universe:
@@ -61,6 +62,8 @@ class Universe:
             infos: dict[str, FileInfo] = {}
             changed: list[tuple[Root, str]] = []
             old_stamps, old_infos = (self._stamps, self._infos) if same else ({}, {})
+            old_order = iter(old_stamps)  # dicts keep the previous walk's order
+            same_files = same
             for root in ws.roots:
                 prefix = root.path.rstrip(os.sep) + os.sep
                 for e in walk(ws.rules(root), include_dirs=False, stamps=True):
@@ -72,9 +75,13 @@ class Universe:
                     files.append(info)
                     infos[abs_path] = info
                     stamps[abs_path] = stamp
+                    if same_files and next(old_order, None) != abs_path:
+                        same_files = False
                     # a link's own stamp says nothing of its target's content: always re-checked
                     if same and (old_stamps.get(abs_path) != stamp or e.mtime_ns >= trusted_before or e.is_symlink):
                         changed.append((root, e.rel))
+            if same_files and next(old_order, None) is not None:  # the previous walk had more files
+                same_files = False
             if same:
                 by_id = {r.id: r for r in ws.roots}
                 for abs_path in old_stamps.keys() - stamps.keys():
@@ -83,4 +90,4 @@ class Universe:
                     if root is not None:
                         changed.append((root, info.rel))
             self._roots, self._stamps, self._infos, self._walked_ns = roots, stamps, infos, started
-            return Walked(files, changed if same else None)
+            return Walked(files, changed if same else None, same_files)

@@ -1,0 +1,236 @@
+"""Filling the symbol index in the background, at low priority.
+
+The first context build on a large tree used to parse every file before it
+could rank anything (64 s of CPU on 13k files). It now parses only its top
+candidates and asks for the rest here: a daemon thread walks every root into
+the same :class:`~tooldeck.codemap.index.SymbolIndex`, with its parse work in
+worker processes of their own that run niced (``nice`` 10), and the thread
+itself niced too (Linux priorities are per thread), so builds and tool calls
+that arrive meanwhile get the CPU first. Builds made during the fill use what
+is there; once it completes, the index is ``complete`` and builds rank with
+the whole reference graph.
+
+Correctness when files change during the fill: the keys the index held when
+the fill started are its snapshot, and a record is only replaced if its key
+is still the snapshot's (compare-and-set): a foreground refresh made after
+the fill's read (a build that saw the file change) always wins. A file that
+changes after the fill read it is seen by the next build's walk, as any edit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+from tooldeck.codemap import pool
+from tooldeck.codemap.languages import language_for
+from tooldeck.workspace.walk import walk_files
+
+if TYPE_CHECKING:
+    from tooldeck.codemap.index import SymbolIndex
+    from tooldeck.codemap.service import CodemapService
+
+log = logging.getLogger("tooldeck.codemap")
+
+NICE = 10
+SLICE = 1024  # files per refresh call: the stop flag is checked between slices
+
+
+class Submitter(Protocol):
+    """Where parse work goes: the shared pool (the :mod:`pool` module) or a
+    :class:`LowPriorityPool`."""
+
+    POOL_MIN_FILES: int
+    GROUP: int
+
+    def submit(self, items: list[tuple[str, bytes]]) -> Future[list[str]] | None: ...
+
+    def mark_broken(self) -> None: ...
+
+
+class Parseable(Protocol):
+    language: str
+    data: bytes | None
+
+
+T = TypeVar("T", bound=Parseable)
+
+
+def dispatch(misses: list[T], submitter: Submitter, follow: bool = False) -> list[tuple[list[T], Future[list[str]]]]:
+    """Send parse work to ``submitter``'s workers in groups (when there is
+    enough of it, or ``follow``: the batch's previous chunk went to them, so
+    its small last chunk does too, instead of loading every grammar in the
+    calling process). A group the pool refuses, and every later one, is left
+    to the caller."""
+    if not misses or (len(misses) < submitter.POOL_MIN_FILES and not follow):
+        return []
+    jobs: list[tuple[list[T], Future[list[str]]]] = []
+    for i in range(0, len(misses), submitter.GROUP):
+        group = misses[i : i + submitter.GROUP]
+        fut = submitter.submit([(it.language, it.data or b"") for it in group])
+        if fut is None:
+            break
+        jobs.append((group, fut))
+    return jobs
+
+
+def _lower_priority() -> None:
+    """Worker initializer: run below the server's own priority."""
+    try:
+        os.nice(NICE)
+    except OSError:  # not permitted: still correct, only less polite
+        pass
+
+
+class LowPriorityPool:
+    """Niced parse workers, started on first use and stopped by :meth:`shutdown`."""
+
+    POOL_MIN_FILES = 1  # never parse in the filling thread: it would hold the GIL builds need
+    GROUP = pool.GROUP
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._executor: ProcessPoolExecutor | None = None
+        self._broken = False
+        _live.add(self)
+
+    def submit(self, items: list[tuple[str, bytes]]) -> Future[list[str]] | None:
+        with self._lock:
+            if self._broken:
+                return None
+            if self._executor is None:
+                n = pool.worker_count()
+                if n < 1:
+                    self._broken = True
+                    return None
+                import multiprocessing
+
+                try:
+                    self._executor = ProcessPoolExecutor(
+                        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
+                    )
+                except (OSError, ValueError, ImportError):
+                    self._broken = True
+                    return None
+            try:
+                return self._executor.submit(pool.extract_group, items)
+            except RuntimeError:
+                self._broken = True
+                return None
+
+    def mark_broken(self) -> None:
+        with self._lock:
+            self._broken = True
+        self.shutdown()
+
+    def shutdown(self, wait: bool = True) -> None:
+        with self._lock:
+            ex, self._executor = self._executor, None
+        if ex is not None:
+            ex.shutdown(wait=wait, cancel_futures=True)
+
+
+_live: weakref.WeakSet[LowPriorityPool] = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_all() -> None:
+    """A process exiting mid-fill stops its niced workers (the fill thread is a daemon)."""
+    for p in list(_live):
+        p.shutdown(wait=False)
+
+
+class IndexFill:
+    """One background fill of one index. ``wait()`` blocks until it ends."""
+
+    def __init__(self, svc: CodemapService, index: SymbolIndex) -> None:
+        self.svc = svc
+        self.index = index
+        self.total = 0  # files to index (known once the walk is done)
+        self.done = 0
+        self.failed = False
+        self.started = 0.0
+        self.seconds = 0.0  # wall time of the fill, once finished
+        self._stop = threading.Event()
+        self._finished = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="tooldeck-index-fill", daemon=True)
+        self.pool = LowPriorityPool()
+        self._then: list[Callable[[SymbolIndex], None]] = []
+        self._then_lock = threading.Lock()
+
+    def then(self, fn: Callable[[SymbolIndex], None]) -> None:
+        """Run ``fn(index)`` in the fill's thread once the index is complete
+        (what is derived from the whole index, such as the reference graph,
+        is then built off the request path too). Ignored if already done."""
+        with self._then_lock:
+            if not self._finished.is_set() and fn not in self._then:
+                self._then.append(fn)
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once the fill has ended (completed, stopped or failed)."""
+        return self._finished.wait(timeout)
+
+    @property
+    def finished(self) -> bool:
+        return self._finished.is_set()
+
+    def _run(self) -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
+        except (AttributeError, OSError):  # not Linux, or not permitted
+            pass
+        try:
+            if self._fill():
+                with self._then_lock:
+                    then = list(self._then)
+                for fn in then:
+                    fn(self.index)
+        except Exception:  # never take the server down; a later build starts a new fill
+            log.warning("background symbol index fill failed", exc_info=True)
+            self.failed = True
+        finally:
+            self.pool.shutdown()
+            self.seconds = time.monotonic() - self.started
+            self._finished.set()
+
+    def _fill(self) -> bool:
+        from tooldeck.codemap.service import MAX_INDEX_FILES
+
+        svc, idx = self.svc, self.index
+        ws = svc.rt.workspace
+        plan: list[tuple[object, list[str], dict[str, str]]] = []
+        total = 0
+        for root in ws.roots:
+            rels: list[str] = []
+            for rel in walk_files(ws.rules(root)):
+                if language_for(rel) is None:
+                    continue
+                if total >= MAX_INDEX_FILES:
+                    idx.truncated = True
+                    break
+                rels.append(rel)
+                total += 1
+            plan.append((root, rels, idx.keys_of(root.path)))  # the snapshot: taken before any read
+        self.total = total
+        for root, rels, known in plan:
+            for start in range(0, len(rels), SLICE):
+                if self._stop.is_set() or not svc.is_current(idx):
+                    return False
+                part = rels[start : start + SLICE]
+                svc._refresh(idx, root, part, set(), known=known, cas=True, submitter=self.pool)  # type: ignore[arg-type]
+                self.done += len(part)
+        return svc.mark_complete(idx)

@@ -1,0 +1,214 @@
+"""A large tree's first build parses only its top candidates and fills the
+symbol index in the background: the build is useful before the index is
+complete, the fill completes and later builds use it, and a file changed
+while the fill runs is never left stale in the index."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from tooldeck.codemap import fill as fill_mod
+from tooldeck.codemap.service import codemap_service
+from tooldeck.context import builder as builder_mod
+from tooldeck.context.builder import ContextBuilder
+from tooldeck.runtime import Runtime
+
+from .test_universe import age
+
+# the task names the ledger and its reconcile function; ledger.py calls a helper in a
+# file that shares no word with the task: only the reference graph can bring it in
+LEDGER = '''"""The ledger: reconcile entries against the bank statement."""
+from audit.digest import fold_checksum
+
+
+def reconcile_ledger(entries, statement):
+    """Reconcile the ledger entries with the statement."""
+    return fold_checksum(entries) == fold_checksum(statement)
+'''
+DIGEST = '''"""Folding helpers."""
+
+
+def fold_checksum(rows):
+    total = 0
+    for r in rows:
+        total = (total * 31 + hash(r)) & 0xFFFF
+    return total
+'''
+TASK = "reconcile_ledger reports a mismatch for a balanced ledger statement"
+
+
+@pytest.fixture
+def tree(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A "large" tree: the inline limit is 0 and a cold build parses 3 files."""
+    monkeypatch.setenv("TOOLDECK_CONTEXT_INLINE_INDEX", "0")
+    monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "0")  # parse in process: fast tests
+    monkeypatch.setattr(builder_mod, "COLD_PARSE", 3)
+    monkeypatch.setattr(builder_mod, "COLD_NAMING", 0)
+    monkeypatch.setattr(builder_mod, "COLD_IMPORTED", 0)
+    (root / "books").mkdir()
+    (root / "audit").mkdir()
+    (root / "books" / "ledger.py").write_text(LEDGER)
+    (root / "audit" / "digest.py").write_text(DIGEST)
+    for i in range(12):  # decoys with a lexical hit each, and unrelated files
+        note = f'"""statement number {i}."""\n\ndef note_{i}():\n    return {i}\n'
+        (root / "books" / f"note_{i}.py").write_text(note)
+        (root / f"misc_{i}.py").write_text(f"def misc_{i}(x):\n    return x * {i}\n")
+    for p in root.rglob("*.py"):
+        age(p)
+    return root
+
+
+@pytest.fixture
+def runtime(runtime: Runtime) -> Runtime:
+    """Started as a server starts it (the stored workspace restored before any
+    build: entering it later would swap the workspace and drop the index)."""
+    return runtime.start()
+
+
+@pytest.fixture
+def gate(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold the background fill before it starts (released by the test)."""
+    go = threading.Event()
+    real = fill_mod.IndexFill._fill
+
+    def held(self: fill_mod.IndexFill) -> None:
+        assert go.wait(30)
+        real(self)
+
+    monkeypatch.setattr(fill_mod.IndexFill, "_fill", held)
+    return go
+
+
+def test_cold_build_is_useful_before_the_full_index_exists(runtime: Runtime, tree: Path, gate: threading.Event) -> None:
+    svc = codemap_service(runtime)
+    res = ContextBuilder(runtime).build(TASK, 8000, apply=False)
+    try:
+        assert res.selected[0].candidate.shown == "books/ledger.py"
+        assert any("defines `reconcile_ledger`" in r for r in res.selected[0].candidate.reasons)
+        idx = svc.partial_index([])
+        assert not idx.complete and len(idx) == 3  # only the top candidates were indexed
+        assert svc.parse_count == 13  # ...and the codemaps of the files with a lexical hit, to measure them
+        assert any("background" in n for n in res.notes)
+        assert svc.filling is not None and not svc.filling.finished
+    finally:
+        gate.set()
+    assert svc.filling is not None and svc.filling.wait(30)
+
+
+def test_the_fill_completes_and_later_builds_follow_references(
+    runtime: Runtime, tree: Path, gate: threading.Event
+) -> None:
+    svc = codemap_service(runtime)
+    builder = ContextBuilder(runtime)
+    cold = builder.build(TASK, 8000, apply=False)
+    assert "audit/digest.py" not in {c.candidate.shown for c in cold.selected}  # not parsed: no edge to it yet
+    gate.set()
+    fill = svc.filling
+    assert fill is not None and fill.wait(30) and not fill.failed
+    idx = svc.partial_index([])
+    assert idx.complete and len(idx) == 26 and fill.done == fill.total == 26
+    prepared = builder.graphs.get(idx)  # built by the fill's thread once the index was complete
+    assert prepared.nodes == sorted(r.shown for r in idx.records())
+    warm = builder.build(TASK, 8000, apply=False)
+    assert builder._last_graph is prepared  # the build did not rebuild it
+    assert not warm.notes
+    chosen = {c.candidate.shown: c for c in warm.selected}
+    assert "audit/digest.py" in chosen  # brought in by the reference graph over the whole tree
+    assert any("linked by references" in r for r in chosen["audit/digest.py"].candidate.reasons)
+    assert svc.index() is idx  # a full index request finds it complete: no second index
+
+
+def test_a_file_changed_while_the_fill_parses_it_is_not_left_stale(
+    runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fill reads misc_0.py, then (held at its parse) a build sees the file
+    changed and indexes the new content; the fill's older parse must not win."""
+    reached, go = threading.Event(), threading.Event()
+    real_submit = fill_mod.LowPriorityPool.submit
+
+    def held_submit(self, items):  # type: ignore[no-untyped-def]
+        reached.set()
+        assert go.wait(30)
+        return real_submit(self, items)
+
+    monkeypatch.setattr(fill_mod.LowPriorityPool, "submit", held_submit)
+    svc = codemap_service(runtime)
+    builder = ContextBuilder(runtime)
+    builder.build(TASK, 8000, apply=False)
+    assert reached.wait(30)  # the fill has read every file of its first slice, parse pending
+    target = tree / "misc_0.py"
+    target.write_text("def renamed_while_filling(x):\n    return x\n")
+    age(target, 30)
+    builder.build("renamed_while_filling", 8000, apply=False)  # its walk sees the change: refreshed now
+    go.set()
+    fill = svc.filling
+    assert fill is not None and fill.wait(30) and not fill.failed
+    idx = svc.partial_index([])
+    assert idx.complete
+    assert [d.path for d in idx.definitions("renamed_while_filling")] == ["misc_0.py"]
+    assert idx.definitions("misc_0") == []  # the content the fill read first is not what the index holds
+    res = builder.build("renamed_while_filling", 8000, apply=False)
+    assert res.selected[0].candidate.shown == "misc_0.py"
+
+
+def test_a_cold_build_also_parses_what_its_best_candidates_import(
+    runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(builder_mod, "COLD_IMPORTED", 200)
+    svc = codemap_service(runtime)
+    try:
+        res = ContextBuilder(runtime).build(TASK, 8000, apply=False)
+        idx = svc.partial_index([])
+        assert not idx.complete and len(idx) == 4  # the three best, and audit/digest.py that ledger.py imports
+        assert "audit/digest.py" in {c.candidate.shown for c in res.selected}  # the graph reaches it already
+    finally:
+        gate.set()
+
+
+def test_a_file_removed_during_the_fill_leaves_the_index(runtime: Runtime, tree: Path, gate: threading.Event) -> None:
+    svc = codemap_service(runtime)
+    builder = ContextBuilder(runtime)
+    builder.build(TASK, 8000, apply=False)
+    (tree / "misc_3.py").unlink()
+    gate.set()
+    fill = svc.filling
+    assert fill is not None and fill.wait(30)
+    builder.build(TASK, 8000, apply=False)
+    assert svc.partial_index([]).definitions("misc_3") == []
+
+
+def test_a_workspace_change_stops_the_fill(runtime: Runtime, tree: Path, gate: threading.Event, tmp_path: Path) -> None:
+    svc = codemap_service(runtime)
+    ContextBuilder(runtime).build(TASK, 8000, apply=False)
+    fill = svc.filling
+    assert fill is not None
+    other = tmp_path / "other"
+    other.mkdir()
+    from tooldeck.workspace.roots import Workspace
+
+    runtime.replace_workspace(Workspace.from_dirs([str(other)]))
+    gate.set()
+    assert fill.wait(30)
+    assert not fill.index.complete  # abandoned: it belonged to the old workspace
+    assert svc.filling is None
+
+
+def test_small_trees_are_indexed_whole_before_ranking(runtime: Runtime, tree: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TOOLDECK_CONTEXT_INLINE_INDEX", "1000")
+    svc = codemap_service(runtime)
+    res = ContextBuilder(runtime).build(TASK, 8000, apply=False)
+    assert svc.filling is None and svc.index_complete and not res.notes
+    assert "audit/digest.py" in {c.candidate.shown for c in res.selected}
+
+
+@pytest.mark.slow
+def test_the_fill_runs_in_niced_worker_processes(runtime: Runtime, tree: Path, monkeypatch) -> None:
+    monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "2")
+    svc = codemap_service(runtime)
+    ContextBuilder(runtime).build(TASK, 8000, apply=False)
+    fill = svc.filling
+    assert fill is not None and fill.wait(60) and not fill.failed
+    assert svc.index_complete and fill.pool._executor is None  # workers stopped once done
