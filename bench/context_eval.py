@@ -35,9 +35,13 @@ Default repositories, both available offline on a fresh machine:
   the lexical baseline is already high (~0.86); 1.15x of it is ~0.99. No
   other git history ships with a fresh machine (Debian source packages and
   npm packages carry none). Any other ``*.bundle`` beside click's is
-  evaluated too (held out), and ``--repo`` names any repository: the
-  figures of docs/context_builder.md add junegunn/fzf (Go, one main author,
-  tests beside the code; ``git bundle create fzf.bundle --all`` of a clone).
+  evaluated too (held out), and ``--repo`` names any repository;
+* fzf: ``bench/data/fzf-recent.bundle`` (748 KB, shipped with this
+  repository): the newest 300 first-parent commits of junegunn/fzf (Go, one
+  main author, tests beside the code; MIT licence, in the tree), the oldest
+  of them made the root (``git replace --graft`` + ``filter-branch``, merges
+  reduced to their first parent) so the bundle needs no earlier history.
+  Trees, messages and diffs are fzf's own; commit ids differ. Held out.
 
 What was tuned on: the fitter's shares (context/fit.py) on click's
 qualifying commits 41-120 (``--skip 40 --commits 80``). Held out: the
@@ -158,15 +162,18 @@ def cpu_seconds() -> float:
     return time.process_time() + ch.ru_utime + ch.ru_stime
 
 
+BUNDLED = os.path.join(REPO_ROOT, "bench", "data")  # fzf-recent.bundle ships with the repository
+
+
 def other_bundles(click: str) -> list[str]:
-    """Any other git bundle beside click's (``fzf.bundle``...): each is one
-    more held-out repository of the default run."""
-    folder = os.path.dirname(click)
-    return sorted(
-        os.path.join(folder, n)
-        for n in os.listdir(folder)
-        if n.endswith(".bundle") and os.path.join(folder, n) != click
-    )
+    """Every other git bundle beside click's and in bench/data
+    (``fzf-recent.bundle``): each is one more held-out repository of the
+    default run."""
+    found = []
+    for folder in (os.path.dirname(click), BUNDLED):
+        if os.path.isdir(folder):
+            found += [os.path.join(folder, n) for n in sorted(os.listdir(folder)) if n.endswith(".bundle")]
+    return [b for b in found if os.path.realpath(b) != os.path.realpath(click)]
 
 
 def evaluate(
@@ -212,7 +219,9 @@ def evaluate(
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument(
-        "--repo", action="append", help="a repository or git bundle (repeatable); default: click + tooldeck"
+        "--repo",
+        action="append",
+        help="a repository or git bundle (repeatable); default: click, tooldeck, bench/data/*.bundle",
     )
     ap.add_argument("--commits", type=int, default=40)
     ap.add_argument("--budget", type=int, default=30_000)
