@@ -99,3 +99,18 @@ def test_codemaps_disabled_means_no_auto_codemaps(call, project, runtime):
     call.ok("app_settings", {"op": "set", "key": "code_maps.enabled", "value": False})
     call.ok("manage_selection", {"op": "add", "paths": ["app/main.py"]})
     assert entries(runtime) == {"app/main.py": ("full", False)}
+
+
+def test_a_changed_file_is_looked_up_again_not_served_from_the_last_change(call, project, runtime):
+    # name-signal contributions are kept per file while its content and the index are
+    # unchanged: editing the selected file to use other names must move its definers
+    (project / "app" / "alpha.py").write_text("def frobnicate_alpha(x):\n    return x\n")
+    (project / "app" / "beta.py").write_text("def frobnicate_beta(x):\n    return x\n")
+    (project / "app" / "user.py").write_text("def go():\n    return frobnicate_alpha(1)\n")
+    call.ok("manage_selection", {"op": "add", "paths": ["app/user.py"]})
+    got = entries(runtime)
+    assert got.get("app/alpha.py") == ("codemap", True) and "app/beta.py" not in got
+    (project / "app" / "user.py").write_text("def go():\n    return frobnicate_beta(2)\n")
+    call.ok("manage_selection", {"op": "add", "paths": ["app/models.py"]})  # any change recomputes the autos
+    got = entries(runtime)
+    assert got.get("app/beta.py") == ("codemap", True) and "app/alpha.py" not in got
