@@ -36,6 +36,7 @@ from tooldeck.workspace.walk import walk_files
 if TYPE_CHECKING:
     from tooldeck.codemap.index import SymbolIndex
     from tooldeck.codemap.service import CodemapService
+    from tooldeck.workspace.roots import Root, Workspace
 
 log = logging.getLogger("tooldeck.codemap")
 
@@ -79,6 +80,26 @@ def dispatch(misses: list[T], submitter: Submitter, follow: bool = False) -> lis
             break
         jobs.append((group, fut))
     return jobs
+
+
+def indexable_files(ws: Workspace, index: SymbolIndex, limit: int) -> list[tuple[Root, list[str]]]:
+    """(root, rels) of the files with a codemap language in every root, in
+    walk order, at most ``limit`` in all (``index.truncated`` says when the
+    walk stopped there): what a whole-tree index holds."""
+    out: list[tuple[Root, list[str]]] = []
+    total = 0
+    for root in ws.roots:
+        rels: list[str] = []
+        for rel in walk_files(ws.rules(root)):
+            if language_for(rel) is None:
+                continue
+            if total >= limit:
+                index.truncated = True
+                break
+            rels.append(rel)
+            total += 1
+        out.append((root, rels))
+    return out
 
 
 def _lower_priority() -> None:
@@ -212,19 +233,9 @@ class IndexFill:
 
         svc, idx = self.svc, self.index
         ws = svc.rt.workspace
-        plan: list[tuple[object, list[str], dict[str, str]]] = []
-        total = 0
-        for root in ws.roots:
-            rels: list[str] = []
-            for rel in walk_files(ws.rules(root)):
-                if language_for(rel) is None:
-                    continue
-                if total >= MAX_INDEX_FILES:
-                    idx.truncated = True
-                    break
-                rels.append(rel)
-                total += 1
-            plan.append((root, rels, idx.keys_of(root.path)))  # the snapshot: taken before any read
+        files = indexable_files(ws, idx, MAX_INDEX_FILES)
+        total = sum(len(rels) for _, rels in files)
+        plan = [(root, rels, idx.keys_of(root.path)) for root, rels in files]  # the snapshot: taken before any read
         self.total = total
         for root, rels, known in plan:
             for start in range(0, len(rels), SLICE):

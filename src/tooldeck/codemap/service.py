@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from tooldeck.codemap import pool
 from tooldeck.codemap.cache import CodemapCache, StatRow, blob_key
 from tooldeck.codemap.entry import Entry, LazyCodemap, encode_skip
-from tooldeck.codemap.fill import IndexFill, Submitter, dispatch
+from tooldeck.codemap.fill import IndexFill, Submitter, dispatch, indexable_files
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
@@ -43,7 +43,6 @@ from tooldeck.codemap.unfit import unfit as _unfit
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import content_hash, looks_binary, read_bytes
 from tooldeck.workspace.roots import Root
-from tooldeck.workspace.walk import walk_files
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -141,18 +140,8 @@ class CodemapService:
                 return idx
             ws = self.rt.workspace
             live: set[tuple[str, str]] = set()
-            total = 0
             idx.truncated = False
-            for root in ws.roots:
-                rels: list[str] = []
-                for rel in walk_files(ws.rules(root)):
-                    if language_for(rel) is None:
-                        continue
-                    if total >= MAX_INDEX_FILES:
-                        idx.truncated = True
-                        break
-                    rels.append(rel)
-                    total += 1
+            for root, rels in indexable_files(ws, idx, MAX_INDEX_FILES):
                 self._refresh(idx, root, rels, live, known=idx.keys_of(root.path), progress=progress)
             idx.retain(live)
             idx.complete = True
