@@ -131,13 +131,8 @@ class LowPriorityPool:
                 if n < 1:
                     self._broken = True
                     return None
-                import multiprocessing
-
-                try:
-                    self._executor = ProcessPoolExecutor(
-                        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority
-                    )
-                except (OSError, ValueError, ImportError):
+                self._executor = pool.spawn_executor(n, initializer=_lower_priority)
+                if self._executor is None:
                     self._broken = True
                     return None
             try:

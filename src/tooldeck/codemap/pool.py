@@ -17,6 +17,7 @@ import atexit
 import logging
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from tooldeck.codemap.entry import encode_rows, encode_skip
@@ -62,6 +63,18 @@ def extract_group(items: list[tuple[str, bytes]]) -> list[str]:
     return [extract_one(language, data) for language, data in items]
 
 
+def spawn_executor(n: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor | None:
+    """``n`` spawned worker processes (never forked: see the module
+    docstring), or None when the platform refuses them."""
+    try:
+        import multiprocessing
+
+        spawn = multiprocessing.get_context("spawn")
+        return ProcessPoolExecutor(max_workers=n, mp_context=spawn, initializer=initializer)
+    except (OSError, ValueError, ImportError):
+        return None
+
+
 def get_pool() -> ProcessPoolExecutor | None:
     """The shared pool, or None when workers are disabled or unavailable."""
     global _pool, _broken
@@ -72,11 +85,8 @@ def get_pool() -> ProcessPoolExecutor | None:
             n = worker_count()
             if n < 2:
                 return None
-            try:
-                import multiprocessing
-
-                _pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"))
-            except (OSError, ValueError, ImportError):
+            _pool = spawn_executor(n)
+            if _pool is None:
                 _broken = True
                 return None
         return _pool

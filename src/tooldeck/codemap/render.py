@@ -30,10 +30,9 @@ from tooldeck.codemap.model import Codemap, Symbol
 # The text is rendered on every call, never stored: a format change needs no
 # cache bump (stored payloads carry cache.extractor_version, which hashes extract.py).
 MAX_VALUE = 16  # a module constant's value is shown when this short, else `=…` (its name and type always whole)
-# kinds folded with the dunders when their name is a dunder at module level (`__all__`, `__version__`)
+# kinds whose text after ` = ` is a value, not a signature (at module level with a dunder
+# name, `__all__`, `__version__`, they are folded with the dunders)
 _VALUE_KINDS = frozenset({"constant", "variable", "export", "property"})
-# kinds whose text after ` = ` is a value, not a signature
-_VALUE_CUT_KINDS = frozenset({"constant", "variable", "property", "export"})
 
 # Dunder methods whose signature says something a reader needs (construction, calling).
 _KEPT_DUNDERS = frozenset({"__init__", "__new__", "__call__", "__post_init__"})
@@ -113,7 +112,7 @@ def signature(sym: Symbol, python: bool = False) -> str:
         at = sig.find("def " + sym.name)
         if at == 0 or (at > 0 and sig[at - 1] == " "):
             sig = sig[:at] + sig[at + 4 :]
-    elif sym.kind in _VALUE_CUT_KINDS:
+    elif sym.kind in _VALUE_KINDS:
         sig = _cut_value(sig, sym.depth > 0)
     return compact(sig)
 
