@@ -211,7 +211,7 @@ class ContextBuilder:
         tree is indexed in the background (:mod:`tooldeck.codemap.fill`)."""
         if not cm_svc.index_complete and len(walked.files) > inline_index_files():
             pairs = self._cold_candidates(scored, query) + (walked.changed or [])
-            index = cm_svc.partial_index(pairs)
+            cm_svc.partial_index(pairs)  # first: the seeds' imports are read from these codemaps
             index = cm_svc.partial_index(self._imported_by_seeds(cm_svc, scored, {rel for _r, rel in pairs}))
             pool.release_if_idle()
             fill = cm_svc.fill_in_background()
@@ -228,12 +228,16 @@ class ContextBuilder:
         self.graphs.get(index)
         release_freed_memory()
 
+    def _coded(self, scored: dict[str, Scored]) -> tuple[dict[str, Root], list[Scored]]:
+        """The roots by id, and the scored files of a codemap language in them."""
+        roots = {r.id: r for r in self.rt.workspace.roots}
+        return roots, [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
+
     def _cold_candidates(self, scored: dict[str, Scored], query: Query) -> list[tuple[Root, str]]:
         """The files a build without the full index parses: the best
         ``COLD_PARSE`` by content and path score, and the files whose content
         names one of the task's identifiers (where its definers are)."""
-        roots = {r.id: r for r in self.rt.workspace.roots}
-        coded = [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
+        roots, coded = self._coded(scored)
         best = sorted(coded, key=lambda s: (-s.lexical, s.info.abs))[:COLD_PARSE]
         idents = set(query.identifiers)
         naming = sorted(
@@ -248,9 +252,8 @@ class ContextBuilder:
         """The files the best ``SEEDS`` candidates import (resolved from their
         codemaps' import lists): without the full index, the reference graph
         reaches a seed's dependencies only if they are parsed too."""
-        roots = {r.id: r for r in self.rt.workspace.roots}
-        coded = [s.info for s in scored.values() if language_for(s.info.rel) and s.info.root_id in roots]
-        seeds = sorted(coded, key=lambda f: (-scored[f.abs].lexical, f.abs))[:SEEDS]
+        roots, coded = self._coded(scored)
+        seeds = [s.info for s in sorted(coded, key=lambda s: (-s.lexical, s.info.abs))[:SEEDS]]
         out: dict[str, tuple[Root, str]] = {}
         for f in seeds:
             root = roots[f.root_id]
@@ -471,10 +474,9 @@ def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
 
 def inline_index_files() -> int:
     """Trees up to this many files are indexed whole before the first build
-    ranks (a few seconds at most); larger ones parse their top candidates
-    and fill the index in the background. ``TOOLDECK_CONTEXT_INLINE_INDEX``
-    overrides it (0: always the background fill, as the recall evaluation of
-    cold builds uses)."""
+    ranks (seconds at most); larger ones parse their top candidates and fill
+    the index in the background. ``TOOLDECK_CONTEXT_INLINE_INDEX`` overrides
+    it (0: always the background fill, as the cold-build recall eval uses)."""
     env = os.environ.get("TOOLDECK_CONTEXT_INLINE_INDEX")
     if env is not None:
         try:
