@@ -40,3 +40,29 @@ def test_append_through_a_link_keeps_the_link(tmp_path: Path) -> None:
     Transcript(link, state_dir=tmp_path / "state").append(Message("assistant", "hello"))
     assert link.is_symlink()
     assert "hello" in real.read_text()
+
+
+def test_two_runners_never_overwrite_each_others_payloads(tmp_path: Path) -> None:
+    """Two transcripts of the same file (two runners) write results with the
+    same call id at the same time: every payload survives, under its own name."""
+    import threading
+
+    chat = tmp_path / "chat.chatmd"
+    chat.write_text("<user>hi</user>\n")
+    runners = [Transcript(chat, state_dir=tmp_path / "state") for _ in range(2)]
+    per_runner = 25
+    start = threading.Barrier(2)
+
+    def run(index: int) -> None:
+        start.wait()
+        for n in range(per_runner):
+            runners[index]._payload("tool_response", {}, f"runner {index} result {n}", "call_1", "result.txt")
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    texts = sorted(p.read_text() for p in (tmp_path / ".chatmd" / "chat").iterdir())
+    expected = sorted(f"runner {i} result {n}" for i in range(2) for n in range(per_runner))
+    assert texts == expected

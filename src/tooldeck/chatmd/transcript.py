@@ -9,46 +9,25 @@ the per-file lock): if another writer changed the file between our read and
 our rename (a tool editing it, a second runner), the append is redone on the
 new content instead of overwriting that change. Payloads (tool arguments and results) go to
 ``.chatmd/<stem>/`` next to the file unless ``<config show_tool_call/>``
-asks for them inline; they are written before the element that names them.
+asks for them inline; they are written before the element that names them,
+through the same write with ``expect_absent``: two runners that pick the same
+free name at once do not overwrite each other's payload (the loser takes the
+next name).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from tooldeck.chatmd.writer import element_text
 from tooldeck.core.output import valid_text
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
-from tooldeck.workspace.atomic import retrying, write_file
+from tooldeck.workspace.atomic import StaleWrite, retrying, write_file
 
 PAYLOAD_DIR = ".chatmd"
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file + rename, keeping the mode."""
-    try:
-        mode: int | None = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 class Transcript:
@@ -101,10 +80,26 @@ class Transcript:
             return element_text(tag, attrs, text)
         self.payload_dir.mkdir(parents=True, exist_ok=True)
         stem = _SAFE_RE.sub("_", call_id)[:60] or "call"
-        target = self.payload_dir / f"{stem}.{suffix}"
-        n = 2
-        while target.exists():
-            target, n = self.payload_dir / f"{stem}-{n}.{suffix}", n + 1
-        atomic_write(target, valid_text(text).encode("utf-8"))
+        data = valid_text(text).encode("utf-8")
+        target = self._claim(stem, suffix, data)
         src = target.relative_to(self.path.parent).as_posix()
         return element_text(tag, attrs, element_text("doc", {"src": src, "local": None}).rstrip("\n"), raw_body=True)
+
+    def _claim(self, stem: str, suffix: str, data: bytes) -> Path:
+        """Write ``data`` under the first free ``stem[-n].suffix``; a name taken
+        meanwhile by another writer (the write refuses: ``expect_absent``) moves
+        on to the next one, so no payload is ever overwritten."""
+        n = 1
+        while True:
+            name = f"{stem}.{suffix}" if n == 1 else f"{stem}-{n}.{suffix}"
+            n += 1
+            if (self.payload_dir / name).exists():
+                continue
+            try:
+                write_file(
+                    str(self.payload_dir), name, data,
+                    create_parents=False, state_dir=self.state_dir, expect_absent=True,
+                )
+            except StaleWrite:
+                continue
+            return self.payload_dir / name
