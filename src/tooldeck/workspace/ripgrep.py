@@ -27,6 +27,7 @@ from pathlib import Path
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
+from tooldeck.workspace.rulefiles import stalling_rule_files
 from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
 
@@ -55,7 +56,8 @@ def find_rg() -> str | None:
 
 def ignore_args(root_path: str) -> list[str]:
     """rg flags that apply tooldeck's ignore rules to a search run in ``root_path``."""
-    args = ["--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-global"]
+    # --no-ignore-parent: the walker applies no rule file above the root either
+    args = ["--hidden", "--no-require-git", "--no-ignore-dot", "--no-ignore-global", "--no-ignore-parent"]
     if os.path.isfile(os.path.join(root_path, ".tooldeckignore")):
         args += ["--ignore-file", ".tooldeckignore"]
     for glob in DENY_GLOBS:
@@ -91,7 +93,7 @@ def term_hits(
         return {}
     lowered = {t.lower(): t for t in terms}
     exe = find_rg()
-    if exe is None:
+    if exe is None or stalling_rule_files(rules.root):  # a FIFO .gitignore would stall rg
         return _python_term_hits(rules, list(lowered.values()), max_per_file)
     words = list(lowered.values())
     groups = [words]

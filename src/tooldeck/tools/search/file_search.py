@@ -35,6 +35,7 @@ from tooldeck.tools.search.render import (
 from tooldeck.tools.search.ripgrep import RipgrepEngine
 from tooldeck.tools.search.scope import Target, resolve_targets
 from tooldeck.workspace.ripgrep import find_rg
+from tooldeck.workspace.rulefiles import stalling_rule_files
 
 ENGINE_SETTING = "search_engine"  # "auto" (default), "ripgrep" or "python"
 # fields a cursor's search may change on the way: they do not change what matches
@@ -98,7 +99,9 @@ def pick_engine(rt: Runtime) -> Engine:
     if wanted == "python":
         return python
     exe = find_rg()
-    return RipgrepEngine(exe) if exe else python
+    if exe is None or any(stalling_rule_files(root.path) for root in rt.workspace.roots):
+        return python  # a FIFO named .gitignore would stall rg until its timeout
+    return RipgrepEngine(exe)
 
 
 class _Search:

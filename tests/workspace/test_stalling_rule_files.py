@@ -1,0 +1,96 @@
+"""A FIFO (or a link to one) under a rule file's name would stall ripgrep,
+which opens every .gitignore with a blocking open: such a root is found
+before rg runs and searched by the Python engine instead, through the real
+CLI, within seconds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tooldeck.workspace import ripgrep
+from tooldeck.workspace.ignore import IgnoreRules
+from tooldeck.workspace.rulefiles import stalling_rule_files
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+
+
+def _tree(root: Path) -> Path:
+    (root / "sub" / "deep").mkdir(parents=True)
+    (root / "sub" / "deep" / "a.txt").write_text("needle here\n")
+    (root / "keep.txt").write_text("needle too\n")
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "skip.log").write_text("needle ignored\n")
+    return root
+
+
+def test_regular_rule_files_are_safe(root: Path) -> None:
+    _tree(root)
+    (root / "sub" / ".gitignore").symlink_to(root / ".gitignore")  # a link to a regular file is fine
+    assert stalling_rule_files(str(root)) == []
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["sub/deep/.gitignore", "sub/.tooldeckignore", "nested/.git/info/exclude", "link"],
+)
+def test_a_fifo_under_a_rule_name_is_found(root: Path, where: str) -> None:
+    _tree(root)
+    if where == "link":
+        os.mkfifo(root / "elsewhere.fifo")
+        target = root / "sub" / ".gitignore"
+        target.symlink_to(root / "elsewhere.fifo")
+    else:
+        target = root / where
+        target.parent.mkdir(parents=True, exist_ok=True)
+        os.mkfifo(target)
+    assert stalling_rule_files(str(root)) == [str(target)]
+
+
+def test_a_fifo_in_a_parent_folder_is_found(tmp_path: Path) -> None:
+    inner = _tree(tmp_path / "outer" / "root")
+    os.mkfifo(tmp_path / "outer" / ".gitignore")  # rg opens it even with --no-ignore-parent
+    assert stalling_rule_files(str(inner)) == [str(tmp_path / "outer" / ".gitignore")]
+
+
+def test_a_fifo_in_a_denied_folder_is_not_searched_so_not_reported(root: Path) -> None:
+    _tree(root)
+    (root / "node_modules" / "pkg").mkdir(parents=True)
+    os.mkfifo(root / "node_modules" / "pkg" / ".gitignore")
+    assert stalling_rule_files(str(root)) == []
+
+
+def test_term_hits_with_a_fifo_gitignore_answers_like_the_python_engine(root: Path) -> None:
+    _tree(root)
+    os.mkfifo(root / "sub" / ".gitignore")
+    hits = ripgrep.term_hits(IgnoreRules(str(root)), ["needle"], timeout=20)
+    assert sorted(hits) == ["keep.txt", "sub/deep/a.txt"]  # skip.log stays ignored
+
+
+def test_file_search_over_the_cli_does_not_stall_on_a_fifo(root: Path, state_dir: Path) -> None:
+    _tree(root)
+    os.mkfifo(root / "sub" / "deep" / ".gitignore")
+    proc = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "call", "file_search", '{"pattern": "needle", "mode": "content"}'],
+        cwd=root, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TOOLDECK_STATE_DIR": str(state_dir)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "sub/deep/a.txt" in proc.stdout and "keep.txt" in proc.stdout
+    assert "skip.log" not in proc.stdout
+
+
+def test_rg_ignores_rule_files_above_the_root_like_the_walker(tmp_path: Path, state_dir: Path) -> None:
+    inner = _tree(tmp_path / "outer" / "root")
+    (tmp_path / "outer" / ".gitignore").write_text("keep.txt\n")  # not the root's rule: not applied
+    proc = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "call", "file_search", '{"pattern": "needle", "mode": "content"}'],
+        cwd=inner, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TOOLDECK_STATE_DIR": str(state_dir)},
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "keep.txt" in proc.stdout and "[engine: python]" not in proc.stdout  # rg did the search
