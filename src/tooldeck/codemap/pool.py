@@ -6,6 +6,12 @@ connections that must not be copied) once per process, on the first batch
 large enough to repay their start-up, and live until exit. Small batches are
 parsed in the calling thread.
 
+A worker also exits when its parent does, however the parent ends: a server
+killed by SIGTERM or SIGKILL runs no ``atexit`` shutdown, and a worker blocked
+on its task queue would otherwise live on as an orphan (the queue's pipe never
+reports end-of-file: the worker holds its write end too). Each worker watches
+the parent's sentinel (a pipe the parent's death closes) from a daemon thread.
+
 A task is a group of ``(language, bytes)`` items; a worker returns, per item,
 the encoded blob (JSON text) or an error string. Returning encoded text keeps
 the result pickle small and lets the parent store it as is.
@@ -63,14 +69,34 @@ def extract_group(items: list[tuple[str, bytes]]) -> list[str]:
     return [extract_one(language, data) for language, data in items]
 
 
+def _exit_with_parent() -> None:
+    """Block until the parent process is gone, then end this worker at once."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        parent.join()  # waits on the parent's sentinel: returns when the parent died
+        os._exit(0)
+
+
+def _worker_start(initializer: Callable[[], None] | None) -> None:
+    """Every worker's initializer: start the parent watch, then the caller's."""
+    threading.Thread(target=_exit_with_parent, name="parent-watch", daemon=True).start()
+    if initializer is not None:
+        initializer()
+
+
 def spawn_executor(n: int, initializer: Callable[[], None] | None = None) -> ProcessPoolExecutor | None:
     """``n`` spawned worker processes (never forked: see the module
-    docstring), or None when the platform refuses them."""
+    docstring) that exit with their parent, or None when the platform
+    refuses them."""
     try:
         import multiprocessing
 
         spawn = multiprocessing.get_context("spawn")
-        return ProcessPoolExecutor(max_workers=n, mp_context=spawn, initializer=initializer)
+        return ProcessPoolExecutor(
+            max_workers=n, mp_context=spawn, initializer=_worker_start, initargs=(initializer,)
+        )
     except (OSError, ValueError, ImportError):
         return None
 
