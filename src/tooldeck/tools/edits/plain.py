@@ -36,6 +36,7 @@ _PLUS = re.compile(rb"\n\+[^\n]*")
 _MINUS = re.compile(rb"\n-[^\n]*")
 # an op line holding "@@" or "***": once stripped it may read as a header, or it is a padded marker
 _MISREAD = re.compile(rb"\n[ +\-][^\n]*?(?:@@|\*\*\*)")
+_HEADER = re.compile(rb"\n@@([^\n]*)")  # a "@@" line; split keeps its text after the "@@"
 _RANGE_RE = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@\s?(.*)$")
 
 
@@ -111,38 +112,51 @@ def plain_sections(text: str) -> list[PlainSection] | None:
 
 def _chunks(part: bytes, old: bytes, new: bytes) -> tuple[PlainChunks, int] | None:
     """The chunks of one section's lines (each after a line break): the three
-    texts split at the same ``@@`` headers; and the number of headers."""
-    heads = part.split(b"\n@@")
-    olds = old.split(b"\n@@")
-    news = new.split(b"\n@@")
+    texts split at the same ``@@`` header lines, one C call each, then one
+    comprehension per column; and the number of headers."""
+    heads = _HEADER.split(part)  # [lines before the first header, header, lines, header, lines...]
+    olds = _HEADER.split(old)
+    news = _HEADER.split(new)
     if len(olds) != len(heads) or len(news) != len(heads):  # an op line that holds "@@"
         return None
-    out = PlainChunks([], [], [])
-    anchors, wants, adds = out
     first = heads[0]
+    if first and not first[1:].partition(b"\n")[0].decode("utf-8").strip():
+        return None  # the parser skips a blank line before any chunk
+    if b"" in heads[2::2]:  # a header with no lines: stacked anchors, or a chunk with none (an error)
+        return _stacked(heads, olds, news)
+    anchors = [h.decode("utf-8").strip() for h in heads[1::2]]
+    if "\n-" in "\n" + "\n".join(anchors):  # perhaps unified-diff range headers
+        anchors = [anchor_of("@@" + h.decode("utf-8")) for h in heads[1::2]]
+    out = PlainChunks(
+        anchors, [o + b"\n" if o else b"" for o in olds[2::2]], [n[1:] + b"\n" if n else b"" for n in news[2::2]]
+    )
     if first:  # the first chunk may omit its "@@"
-        if not first[1:].partition(b"\n")[0].decode("utf-8").strip():
-            return None  # the parser skips a blank line before any chunk
-        anchors.append("")
-        wants.append(olds[0] + b"\n" if olds[0] else b"")
-        adds.append(news[0][1:] + b"\n" if news[0] else b"")
+        out.anchors.insert(0, "")
+        out.olds.insert(0, olds[0] + b"\n" if olds[0] else b"")
+        out.news.insert(0, news[0][1:] + b"\n" if news[0] else b"")
+    return out, len(heads) // 2
+
+
+def _stacked(heads: list[bytes], olds: list[bytes], news: list[bytes]) -> tuple[PlainChunks, int] | None:
+    """:func:`_chunks` when some header has no lines of its own: each anchor
+    of a run of headers narrows the search for the chunk that follows."""
+    out = PlainChunks([], [], [])
+    if heads[0]:
+        out.anchors.append("")
+        out.olds.append(olds[0] + b"\n" if olds[0] else b"")
+        out.news.append(news[0][1:] + b"\n" if news[0] else b"")
     pending: list[str] = []
-    for h, o, n in zip(heads[1:], olds[1:], news[1:], strict=True):
-        cut = h.find(b"\n")
-        rest = h[:cut] if cut >= 0 else h
-        if rest:
-            anchor = rest.decode("utf-8").strip()
-            if anchor[:1] == "-":  # perhaps a unified-diff range header
-                anchor = anchor_of("@@" + rest.decode("utf-8"))
-            if anchor:
-                pending.append(anchor)
-        if cut < 0:  # a header alone: stacked anchors narrow step by step
+    for k in range(1, len(heads), 2):
+        anchor = anchor_of("@@" + heads[k].decode("utf-8"))
+        if anchor:
+            pending.append(anchor)
+        o, n = olds[k + 1], news[k + 1]
+        if not heads[k + 1]:  # a header alone
             continue
-        o, n = o[cut:], n[cut:]
-        anchors.append("\n".join(pending) if pending else "")
+        out.anchors.append("\n".join(pending))
         pending = []
-        wants.append(o + b"\n" if o else b"")
-        adds.append(n[1:] + b"\n" if n else b"")
-    if pending or (len(heads) > 1 and heads[-1].find(b"\n") < 0):  # a last header with no lines
+        out.olds.append(o + b"\n" if o else b"")
+        out.news.append(n[1:] + b"\n" if n else b"")
+    if not heads[-1]:  # the last header has no lines: the parser says so
         return None
-    return out, len(heads) - 1
+    return out, len(heads) // 2
