@@ -18,7 +18,6 @@ from tooldeck.tools.edits.engine import Outcome, Written
 from tooldeck.tools.edits.exact import Replacement, Spliced, as_lines
 
 MAX_DIFF_LINES_PER_FILE = 40
-_NO_OLD = (b"", b"")  # what splitting a Spliced's ``old`` gives when the chunk removes nothing
 MAX_DIFF_LINES = 240
 MAX_DETAILED_FILES = 100
 CONTEXT = 1
@@ -90,25 +89,25 @@ def _count_rest(diff: Diff, reps: Sequence[Replacement | Spliced]) -> None:
     One loop over every remaining chunk (a big patch has thousands)."""
     hunks = ins = dels = 0
     for r in reps:
-        if type(r) is Spliced:  # lines as bytes, split in place: old has an empty line more at its head
-            old, new, a = (r.old.split(b"\n") if r.old else _NO_OLD), r.new.split(b"\n"), 1
+        if type(r) is Spliced:  # lines as bytes, split in place
+            old, new = r.old[1:-1].split(b"\n") if r.old else (), r.new[:-1].split(b"\n") if r.new else ()
         else:
-            old, new, a = r.old, r.new, 0
-        lo, ln = len(old) - 2 * a, len(new) - a
+            old, new = r.old, r.new
+        lo, ln = len(old), len(new)
         limit = lo if lo < ln else ln
         p = 0
-        while p < limit and old[p + a] == new[p]:
+        while p < limit and old[p] == new[p]:
             p += 1
         q = 0
-        while q < limit - p and old[lo - 1 - q + a] == new[ln - 1 - q]:
+        while q < limit - p and old[lo - 1 - q] == new[ln - 1 - q]:
             q += 1
         d, i = lo - p - q, ln - p - q
         if not d and not i:
             continue
         # one line each (the usual chunk) cannot share a line: the ends took the equal ones
-        if (d > 1 or i > 1) and set(old[p + a : lo - q + a]) & set(new[p : ln - q]):
+        if (d > 1 or i > 1) and set(old[p : lo - q]) & set(new[p : ln - q]):
             # several runs: difflib decides what is unchanged, on the whole chunk as a shown hunk is
-            matcher = difflib.SequenceMatcher(None, old[a : lo + a], new[:ln], autojunk=False)
+            matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
             same = sum(size for _, _, size in matcher.get_matching_blocks())
             d, i = lo - same, ln - same
         hunks += 1

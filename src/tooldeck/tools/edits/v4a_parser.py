@@ -167,15 +167,13 @@ def unwrap_input(raw: object) -> tuple[str, dict[str, str]]:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS, "the patch is not valid UTF-8 text") from exc
-    if isinstance(raw, str):
-        stripped = raw.strip()
-        if stripped[:1] in ('"', "{"):
-            try:
-                decoded = json.loads(stripped, strict=False)
-            except json.JSONDecodeError:
-                decoded = None
-            if isinstance(decoded, str | dict):
-                raw = decoded
+    if isinstance(raw, str) and raw.lstrip()[:1] in ('"', "{"):  # lstrip: no copy of a patch (no leading space)
+        try:
+            decoded = json.loads(raw.strip(), strict=False)
+        except json.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, str | dict):
+            raw = decoded
     if isinstance(raw, dict):
         text = raw.get("input", raw.get("patch"))
         hashes = raw.get("expected_hashes") or {}
@@ -260,9 +258,9 @@ def _path_and_hash(rest: str, line: int, what: str) -> tuple[str, str | None]:
 
 def parse_patch(text: str, *, bulk: bool = True) -> Patch:
     """Parse a V4A patch or raise ``patch_syntax`` naming the line (``bulk``: the usual patch in bulk)."""
-    if not text.strip():
+    if not text or text.isspace():  # (not a stripped copy of a big patch)
         raise syntax_error(None, "the patch is empty; send '*** Begin Patch', file operations, '*** End Patch'")
-    text = text.replace("\r\n", "\n").lstrip("\ufeff")
+    text = (text.replace("\r\n", "\n") if "\r" in text else text).lstrip("\ufeff")
     plain = plain_sections(text) if bulk else None
     if plain is not None:
         return Patch(tuple(_plain_update(s) for s in plain))
