@@ -59,12 +59,14 @@ _replacement = tuple.__new__  # a Replacement without the Python-level __new__ o
 _BOM = BOM.encode("utf-8")
 
 
-def as_lines(r: Replacement | Spliced) -> Replacement:
-    """A replacement with its old and new lines as sequences of text lines."""
+def as_lines(r: Replacement | Spliced, start: int | None = None) -> Replacement:
+    """A replacement with its old and new lines as sequences of text lines
+    (``start``: a Spliced's line number when the caller counted it already)."""
     if isinstance(r, Replacement):
         return r
     old, new = spliced_lines(r)
-    start = r.text.count(b"\n", 0, r.at)
+    if start is None:
+        start = r.text.count(b"\n", 0, r.at)
     return Replacement(start, tuple(x.decode("utf-8") for x in old), tuple(x.decode("utf-8") for x in new))
 
 

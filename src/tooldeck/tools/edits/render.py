@@ -124,11 +124,19 @@ def diff_of(reps: Sequence[Replacement | Spliced], limit: int | None = None) -> 
     their counts; hunks past ``limit`` lines are counted, not kept."""
     diff = Diff()
     shift = 0  # new-file line offset caused by earlier replacements
-    for k, spliced in enumerate(reps):
+    mark = line = 0  # a byte offset in a Spliced's file and its line: shown hunks' lines counted forward once
+    for k, item in enumerate(reps):
         if limit is not None and len(diff.lines) >= limit:
             _count_rest(diff, reps[k:])  # nothing more will be shown: skip building lines
             break
-        r = as_lines(spliced)
+        if type(item) is Spliced:
+            if item.at < mark:  # (the exact path's chunks come in file order: never, but stay exact)
+                mark = line = 0
+            line += item.text.count(b"\n", mark, item.at)
+            mark = item.at
+            r = as_lines(item, line)
+        else:
+            r = item
         quick = _one_hunk(r, shift)
         if quick is not None:
             diff.add(*quick, limit)
