@@ -25,10 +25,11 @@ and the caller runs the full ladder from the start, so no leniency is lost.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import NamedTuple, TypeVar
 
 from tooldeck.tools.common import BOM
+from tooldeck.tools.edits.plain import PlainChunks
 from tooldeck.tools.edits.v4a_parser import Chunk
 
 
@@ -41,8 +42,37 @@ class Replacement(NamedTuple):
     new: Sequence[str]
 
 
+class Spliced(NamedTuple):
+    """A chunk's change as the bulk-parsed path keeps it: the old and new
+    lines joined as bytes, split, and its line number counted, only for the
+    few hunks a diff shows (counting the lines before every chunk is a pass
+    over the whole file)."""
+
+    at: int  # byte offset of the chunk's first line in ``text``
+    old: bytes  # b"\na\nb\n" (the needle searched for), b"" when the chunk only adds
+    new: bytes  # b"a\nc\n", b"" when the chunk only removes
+    text: bytes  # the file before the update, with "\n" line breaks (shared by every chunk)
+
+
+R = TypeVar("R", Replacement, Spliced)
 _replacement = tuple.__new__  # a Replacement without the Python-level __new__ of a named tuple
 _BOM = BOM.encode("utf-8")
+
+
+def as_lines(r: Replacement | Spliced, start: int | None = None) -> Replacement:
+    """A replacement with its old and new lines as sequences of text lines
+    (``start``: a Spliced's line number when the caller counted it already)."""
+    if isinstance(r, Replacement):
+        return r
+    old, new = spliced_lines(r)
+    if start is None:
+        start = r.text.count(b"\n", 0, r.at)
+    return Replacement(start, tuple(x.decode("utf-8") for x in old), tuple(x.decode("utf-8") for x in new))
+
+
+def spliced_lines(r: Spliced) -> tuple[Sequence[bytes], Sequence[bytes]]:
+    """The old and new lines of a :class:`Spliced`, as bytes."""
+    return (r.old[1:-1].split(b"\n") if r.old else ()), (r.new[:-1].split(b"\n") if r.new else ())
 
 
 def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Replacement]] | None:
@@ -60,6 +90,17 @@ def apply_exact(text: str, chunks: tuple[Chunk, ...]) -> tuple[str, list[Replace
 def apply_exact_bytes(data: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replacement]] | None:
     """The new content (UTF-8 ``data`` patched) and the replacements, or None
     when a chunk needs the ladder."""
+    return _spelt(data, lambda body: _splice(body, chunks))
+
+
+def apply_plain_bytes(data: bytes, chunks: PlainChunks) -> tuple[bytes, list[Spliced]] | None:
+    """:func:`apply_exact_bytes` for the chunks of the bulk parse (:mod:`plain`)."""
+    return _spelt(data, lambda body: _splice_plain(body, chunks))
+
+
+def _spelt(data: bytes, splice: Callable[[bytes], tuple[bytes, list[R]] | None]) -> tuple[bytes, list[R]] | None:
+    """``splice`` on the file's lines with ``\n`` breaks, each line ending
+    with one; the result spelt as the file was (BOM, CRLF)."""
     bom = b""
     if data.startswith(_BOM):
         bom, data = _BOM, data[len(_BOM) :]
@@ -71,7 +112,7 @@ def apply_exact_bytes(data: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, li
     if not data.endswith(b"\n"):
         data += b"\n"  # the lines, each with its break (the result ends with one, as the ladder's)
     try:
-        found = _splice(data, chunks)
+        found = splice(data)
     except UnicodeEncodeError:  # a lone surrogate in the patch: the ladder says what is wrong with it
         return None
     if found is None:
@@ -128,3 +169,37 @@ def _first(body: bytes, want: bytes) -> int:
         return 0  # the first line: no line break before it
     at = body.find(want)
     return at + 1 if at >= 0 else -1
+
+
+def _splice_plain(body: bytes, chunks: PlainChunks) -> tuple[bytes, list[Spliced]] | None:
+    """:func:`_splice` for bulk-parsed chunks: the needles and new lines come
+    joined and encoded already, so a chunk costs its finds and two slices."""
+    find = body.find
+    view = memoryview(body)
+    out: list[bytes | memoryview] = []
+    emit = out.append
+    reps: list[Spliced] = []
+    keep = reps.append
+    pos = done = 0
+    for anchor, want, new in zip(*chunks, strict=True):
+        if anchor:
+            for a in anchor.split("\n") if "\n" in anchor else (anchor,):
+                needle = ("\n" + a + "\n").encode("utf-8")
+                at = find(needle, pos - 1) + 1 if pos else _first(body, needle)
+                if at < 1 and (pos or at < 0):
+                    return None
+                pos = at + len(needle) - 1
+        if want:
+            at = find(want, pos - 1) + 1 if pos else _first(body, want)
+            if at < 1 and (pos or at < 0):
+                return None
+            end = at + len(want) - 1
+        else:  # pure addition: after the anchor, else at the end of the file
+            at = end = pos if anchor else len(body)
+        keep(_replacement(Spliced, (at, want, new, body)))
+        emit(view[done:at])
+        if new:
+            emit(new)
+        done = pos = end
+    emit(view[done:])
+    return b"".join(out), reps

@@ -21,13 +21,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.edits.exact import Replacement, apply_exact, apply_exact_bytes
+from tooldeck.tools.edits.exact import Replacement, Spliced, apply_exact, apply_exact_bytes, apply_plain_bytes
 from tooldeck.tools.edits.locate import FUZZIEST, LEVELS, Found, LineIndex, close_lines, nearest, normalise
 from tooldeck.tools.edits.textfile import TextFile
 from tooldeck.tools.edits.v4a_parser import AddFile, Chunk, DeleteFile, Patch, UpdateFile
 
 TRIED = ", ".join(LEVELS)
 SHOW_LINES = 12
+
+
+Replaced = list[Replacement] | list[Spliced]  # the ladder's and the exact path's, or the bulk-parsed path's
 
 
 @dataclass
@@ -38,7 +41,7 @@ class Event:
     key: str
     moved_from: str | None = None
     replaced: bool = False  # an Add over an existing file
-    replacements: list[Replacement] = field(default_factory=list)
+    replacements: Replaced = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
 
@@ -112,8 +115,8 @@ def plan_patch(
                 )
             event = Event("M", key)
             new_text: Content = current
-            if op.chunks:
-                new_text, event.replacements, event.notes = _update(current, op.chunks, name)
+            if op.plain is not None or op.chunks:  # (a bulk-parsed Update has chunks)
+                new_text, event.replacements, event.notes = _update(current, op, name)
             touch(key)
             if op.move_to is not None:
                 dest = keys[op.move_to]
@@ -150,15 +153,17 @@ def _same(a: Content, b: Content) -> bool:
     return a == b
 
 
-def _update(current: str | bytes, chunks: tuple[Chunk, ...], name: str) -> tuple[Content, list[Replacement], list[str]]:
-    """An Update's chunks on the file's bytes by the exact path when it can,
-    else on its text (exact, then the whole ladder)."""
+def _update(current: str | bytes, op: UpdateFile, name: str) -> tuple[Content, Replaced, list[str]]:
+    """An Update's chunks on the file's bytes by the exact path when it can
+    (the bulk-parsed chunks when the parser made them), else on its text
+    (exact, then the whole ladder)."""
     if isinstance(current, bytes):
-        quick = apply_exact_bytes(current, chunks)
+        quick: tuple[bytes, Replaced] | None
+        quick = apply_plain_bytes(current, op.plain) if op.plain is not None else apply_exact_bytes(current, op.chunks)
         if quick is not None:
             return quick[0], quick[1], []
-        return apply_ladder(as_text(current), chunks, name)
-    return apply_chunks(current, chunks, name)
+        return apply_ladder(as_text(current), op.chunks, name)
+    return apply_chunks(current, op.chunks, name)
 
 
 # ---------------------------------------------------------------------------

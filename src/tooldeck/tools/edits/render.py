@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.tools.edits.engine import Outcome, Written
-from tooldeck.tools.edits.plan import Replacement
+from tooldeck.tools.edits.exact import Replacement, Spliced, as_lines
 
 MAX_DIFF_LINES_PER_FILE = 40
 MAX_DIFF_LINES = 240
@@ -83,12 +83,16 @@ class Diff:
             self.hidden += 1
 
 
-def _count_rest(diff: Diff, reps: Sequence[Replacement]) -> None:
+def _count_rest(diff: Diff, reps: Sequence[Replacement | Spliced]) -> None:
     """Count hunks that will not be shown: the changed run between the common
     ends of each chunk, without copying it unless it may hold equal lines.
     One loop over every remaining chunk (a big patch has thousands)."""
     hunks = ins = dels = 0
-    for _start, old, new in reps:
+    for r in reps:
+        if type(r) is Spliced:  # lines as bytes, split in place
+            old, new = r.old[1:-1].split(b"\n") if r.old else (), r.new[:-1].split(b"\n") if r.new else ()
+        else:
+            old, new = r.old, r.new
         lo, ln = len(old), len(new)
         limit = lo if lo < ln else ln
         p = 0
@@ -115,15 +119,24 @@ def _count_rest(diff: Diff, reps: Sequence[Replacement]) -> None:
     diff.dels += dels
 
 
-def diff_of(reps: Sequence[Replacement], limit: int | None = None) -> Diff:
+def diff_of(reps: Sequence[Replacement | Spliced], limit: int | None = None) -> Diff:
     """Unified-diff hunks for ``reps`` (each chunk's old vs new lines) and
     their counts; hunks past ``limit`` lines are counted, not kept."""
     diff = Diff()
     shift = 0  # new-file line offset caused by earlier replacements
-    for k, r in enumerate(reps):
+    mark = line = 0  # a byte offset in a Spliced's file and its line: shown hunks' lines counted forward once
+    for k, item in enumerate(reps):
         if limit is not None and len(diff.lines) >= limit:
             _count_rest(diff, reps[k:])  # nothing more will be shown: skip building lines
             break
+        if type(item) is Spliced:
+            if item.at < mark:  # (the exact path's chunks come in file order: never, but stay exact)
+                mark = line = 0
+            line += item.text.count(b"\n", mark, item.at)
+            mark = item.at
+            r = as_lines(item, line)
+        else:
+            r = item
         quick = _one_hunk(r, shift)
         if quick is not None:
             diff.add(*quick, limit)

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.tools.edits.plain import PlainChunks, PlainSection, anchor_of, plain_sections
 
 BEGIN = "*** Begin Patch"
 END = "*** End Patch"
@@ -52,7 +53,6 @@ END_OF_FILE = "*** End of File"
 _FILE_MARKERS = (ADD, DELETE, UPDATE)
 _HEREDOC_RE = re.compile(r"^(?:\S*apply_?patch\s+)?<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1\s*$")
 _HASH_RE = re.compile(r"^(.*?)\s*\[(?:hash|sha)\s*[=:]\s*([0-9a-fA-F]{8,64})\]$")
-_RANGE_RE = re.compile(r"^@@\s*-\d+(?:,\d+)?\s+\+\d+(?:,\d+)?\s*@@\s?(.*)$")
 
 
 class Chunk(NamedTuple):
@@ -109,13 +109,32 @@ class DeleteFile:
     expected_hash: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
 class UpdateFile:
-    path: str
-    move_to: str | None
-    chunks: tuple[Chunk, ...]
-    line: int
-    expected_hash: str | None = None
+    """An Update. ``plain``: its chunks as the bulk parse of :mod:`plain`
+    gave them (the exact path's input); ``chunks`` are then parsed line by
+    line from the section's text only if asked for (the ladder, a test)."""
+
+    __slots__ = ("_chunks", "_source", "expected_hash", "line", "move_to", "path", "plain")
+
+    def __init__(
+        self,
+        path: str,
+        move_to: str | None,
+        chunks: tuple[Chunk, ...] | None,
+        line: int,
+        expected_hash: str | None = None,
+        plain: PlainChunks | None = None,
+        source: bytes = b"",
+    ) -> None:
+        self.path, self.move_to, self.line, self.expected_hash = path, move_to, line, expected_hash
+        self._chunks, self.plain, self._source = chunks, plain, source
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        if self._chunks is None:
+            lines = (UPDATE + " " + self._source.decode("utf-8")).split("\n")
+            self._chunks = _Parser(lines, self.line)._update(lines[0][len(UPDATE) :].strip()).chunks
+        return self._chunks
 
 
 FileOp = AddFile | DeleteFile | UpdateFile
@@ -148,15 +167,13 @@ def unwrap_input(raw: object) -> tuple[str, dict[str, str]]:
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ToolError(ErrorCode.INVALID_ARGUMENTS, "the patch is not valid UTF-8 text") from exc
-    if isinstance(raw, str):
-        stripped = raw.strip()
-        if stripped[:1] in ('"', "{"):
-            try:
-                decoded = json.loads(stripped, strict=False)
-            except json.JSONDecodeError:
-                decoded = None
-            if isinstance(decoded, str | dict):
-                raw = decoded
+    if isinstance(raw, str) and raw.lstrip()[:1] in ('"', "{"):  # lstrip: no copy of a patch (no leading space)
+        try:
+            decoded = json.loads(raw.strip(), strict=False)
+        except json.JSONDecodeError:
+            decoded = None
+        if isinstance(decoded, str | dict):
+            raw = decoded
     if isinstance(raw, dict):
         text = raw.get("input", raw.get("patch"))
         hashes = raw.get("expected_hashes") or {}
@@ -239,11 +256,15 @@ def _path_and_hash(rest: str, line: int, what: str) -> tuple[str, str | None]:
 # the parser
 
 
-def parse_patch(text: str) -> Patch:
-    """Parse a V4A patch or raise ``patch_syntax`` naming the line."""
-    if not text.strip():
+def parse_patch(text: str, *, bulk: bool = True) -> Patch:
+    """Parse a V4A patch or raise ``patch_syntax`` naming the line (``bulk``: the usual patch in bulk)."""
+    if not text or text.isspace():  # (not a stripped copy of a big patch)
         raise syntax_error(None, "the patch is empty; send '*** Begin Patch', file operations, '*** End Patch'")
-    all_lines = text.replace("\r\n", "\n").lstrip("\ufeff").split("\n")
+    text = (text.replace("\r\n", "\n") if "\r" in text else text).lstrip("\ufeff")
+    plain = plain_sections(text) if bulk else None
+    if plain is not None:
+        return Patch(tuple(_plain_update(s) for s in plain))
+    all_lines = text.split("\n")
     lead = 0
     while all_lines and not all_lines[0].strip():
         all_lines.pop(0)
@@ -263,6 +284,11 @@ def parse_patch(text: str) -> Patch:
     if not ops:
         raise syntax_error(offset + 1, "the patch contains no file operations (empty patch)")
     return Patch(tuple(ops))
+
+
+def _plain_update(s: PlainSection) -> UpdateFile:
+    path, digest = _path_and_hash(s.head.strip(), s.line, UPDATE)
+    return UpdateFile(path, None, None, s.line, digest, s.chunks, s.text)
 
 
 class _Parser:
@@ -365,7 +391,7 @@ class _Parser:
                 head = line[:1]  # an op line is no header: say so without calling _is_header
                 if head == "+" or head == "-" or (head == " " and not line[1:2].isspace()) or not _is_header(line):
                     break
-            anchor = _anchor_of(line)
+            anchor = anchor_of(line)
             if anchor:
                 anchors.append(anchor)
             i += 1
@@ -467,11 +493,3 @@ def _is_header(line: str) -> bool:
     """A ``@@`` chunk header (a single leading space would make it context)."""
     return line.lstrip().startswith("@@") and not _is_context_line(line)
 
-
-def _anchor_of(line: str) -> str:
-    s = line.strip()
-    if s[2:].lstrip()[:1] == "-":  # perhaps a unified-diff range header
-        m = _RANGE_RE.match(s)
-        if m:
-            return m.group(1).strip()
-    return s[2:].strip()
