@@ -72,6 +72,41 @@ _PY_PREFIX_REVERSED = re.compile(rb"\x01[rRbBuUfFtT]{1,2}(?![A-Za-z0-9_])")
 _RUST_PREFIX_REVERSED = re.compile(rb"\x01(?:rb|rc|r|b|c)(?![A-Za-z0-9_])")
 
 
+# Python, marked: the same expression on the text with a \x02 put before every `#`, `"` and `'`.
+# Python's `re` scans for a match start byte by byte (~8 ns a byte) unless every match starts
+# with one literal byte, which it finds at memchr speed; the three bytes.replace calls that
+# put the marks cost less than that scan (Python corpus: 0.15 -> 0.12 ms per file). Inside a
+# literal, a marked byte is taken with its mark, so the marked text matches where the plain
+# one does; a file that holds a \x02 itself is blanked with the plain expression.
+_M = rb"\x02"
+_ESC = rb"\\(?:\x02[\s\S]|[^\x02])"  # a backslash and the byte it escapes (with its mark)
+
+
+def _marked_triple(q: bytes, other: bytes) -> bytes:
+    plain = rb"[^\x02\"'#\\]*"
+    close = (_M + q) * 3
+    inner = rb"(?:" + _ESC + rb"|\x02[#" + other + rb"]|\x02" + q + rb"(?!" + (_M + q) * 2 + rb"))"
+    return close + plain + rb"(?:" + inner + plain + rb")*" + close
+
+
+def _marked_single(q: bytes, other: bytes) -> bytes:
+    plain = rb"[^\x02\"'#\\\n]*"
+    return _M + q + plain + rb"(?:(?:" + _ESC + rb"|\x02[#" + other + rb"])" + plain + rb")*" + _M + q
+
+
+_PYTHON_MARKED = re.compile(
+    b"|".join(
+        [
+            rb"\x02#[^\n]*",
+            _marked_triple(b'"', b"'"),
+            _marked_triple(b"'", b'"'),
+            _marked_single(b'"', b"'"),
+            _marked_single(b"'", b'"'),
+        ]
+    )
+)
+
+
 def has_lexer(language: str) -> bool:
     return language in _COMPILED
 
@@ -80,7 +115,9 @@ def blank(language: str, data: bytes) -> bytes:
     """``data`` with its comments and string literals replaced by non-word
     bytes (identifiers elsewhere untouched). Only for :func:`has_lexer` languages."""
     pattern = _COMPILED[language]
-    if not _KEEPS_GROUP[language]:
+    if language == "python" and b"\x02" not in data:
+        out = _PYTHON_MARKED.sub(b"\x01", data.replace(b"#", b"\x02#").replace(b'"', b'\x02"').replace(b"'", b"\x02'"))
+    elif not _KEEPS_GROUP[language]:
         out = pattern.sub(b"\x01", data)
     else:
         # ``pattern.sub(b"\x01\\1\x01", data)``, without its cost: on Python 3.11 a
