@@ -135,7 +135,7 @@ def test_lexer_matches_the_tree_walk_on_the_fixtures(name: str):
 
 def _plain_python_words(data: bytes) -> str:
     """The words of ``data`` blanked with the plain (unmarked) Python expression."""
-    out = lexer._COMPILED["python"].sub(b"\x01", data)
+    out = lexer._compiled("python").sub(b"\x01", data)
     if b"\x01" in out:
         out = lexer._PY_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
     return _references(out, [])
