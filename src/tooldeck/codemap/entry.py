@@ -25,7 +25,8 @@ log = logging.getLogger("tooldeck.codemap")
 _UNSET: Any = object()
 Decoded = tuple[list[str], list[Symbol], str, int]
 _EMPTY: Decoded = ([], [], "", 0)
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+# check_circular off: rows are fresh lists of str/int/None, and the check costs a dict entry per list
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def encode(payload: Payload) -> str:
@@ -42,7 +43,8 @@ def encode_rows(imports: list[str], rows: list[list[Any]], refs: str, lines: int
     and escaping them cost half of the encoding (a worker encodes every file)."""
     if not (refs.isascii() and refs.isprintable()) or '"' in refs or "\\" in refs:  # never from extraction
         return _ENCODER.encode({"i": imports, "s": rows, "r": refs, "n": lines})
-    return f'{{"i":{_ENCODER.encode(imports)},"s":{_ENCODER.encode(rows)},"r":"{refs}","n":{int(lines)}}}'
+    head = _ENCODER.encode({"i": imports, "s": rows})  # one encoder call: `{"i":[...],"s":[...]}`
+    return f'{head[:-1]},"r":"{refs}","n":{int(lines)}}}'
 
 
 def encode_skip(reason: str) -> str:
