@@ -4,6 +4,7 @@ must blank exactly what the grammars call comments and strings."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,29 @@ def test_lexer_matches_the_tree_walk_on_the_fixtures(name: str):
     tree = grammars.parse(language, data)
     skips = [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, tree.root_node)]
     assert _references(lexer.blank(language, data), []) == _references(data, skips)
+
+
+def _plain_python_words(data: bytes) -> str:
+    """The words of ``data`` blanked with the plain (unmarked) Python expression."""
+    out = lexer._compiled("python").sub(b"\x01", data)
+    if b"\x01" in out:
+        out = lexer._PY_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
+    return _references(out, [])
+
+
+def test_marked_python_lexer_finds_the_words_the_plain_one_does():
+    """The fast path (a mark before every quote and `#`) must blank exactly
+    what the plain expression blanks: escapes, quotes of the other kind,
+    unterminated and triple-quoted literals, prefixes; generated inputs too."""
+    cases = [
+        b"x = 'it\\'s' # c\ny = \"a\\\"b\" + z\n",
+        b"s = '''a ' b \"\"\" c''' ; t = \"\"\"q \\\"\"\" \"\"\" after\n",
+        b"u = rb'\\\\' + f\"{v}\" + 'open\nw = 1  # tail ' \" \n",
+        b"x = '#not' # '''not a string\nkeep = 1\n",
+        b"\x02 = 'odd' keep\n",  # a file holding the mark itself: the plain expression
+    ]
+    rnd = random.Random(14)
+    alphabet = [b"a", b"b", b"#", b'"', b"'", b"\\", b"\n", b" ", b"r", b"f", b'"""', b"'''", b"x1"]
+    cases += [b"".join(rnd.choice(alphabet) for _ in range(rnd.randint(1, 24))) for _ in range(20_000)]
+    for data in cases:
+        assert _references(lexer.blank("python", data), []) == _plain_python_words(data), data

@@ -27,8 +27,8 @@ This runs in worker processes too, so it must stay importable on its own.
 from __future__ import annotations
 
 import bisect
+import operator
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from tooldeck.codemap import grammars, lexer
@@ -52,6 +52,9 @@ _NAME_LEAD = ":$@"
 _TRAILERS = " \t:{=;,"
 # a line comment inside a header (not `http://` in a default: it must follow a space, comma or bracket)
 _LINE_COMMENTS = {marker: re.compile(rb"(?<=[\s,(\[{])" + re.escape(marker) + rb"[^\n]*") for marker in (b"#", b"//")}
+# the same on an ASCII file's decoded text (re.ASCII: \s is then the bytes pattern's \s)
+_LINE_COMMENTS_TEXT = {marker: re.compile(p.pattern.decode(), re.ASCII) for marker, p in _LINE_COMMENTS.items()}
+_MARKER_TEXT = {marker: marker.decode() for marker in _LINE_COMMENTS}
 
 
 # language -> pattern index -> (kind, its @definition capture name) or None (imports, scopes):
@@ -59,15 +62,11 @@ _LINE_COMMENTS = {marker: re.compile(rb"(?<=[\s,(\[{])" + re.escape(marker) + rb
 _KINDS: dict[str, dict[int, tuple[str, str] | None]] = {}
 
 
-@dataclass(slots=True)
-class _Def:
-    start: int
-    end: int
-    pattern: int
-    kind: str
-    node: Any
-    name: Any
-    body: Any
+# a definition the query found: (start byte, -end byte, pattern, kind, node, name node, body node or None);
+# a tuple (not a class): one is made per match, and sorting on its first two items is a C-level key
+_Def = tuple[int, int, int, str, Any, Any, Any]
+_BY_POSITION = operator.itemgetter(0, 1)  # outer before inner at the same start; stable for twins
+_cursor_type: Any = None  # tree_sitter.QueryCursor, imported on first use (workers import this module early)
 
 
 def count_lines(data: bytes) -> int:
@@ -106,7 +105,7 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
             done.add(node.start_byte)
             deep.extend(_collect(query, node, spec, defs, import_nodes, kinds, data))
 
-    rows = _symbols(sorted(defs.values(), key=lambda d: (d.start, -d.end)), data, spec)
+    rows = _symbols(sorted(defs.values(), key=_BY_POSITION), data, spec)
     imports = _imports(import_nodes, data, spec)
     if lexer.has_lexer(language):
         refs = _references(lexer.blank(language, data), [])
@@ -127,12 +126,15 @@ def _collect(
     """Run the definitions query under ``node``, starting no match deeper than
     ``spec.max_depth`` levels below it; returns the containers it found whose
     members may lie beyond that depth."""
-    from tree_sitter import QueryCursor
+    global _cursor_type
+    if _cursor_type is None:
+        from tree_sitter import QueryCursor
 
+        _cursor_type = QueryCursor
     max_depth = spec.max_depth
     refine = spec.refine
     refine_kinds = spec.refine_kinds
-    cursor = QueryCursor(query)
+    cursor = _cursor_type(query)
     cursor.set_max_start_depth(max_depth)
     deep: list[Any] = []
     defs_get = defs.get
@@ -153,6 +155,7 @@ def _collect(
         kind, capture = known
         def_node = caps[capture][0]
         names = caps.get("name")
+        bodies = caps.get("body")
         if not names:  # a bare `(node) @definition.x` pattern (cheaper to compile): use the fields
             name = def_node.child_by_field_name("name")
             if name is None:
@@ -160,18 +163,19 @@ def _collect(
             names = [name]
             if kind not in VALUE_KINDS:
                 body = def_node.child_by_field_name("body")
-                caps = {**caps, "body": [body]} if body is not None else caps
+                bodies = [body] if body is not None else bodies
         # one statement may define several names (`attr_reader :a, :b`): key on the name too
         name_node = names[0]
-        key = (def_node.start_byte, def_node.end_byte, name_node.start_byte)
+        start = def_node.start_byte
+        end = def_node.end_byte
+        key = (start, end, name_node.start_byte)
         seen = defs_get(key)
-        if seen is not None and seen.pattern <= pattern:
+        if seen is not None and seen[2] <= pattern:
             continue
-        bodies = caps.get("body")
         body = bodies[0] if bodies else None
         if refine is not None and (refine_kinds is None or kind in refine_kinds):
             kind, body = refine(kind, def_node, name_node, body, src)
-        defs[key] = _Def(key[0], key[1], pattern, kind, def_node, name_node, body)
+        defs[key] = (start, -end, pattern, kind, def_node, name_node, body)
         # a container whose members lie beyond the pass's depth (-100: inside a function: never searched)
         if (
             seen is None
@@ -197,41 +201,52 @@ def _depth(node: Any, top: Any, function_types: tuple[str, ...] = ()) -> int:
 
 
 def _symbols(defs: list[_Def], src: bytes, spec: Any) -> list[list[Any]]:
+    # An ASCII file (most source files) is decoded once: its str offsets are its byte
+    # offsets, so names and headers are slices of one str, not a decode each.
+    text = src.decode("ascii") if src.isascii() else None
+    mark = spec.wrapper_mark  # no byte of it in the file: nothing is wrapped (no `@` = no decorator)
+    wrappers = spec.wrappers if spec.wrappers and (not mark or mark in src) else None
+    wrapped_kinds = spec.wrapped_kinds
     out: list[list[Any]] = []
     stack: list[tuple[int, int, str, str]] = []  # (start, end byte, name, kind) of open ancestors
     bodies: set[int] = set()
-    for d in defs:
+    for start, neg_end, _pattern, kind, node, name_node, body in defs:
+        end = -neg_end
         # pop what ended before d, and d's twin (another name of the same statement)
-        while stack and (stack[-1][1] <= d.start or (stack[-1][0] == d.start and stack[-1][1] == d.end)):
+        while stack and (stack[-1][1] <= start or (stack[-1][0] == start and stack[-1][1] == end)):
             stack.pop()
         parent = stack[-1] if stack else None
-        if parent is not None and parent[3] in BODY_KINDS:
-            continue  # inside a body: not part of the map
-        body = d.body
+        if parent is not None:
+            if parent[3] in BODY_KINDS:
+                continue  # inside a body: not part of the map
+            if kind == "function" and parent[3] in CLASS_LIKE:
+                kind = "method"
+        body_start = 0
         if body is not None:
             body_start = body.start_byte
             if body_start in bodies:
                 continue  # `typedef struct s {...} S`: the struct is the typedef, listed once
             bodies.add(body_start)
-        kind = d.kind
-        if kind == "function" and parent is not None and parent[3] in CLASS_LIKE:
-            kind = "method"
-        name_node = d.name
-        name = _clean_name(src[name_node.start_byte : name_node.end_byte].decode("utf-8", "replace"))
+        at, to = name_node.start_byte, name_node.end_byte
+        raw = text[at:to] if text is not None else src[at:to].decode("utf-8", "replace")
+        name = raw if raw.isidentifier() else _clean_name(raw)  # an identifier is already clean
         if not name:
             continue
+        sig = _signature(text, src, start, end, body, body_start, kind, name, spec)
+        if wrappers is not None and (wrapped_kinds is None or kind in wrapped_kinds):
+            sig = _wrapped(sig, node, wrappers, src)
         out.append(
             [
                 name,
                 kind,
-                _signature(d, kind, name, src, spec),
+                sig,
                 name_node.start_point[0] + 1,
                 parent[2] if parent is not None else None,
-                d.node.end_point[0] + 1,
+                node.end_point[0] + 1,
                 len(stack),
             ]
         )
-        stack.append((d.start, d.end, name, kind))
+        stack.append((start, end, name, kind))
     return out
 
 
@@ -245,21 +260,39 @@ def _clean_name(name: str) -> str:
     return name
 
 
-def _signature(d: _Def, kind: str, name: str, src: bytes, spec: Any) -> str:
-    if d.body is not None:
-        head = src[d.start : d.body.start_byte]
-        if spec.line_comment and spec.line_comment in head:  # `def f(x):  # note`, `f(a, // note`
-            head = _LINE_COMMENTS[spec.line_comment].sub(b"", head)
-        sig = _tidy(squash(head.decode("utf-8", "replace")).rstrip(_TRAILERS))
-        tail = src[d.body.end_byte : d.end].strip()
-        if tail and tail not in (b";", b",", b"end"):  # C `typedef struct {...} Name;`
-            sig = f"{sig} {{…}} {squash(tail.decode('utf-8', 'replace')).rstrip(';')}"
+def _signature(
+    text: str | None, src: bytes, start: int, end: int, body: Any, body_start: int, kind: str, name: str, spec: Any
+) -> str:
+    """The shown header of the definition at ``start:end`` (``text``: the
+    file decoded, when it is ASCII; else each piece is decoded from ``src``)."""
+    if body is not None:
+        marker = spec.line_comment  # `def f(x):  # note`, `f(a, // note`: removed
+        if text is not None:
+            head = text[start:body_start]
+            if marker and _MARKER_TEXT[marker] in head:
+                head = _LINE_COMMENTS_TEXT[marker].sub("", head)
+        else:
+            raw = src[start:body_start]
+            if marker and marker in raw:
+                raw = _LINE_COMMENTS[marker].sub(b"", raw)
+            head = raw.decode("utf-8", "replace")
+        sig = _tidy(" ".join(head.split()).rstrip(_TRAILERS))
+        body_end = body.end_byte
+        if body_end < end:
+            tail = src[body_end:end].strip()
+            if tail and tail not in (b";", b",", b"end"):  # C `typedef struct {...} Name;`
+                sig = f"{sig} {{…}} {squash(tail.decode('utf-8', 'replace')).rstrip(';')}"
         limit = MAX_SIGNATURE
     else:
-        raw = src[d.start : d.end].decode("utf-8", "replace")
-        first, newline, _rest = raw.partition("\n")
-        sig = squash(first).rstrip(";")
-        if newline and _rest.strip():
+        if text is not None:
+            newline = text.find("\n", start, end)
+            first = text[start:end] if newline < 0 else text[start:newline]
+            more = newline >= 0 and not _blank(text[newline + 1 : end])
+        else:
+            first, nl, rest = src[start:end].decode("utf-8", "replace").partition("\n")
+            more = bool(nl) and not _blank(rest)
+        sig = " ".join(first.split()).rstrip(";")
+        if more:
             sig = sig[:-1].rstrip() + " " + sig[-1] + "…" if sig.endswith(("{", "(", "[")) else sig + " …"
         limit = MAX_VALUE_SIGNATURE
     keyword = spec.kind_prefix.get(kind)
@@ -272,17 +305,26 @@ def _signature(d: _Def, kind: str, name: str, src: bytes, spec: Any) -> str:
         at = sig.find(name)
         keep = max(limit - 1, at + len(name) if at >= 0 else 0)
         sig = sig[:keep].rstrip() + "…" if keep < len(sig) else sig
-    if spec.wrappers:
-        parent = d.node.parent
-        wrap = spec.wrappers.get(parent.type) if parent is not None else None
-        if wrap is not None:
-            # the prefix (decorators, export...) is cut on its own: it must not crowd out the name
-            prefix = wrap if isinstance(wrap, str) else wrap(parent, d.node, src)
-            if len(prefix) > MAX_PREFIX:
-                prefix = prefix[: MAX_PREFIX - 1].rsplit(" ", 1)[0] + " …"
-            if prefix:
-                sig = f"{prefix} {sig}"
     return sig
+
+
+def _blank(s: str) -> bool:
+    """Only whitespace (or nothing): what ``not s.strip()`` says, without the copy."""
+    return not s or s.isspace()
+
+
+def _wrapped(sig: str, node: Any, wrappers: dict[str, Any], src: bytes) -> str:
+    """``sig`` behind its wrapper's prefix (decorators, ``export``...), if
+    ``node``'s parent is a wrapper; the prefix is cut on its own: it must
+    not crowd out the name."""
+    parent = node.parent
+    wrap = wrappers.get(parent.type) if parent is not None else None
+    if wrap is None:
+        return sig
+    prefix = wrap if isinstance(wrap, str) else wrap(parent, node, src)
+    if len(prefix) > MAX_PREFIX:
+        prefix = prefix[: MAX_PREFIX - 1].rsplit(" ", 1)[0] + " …"
+    return f"{prefix} {sig}" if prefix else sig
 
 
 def _drop_receiver(sig: str, name: str, receivers: tuple[str, ...]) -> str:

@@ -162,6 +162,11 @@ class LangSpec:
     function_types: tuple[str, ...] = ()
     # what starts a line comment (removed from headers: `def f():  # note`)
     line_comment: bytes = b"//"
+    # a byte every wrapped definition's file holds (Python's decorators: `@`): a file without
+    # it has no wrapped definition, so no definition's parent is looked up
+    wrapper_mark: bytes = b""
+    # the kinds a wrapper may hold (None: any); others never look up their parent
+    wrapped_kinds: frozenset[str] | None = None
 
 
 _JS_IDS = ("identifier", "property_identifier", "shorthand_property_identifier", "private_property_identifier")
@@ -181,6 +186,8 @@ SPECS: dict[str, LangSpec] = {
         refine_kinds=frozenset({"variable", "property"}),
         function_types=("function_definition",),
         line_comment=b"#",
+        wrapper_mark=b"@",
+        wrapped_kinds=frozenset({"function", "method", "class"}),  # a decorated_definition holds these only
     ),
     "javascript": LangSpec("tree_sitter_javascript", "language", _JS_SKIP, _JS_IDS, _JS_WRAPPERS),
     "typescript": LangSpec(
