@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 import re
 
-from tooldeck.context.builder import _matching_lines, slice_ranges
 from tooldeck.context.query import parse_query
+from tooldeck.context.slices import _matching_lines, slice_ranges
 
 
 def test_matching_lines_equal_a_search_of_each_line():

@@ -25,7 +25,6 @@ import ctypes.util
 import functools
 import logging
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -41,11 +40,12 @@ from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.pairs import lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols
+from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols, start_content
+from tooldeck.context.slices import slice_ranges
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.imports import resolve_import
-from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
+from tooldeck.selection.model import LineRange, SelectedFile, Selection
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
@@ -59,8 +59,6 @@ log = logging.getLogger("tooldeck.context")
 DEFAULT_BUDGET = 30_000
 CANDIDATES = 80
 SEEDS = 40
-CONTEXT_LINES = 6
-MAX_SLICE_LINES = 240
 MAX_READ_BYTES = 1_000_000
 LEXICAL_WEIGHT = 0.45
 INLINE_INDEX_FILES = 1500
@@ -148,6 +146,7 @@ class ContextBuilder:
         clock = _Clock()
         query = parse_query(instructions)
         ws = self.rt.workspace
+        content = start_content(ws, query)  # ripgrep reads the tree in its own processes while it is walked
         walked = self.universe.walk(ws)
         files = walked.files
         clock.lap("walk")
@@ -155,7 +154,9 @@ class ContextBuilder:
         say("retrieving")
         if not walked.same_files or self._path_index is None:
             self._path_index = path_word_index(files)
-        scored = retrieve(ws, query, None, lexical_only=True, files=files, by_word=self._path_index)  # content, paths
+        scored = retrieve(
+            ws, query, None, lexical_only=True, files=files, by_word=self._path_index, started=content
+        )  # content, paths
         clock.lap("retrieve")
         index = graph = None
         cm_svc = codemap_service(self.rt)
@@ -400,35 +401,6 @@ class ContextBuilder:
         selection_service(self.rt).set(items, auto_codemaps=False)
 
 
-def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange, ...]:
-    """Line ranges worth showing: the definitions of names the task mentions,
-    and the lines that mention its terms, each with a little context."""
-    lines = text.split("\n")
-    n = len(lines)
-    found: list[LineRange] = []
-    names = {t.lower() for t in query.identifiers} | set(query.words)
-    if cm is not None:
-        for sym in cm.symbols:
-            if sym.name.lower() in names and sym.end_line >= sym.line:
-                end = min(sym.end_line, sym.line + 80)
-                found.append(LineRange(sym.line, end, f"{sym.kind} {sym.name}"))
-    terms = [t for t in query.terms if len(t) >= 3][:24]
-    if terms:
-        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
-        for i in _matching_lines(text, pattern):
-            found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
-    merged = merge_ranges(found)
-    out: list[LineRange] = []
-    total = 0
-    for r in merged:
-        size = r.end - r.start + 1
-        if total + size > MAX_SLICE_LINES:
-            break
-        out.append(r)
-        total += size
-    return tuple(out)
-
-
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
@@ -449,27 +421,6 @@ def release_freed_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
-    """1-based numbers of the lines holding a match of ``pattern``, in order.
-
-    One search per matching line, not one per line (a 2,000-line file with
-    ten matching lines is ten C calls, not 2,000): a match never spans a
-    newline (terms are words), and a search resumed after a newline sees it,
-    as ``\\b`` sees a line's start, as a word boundary; so the lines found are
-    the same."""
-    out: list[int] = []
-    line, pos = 1, 0
-    m = pattern.search(text)
-    while m is not None:
-        line += text.count("\n", pos, m.start())
-        out.append(line)
-        pos = text.find("\n", m.end())
-        if pos < 0:
-            break
-        m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
-    return out
 
 
 def inline_index_files() -> int:
