@@ -27,6 +27,7 @@ import logging
 import os
 import sys
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -65,6 +66,7 @@ INLINE_INDEX_FILES = 1500
 COLD_PARSE = 400  # best lexical candidates parsed by a build without the full index
 COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
 COLD_IMPORTED = 200  # ... and files the best SEEDS import
+CODEMAP_TOKENS_KEPT = 4096  # codemap token counts kept between builds (~0.5 MB)
 
 Progress = Callable[[str], None]
 
@@ -119,6 +121,8 @@ class _Pending:
     codemap: str | None = None
     slices: str | None = None
     ranges: tuple[LineRange, ...] = ()
+    codemap_key: tuple[str, str, str] | None = None  # (shown path, language, content hash) of its codemap
+    codemap_tokens: int | None = None  # known from an earlier build: the codemap was not rendered
 
 
 class ContextBuilder:
@@ -128,6 +132,9 @@ class ContextBuilder:
         self.universe = Universe()
         self._last_graph: Graph | None = None
         self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
+        # tokens of a codemap chunk by (shown path, language, content hash): rendering a candidate's
+        # codemap cost ~1 ms, and the same files come back build after build
+        self._codemap_tokens: OrderedDict[tuple[str, str, str], int] = OrderedDict()
 
     def build(
         self,
@@ -334,12 +341,15 @@ class ContextBuilder:
                 log.debug("no codemap for %s: %s", info.shown, exc)
                 cm = None
         if cm is not None:
-            p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
+            p.codemap_key = (info.shown, cm.language, cm.content_hash)
+            p.codemap_tokens = self._codemap_tokens.get(p.codemap_key)
+            if p.codemap_tokens is None:
+                p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
         if text is not None:
             p.ranges = slice_ranges(text, query, cm)
             if p.ranges:
                 p.slices = slices_chunk(info.shown, text, p.ranges)
-        if p.full is None and p.codemap is None:
+        if p.full is None and p.codemap is None and p.codemap_tokens is None:
             return None
         return p
 
@@ -351,7 +361,12 @@ class ContextBuilder:
         for p in pending:
             c = p.candidate
             c.full = next(counts) if p.full is not None else None
-            c.codemap = next(counts) if p.codemap is not None else None
+            c.codemap = next(counts) if p.codemap is not None else p.codemap_tokens
+            if p.codemap_key is not None and c.codemap is not None:
+                self._codemap_tokens[p.codemap_key] = c.codemap
+                self._codemap_tokens.move_to_end(p.codemap_key)  # least recently used ones go first
+            while len(self._codemap_tokens) > CODEMAP_TOKENS_KEPT:
+                self._codemap_tokens.popitem(last=False)
             if p.slices is not None:
                 c.slices = (p.ranges, next(counts))
         return [p.candidate for p in pending]
