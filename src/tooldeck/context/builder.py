@@ -32,15 +32,17 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from tooldeck.codemap import pool
 from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
-from tooldeck.context.pairs import lift_test_pairs, pair_reason
+from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
-from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
+from tooldeck.context.rank import MIN_RANK, Graph, GraphCache, rank_vector
 from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols, start_content
 from tooldeck.context.slices import slice_ranges
 from tooldeck.context.universe import Universe, Walked
@@ -132,6 +134,7 @@ class ContextBuilder:
         self.universe = Universe()
         self._last_graph: Graph | None = None
         self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
+        self._paths: tuple[Graph, dict[str, str], np.ndarray] | None = None  # see _node_paths
         # tokens of a codemap chunk by (shown path, language, content hash): rendering a candidate's
         # codemap cost ~1 ms, and the same files come back build after build
         self._codemap_tokens: OrderedDict[tuple[str, str, str], int] = OrderedDict()
@@ -161,6 +164,7 @@ class ContextBuilder:
         say("retrieving")
         if not walked.same_files or self._path_index is None:
             self._path_index = path_word_index(files)
+            self._paths = None
         scored = retrieve(
             ws, query, None, lexical_only=True, files=files, by_word=self._path_index, started=content
         )  # content, paths
@@ -285,18 +289,35 @@ class ContextBuilder:
         top = max(lexical.values())
         lex_norm = {k: v / top for k, v in lexical.items()}
         if graph is None:
-            return sorted(lex_norm.items(), key=lambda kv: (-kv[1], kv[0]))
-        shown_of = {f.abs: f.shown for f in files}
-        abs_of = {f.shown: f.abs for f in files}
+            return best_first(lex_norm)
+        shown_of, node_abs = self._node_paths(graph, files)
         seeds = dict(sorted(lex_norm.items(), key=lambda kv: -kv[1])[:SEEDS])
-        pr = personalized_pagerank(graph, {shown_of[k]: v for k, v in seeds.items() if k in shown_of})
-        pr_abs = {abs_of[s]: v for s, v in pr.items() if s in abs_of}
+        r = rank_vector(graph, {shown_of[k]: v for k, v in seeds.items() if k in shown_of})
+        pr_abs: dict[str, float] = {}
+        if r is not None:
+            idx = np.flatnonzero(r > MIN_RANK)
+            for a, v in zip(node_abs[idx].tolist(), r[idx].tolist(), strict=True):
+                if a is not None:
+                    pr_abs[a] = v
         pr_top = max(pr_abs.values(), default=0.0) or 1.0
         keys = set(lex_norm) | set(pr_abs)
         combined = {
             k: LEXICAL_WEIGHT * lex_norm.get(k, 0.0) + (1 - LEXICAL_WEIGHT) * pr_abs.get(k, 0.0) / pr_top for k in keys
         }
-        return sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))
+        return best_first(combined)
+
+    def _node_paths(self, graph: Graph, files: list[FileInfo]) -> tuple[dict[str, str], np.ndarray]:
+        """abs → shown path of every file, and each graph node's abs path (None: not
+        a walked file), kept while the graph and the walk's files are the same
+        (two dicts of 13k paths per build otherwise)."""
+        kept = self._paths  # dropped by build() when the walk finds other files
+        if kept is not None and kept[0] is graph:
+            return kept[1], kept[2]
+        shown_of = {f.abs: f.shown for f in files}
+        abs_of = {f.shown: f.abs for f in files}
+        node_abs = np.array([abs_of.get(s) for s in graph.nodes], dtype=object)
+        self._paths = (graph, shown_of, node_abs)
+        return shown_of, node_abs
 
     def _measure(
         self,

@@ -172,16 +172,32 @@ def personalized_pagerank(
 ) -> dict[str, float]:
     """Stationary rank of each node for teleport distribution ``seeds``
     (shown path → weight; unknown paths are ignored)."""
+    r = rank_vector(graph, seeds, alpha=alpha, iterations=iterations)
+    if r is None:
+        return {}
+    idx = np.flatnonzero(r > MIN_RANK)
+    return dict(zip([graph.nodes[i] for i in idx.tolist()], r[idx].tolist(), strict=True))
+
+
+MIN_RANK = 1e-12  # ranks at or below this are no rank at all
+
+
+def rank_vector(
+    graph: Graph, seeds: dict[str, float], *, alpha: float = ALPHA, iterations: int = ITERATIONS
+) -> np.ndarray | None:
+    """:func:`personalized_pagerank` as an array aligned with ``graph.nodes``
+    (None: no seed is a node). A caller mapping ranks to its own keys skips
+    the dict of every ranked node (~12k on a 13k-file tree)."""
     n = len(graph.nodes)
     if n == 0:
-        return {}
+        return None
     p = np.zeros(n)
     for path, weight in seeds.items():
         i = graph.index_of.get(path)
         if i is not None and weight > 0:
             p[i] += weight
     if p.sum() == 0:
-        return {}
+        return None
     p /= p.sum()
     r = p.copy()
     matrix = graph.matrix
@@ -193,7 +209,7 @@ def personalized_pagerank(
             r = r_next
             break
         r = r_next
-    return {graph.nodes[i]: float(r[i]) for i in np.nonzero(r > 1e-12)[0]}
+    return r
 
 
 class GraphCache:

@@ -149,14 +149,20 @@ def score_content(
     for _f, counts in hits:
         df.update(counts.keys())
     avg = sum(f.size for f in files) / n or 1.0
+    # per term and per file once (thousands of files x a dozen terms); the same expressions as
+    # _bm25, so every contribution is the same float
+    idf = {term: math.log(1 + (n - k + 0.5) / (k + 0.5)) for term, k in df.items()}
+    weight = {term: IDENT_WEIGHT if term in idents else 1.0 for term in df}
+    k1 = K1 + 1
     for f, counts in hits:
         s = scored.of(f)
+        size = max(f.size, 1)
+        norm = K1 * (1 - B + B * (size / avg if avg else 1.0))
+        term_scores = s.term_scores
         for term, tf in counts.items():
-            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            weight = IDENT_WEIGHT if term in idents else 1.0
-            contribution = weight * _bm25(tf, idf, max(f.size, 1), avg)
+            contribution = weight[term] * (idf[term] * tf * k1 / (tf + norm))
             s.content += contribution
-            s.term_scores[term] += contribution
+            term_scores[term] += contribution
 
 
 def path_word_index(files: list[FileInfo]) -> dict[str, list[str]]:

@@ -22,8 +22,7 @@ MAX_SLICE_LINES = 240
 def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange, ...]:
     """Line ranges worth showing: the definitions of names the task mentions,
     and the lines that mention its terms, each with a little context."""
-    lines = text.split("\n")
-    n = len(lines)
+    n = text.count("\n") + 1  # lines (as text.split("\n") counts them)
     found: list[LineRange] = []
     names = {t.lower() for t in query.identifiers} | set(query.words)
     if cm is not None:
