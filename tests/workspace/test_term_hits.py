@@ -81,3 +81,16 @@ def test_a_search_needs_no_unicode_folding(root: Path) -> None:
         pytest.skip("rg not installed")
     (root / "a.txt").write_text("Kelvin \u212aelvin kelvin KELVIN\n")
     assert ripgrep.term_hits(IgnoreRules(str(root)), ["kelvin"]) == {"a.txt": Counter({"kelvin": 3})}
+
+
+def test_an_rg_that_refuses_the_search_falls_back_to_python(
+    tree: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An rg that exits with an error and prints nothing (an older rg without
+    one of the flags) gives the Python counts, not an empty result."""
+    fake = root.parent / "old-rg"
+    fake.write_text("#!/bin/sh\necho 'unknown flag' >&2\nexit 2\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(ripgrep, "find_rg", lambda: str(fake))
+    got = ripgrep.term_hits(IgnoreRules(str(tree)), WORDS, max_per_file=1000)
+    assert got == expected(tree, WORDS, 1000) and got

@@ -26,6 +26,7 @@ import functools
 import logging
 import os
 import sys
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -138,6 +139,7 @@ class ContextBuilder:
         # tokens of a codemap chunk by (shown path, language, content hash): rendering a candidate's
         # codemap cost ~1 ms, and the same files come back build after build
         self._codemap_tokens: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._lock = threading.Lock()
 
     def build(
         self,
@@ -384,10 +386,11 @@ class ContextBuilder:
             c.full = next(counts) if p.full is not None else None
             c.codemap = next(counts) if p.codemap is not None else p.codemap_tokens
             if p.codemap_key is not None and c.codemap is not None:
-                self._codemap_tokens[p.codemap_key] = c.codemap
-                self._codemap_tokens.move_to_end(p.codemap_key)  # least recently used ones go first
-            while len(self._codemap_tokens) > CODEMAP_TOKENS_KEPT:
-                self._codemap_tokens.popitem(last=False)
+                with self._lock:  # two builds may run at once
+                    self._codemap_tokens[p.codemap_key] = c.codemap
+                    self._codemap_tokens.move_to_end(p.codemap_key)  # least recently used ones go first
+                    while len(self._codemap_tokens) > CODEMAP_TOKENS_KEPT:
+                        self._codemap_tokens.popitem(last=False)
             if p.slices is not None:
                 c.slices = (p.ranges, next(counts))
         return [p.candidate for p in pending]

@@ -114,6 +114,8 @@ class TermSearch:
     def _collect(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
         try:
             out = proc.communicate(timeout=timeout)[0]
+            if proc.returncode == 2 and not out:  # rg refused the search (an older rg without a flag...)
+                return
             # identical (file, match) lines are counted in C first: a common word prints
             # thousands of them, and decoding each one in Python cost more than rg's search
             self._matches = Counter(out.split(b"\n"))
