@@ -86,3 +86,14 @@ def test_indexing_only_the_top_stems_gives_the_same_lift_as_indexing_all():
     full = lift_pairs(ranked, Pairs(rels), top=PAIR_TOP)
     assert lift_test_pairs(ranked, rels) == full
     assert full[1] == {"/r/tests/test_a.py": "/r/src/a.py", "/r/tests/test_b.py": "/r/src/b.py"}
+
+
+def test_best_first_orders_as_the_key_function_does() -> None:
+    import random
+
+    from tooldeck.context.pairs import best_first
+
+    rnd = random.Random(2)
+    for _ in range(50):
+        scores = {f"k{rnd.randint(0, 999)}": rnd.choice([0.0, 0.5, 1.0, rnd.random()]) for _ in range(200)}
+        assert best_first(scores) == sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 import re
 
-from tooldeck.context.builder import _matching_lines, slice_ranges
 from tooldeck.context.query import parse_query
+from tooldeck.context.slices import _matching_lines, slice_ranges
 
 
 def test_matching_lines_equal_a_search_of_each_line():
@@ -25,3 +25,20 @@ def test_slice_ranges_surround_the_lines_naming_the_task():
     text = "\n".join(f"line {i}" for i in range(1, 101)).replace("line 50", "the retry loop")
     ranges = slice_ranges(text, parse_query("fix the retry loop"), None)
     assert [(r.start, r.end) for r in ranges] == [(44, 56)]
+
+
+def test_the_term_pattern_finds_the_lines_ignorecase_finds():
+    """Lowercased text and lowercase terms: the lines an ASCII case-insensitive search finds."""
+    from tooldeck.context.slices import term_pattern
+
+    rnd = random.Random(5)
+    words = ["Retry", "RETRY", "retry_x", "maxRetries", "max_retries", "Max_Retries", "pool", "Pool.", "é", "x", ""]
+    query = parse_query("the retry of max_retries in the Pool")
+    reference = re.compile(r"\b(max_retries|retry|max|retries|pool)\b", re.IGNORECASE | re.ASCII)
+    pattern = term_pattern(query)
+    assert pattern is not None
+    for _ in range(200):
+        text = "\n".join(" ".join(rnd.choice(words) for _ in range(5)) for _ in range(rnd.randint(1, 20)))
+        expected = [i for i, line in enumerate(text.split("\n"), 1) if reference.search(line)]
+        assert _matching_lines(text.lower(), pattern) == expected
+    assert term_pattern(parse_query("a b")) is None

@@ -25,12 +25,15 @@ import ctypes.util
 import functools
 import logging
 import os
-import re
 import sys
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.index import SymbolIndex
@@ -38,14 +41,15 @@ from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
-from tooldeck.context.pairs import lift_test_pairs, pair_reason
+from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
-from tooldeck.context.rank import Graph, GraphCache, personalized_pagerank
-from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols
+from tooldeck.context.rank import MIN_RANK, Graph, GraphCache, rank_vector
+from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols, start_content
+from tooldeck.context.slices import slice_ranges
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.imports import resolve_import
-from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges
+from tooldeck.selection.model import LineRange, SelectedFile, Selection
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.workspace.content import decode_text, read_bytes
@@ -59,14 +63,13 @@ log = logging.getLogger("tooldeck.context")
 DEFAULT_BUDGET = 30_000
 CANDIDATES = 80
 SEEDS = 40
-CONTEXT_LINES = 6
-MAX_SLICE_LINES = 240
 MAX_READ_BYTES = 1_000_000
 LEXICAL_WEIGHT = 0.45
 INLINE_INDEX_FILES = 1500
 COLD_PARSE = 400  # best lexical candidates parsed by a build without the full index
 COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
 COLD_IMPORTED = 200  # ... and files the best SEEDS import
+CODEMAP_TOKENS_KEPT = 4096  # codemap token counts kept between builds (~0.5 MB)
 
 Progress = Callable[[str], None]
 
@@ -121,6 +124,8 @@ class _Pending:
     codemap: str | None = None
     slices: str | None = None
     ranges: tuple[LineRange, ...] = ()
+    codemap_key: tuple[str, str, str] | None = None  # (shown path, language, content hash) of its codemap
+    codemap_tokens: int | None = None  # known from an earlier build: the codemap was not rendered
 
 
 class ContextBuilder:
@@ -130,6 +135,11 @@ class ContextBuilder:
         self.universe = Universe()
         self._last_graph: Graph | None = None
         self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
+        self._paths: tuple[Graph, dict[str, str], np.ndarray] | None = None  # see _node_paths
+        # tokens of a codemap chunk by (shown path, language, content hash): rendering a candidate's
+        # codemap cost ~1 ms, and the same files come back build after build
+        self._codemap_tokens: OrderedDict[tuple[str, str, str], int] = OrderedDict()
+        self._lock = threading.Lock()
 
     def build(
         self,
@@ -148,6 +158,7 @@ class ContextBuilder:
         clock = _Clock()
         query = parse_query(instructions)
         ws = self.rt.workspace
+        content = start_content(ws, query)  # ripgrep reads the tree in its own processes while it is walked
         walked = self.universe.walk(ws)
         files = walked.files
         clock.lap("walk")
@@ -155,7 +166,10 @@ class ContextBuilder:
         say("retrieving")
         if not walked.same_files or self._path_index is None:
             self._path_index = path_word_index(files)
-        scored = retrieve(ws, query, None, lexical_only=True, files=files, by_word=self._path_index)  # content, paths
+            self._paths = None
+        scored = retrieve(
+            ws, query, None, lexical_only=True, files=files, by_word=self._path_index, started=content
+        )  # content, paths
         clock.lap("retrieve")
         index = graph = None
         cm_svc = codemap_service(self.rt)
@@ -277,18 +291,35 @@ class ContextBuilder:
         top = max(lexical.values())
         lex_norm = {k: v / top for k, v in lexical.items()}
         if graph is None:
-            return sorted(lex_norm.items(), key=lambda kv: (-kv[1], kv[0]))
-        shown_of = {f.abs: f.shown for f in files}
-        abs_of = {f.shown: f.abs for f in files}
+            return best_first(lex_norm)
+        shown_of, node_abs = self._node_paths(graph, files)
         seeds = dict(sorted(lex_norm.items(), key=lambda kv: -kv[1])[:SEEDS])
-        pr = personalized_pagerank(graph, {shown_of[k]: v for k, v in seeds.items() if k in shown_of})
-        pr_abs = {abs_of[s]: v for s, v in pr.items() if s in abs_of}
+        r = rank_vector(graph, {shown_of[k]: v for k, v in seeds.items() if k in shown_of})
+        pr_abs: dict[str, float] = {}
+        if r is not None:
+            idx = np.flatnonzero(r > MIN_RANK)
+            for a, v in zip(node_abs[idx].tolist(), r[idx].tolist(), strict=True):
+                if a is not None:
+                    pr_abs[a] = v
         pr_top = max(pr_abs.values(), default=0.0) or 1.0
         keys = set(lex_norm) | set(pr_abs)
         combined = {
             k: LEXICAL_WEIGHT * lex_norm.get(k, 0.0) + (1 - LEXICAL_WEIGHT) * pr_abs.get(k, 0.0) / pr_top for k in keys
         }
-        return sorted(combined.items(), key=lambda kv: (-kv[1], kv[0]))
+        return best_first(combined)
+
+    def _node_paths(self, graph: Graph, files: list[FileInfo]) -> tuple[dict[str, str], np.ndarray]:
+        """abs → shown path of every file, and each graph node's abs path (None: not
+        a walked file), kept while the graph and the walk's files are the same
+        (two dicts of 13k paths per build otherwise)."""
+        kept = self._paths  # dropped by build() when the walk finds other files
+        if kept is not None and kept[0] is graph:
+            return kept[1], kept[2]
+        shown_of = {f.abs: f.shown for f in files}
+        abs_of = {f.shown: f.abs for f in files}
+        node_abs = np.array([abs_of.get(s) for s in graph.nodes], dtype=object)
+        self._paths = (graph, shown_of, node_abs)
+        return shown_of, node_abs
 
     def _measure(
         self,
@@ -333,12 +364,15 @@ class ContextBuilder:
                 log.debug("no codemap for %s: %s", info.shown, exc)
                 cm = None
         if cm is not None:
-            p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
+            p.codemap_key = (info.shown, cm.language, cm.content_hash)
+            p.codemap_tokens = self._codemap_tokens.get(p.codemap_key)
+            if p.codemap_tokens is None:
+                p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
         if text is not None:
             p.ranges = slice_ranges(text, query, cm)
             if p.ranges:
                 p.slices = slices_chunk(info.shown, text, p.ranges)
-        if p.full is None and p.codemap is None:
+        if p.full is None and p.codemap is None and p.codemap_tokens is None:
             return None
         return p
 
@@ -350,7 +384,13 @@ class ContextBuilder:
         for p in pending:
             c = p.candidate
             c.full = next(counts) if p.full is not None else None
-            c.codemap = next(counts) if p.codemap is not None else None
+            c.codemap = next(counts) if p.codemap is not None else p.codemap_tokens
+            if p.codemap_key is not None and c.codemap is not None:
+                with self._lock:  # two builds may run at once
+                    self._codemap_tokens[p.codemap_key] = c.codemap
+                    self._codemap_tokens.move_to_end(p.codemap_key)  # least recently used ones go first
+                    while len(self._codemap_tokens) > CODEMAP_TOKENS_KEPT:
+                        self._codemap_tokens.popitem(last=False)
             if p.slices is not None:
                 c.slices = (p.ranges, next(counts))
         return [p.candidate for p in pending]
@@ -400,35 +440,6 @@ class ContextBuilder:
         selection_service(self.rt).set(items, auto_codemaps=False)
 
 
-def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange, ...]:
-    """Line ranges worth showing: the definitions of names the task mentions,
-    and the lines that mention its terms, each with a little context."""
-    lines = text.split("\n")
-    n = len(lines)
-    found: list[LineRange] = []
-    names = {t.lower() for t in query.identifiers} | set(query.words)
-    if cm is not None:
-        for sym in cm.symbols:
-            if sym.name.lower() in names and sym.end_line >= sym.line:
-                end = min(sym.end_line, sym.line + 80)
-                found.append(LineRange(sym.line, end, f"{sym.kind} {sym.name}"))
-    terms = [t for t in query.terms if len(t) >= 3][:24]
-    if terms:
-        pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
-        for i in _matching_lines(text, pattern):
-            found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
-    merged = merge_ranges(found)
-    out: list[LineRange] = []
-    total = 0
-    for r in merged:
-        size = r.end - r.start + 1
-        if total + size > MAX_SLICE_LINES:
-            break
-        out.append(r)
-        total += size
-    return tuple(out)
-
-
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     if not sys.platform.startswith("linux"):
@@ -449,27 +460,6 @@ def release_freed_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
-    """1-based numbers of the lines holding a match of ``pattern``, in order.
-
-    One search per matching line, not one per line (a 2,000-line file with
-    ten matching lines is ten C calls, not 2,000): a match never spans a
-    newline (terms are words), and a search resumed after a newline sees it,
-    as ``\\b`` sees a line's start, as a word boundary; so the lines found are
-    the same."""
-    out: list[int] = []
-    line, pos = 1, 0
-    m = pattern.search(text)
-    while m is not None:
-        line += text.count("\n", pos, m.start())
-        out.append(line)
-        pos = text.find("\n", m.end())
-        if pos < 0:
-            break
-        m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
-    return out
 
 
 def inline_index_files() -> int:

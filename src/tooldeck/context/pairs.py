@@ -23,6 +23,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import itemgetter
 
 PAIR_TOP = 5  # files whose counterparts are lifted
 PAIR_WEIGHT = 0.5  # a counterpart's score: at least this share of its partner's
@@ -124,8 +125,18 @@ def lift_pairs(
             if share > scores.get(other, 0.0):
                 scores[other] = share
                 lifted[other] = key
-    out = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    out = best_first(scores)
     return out, lifted
+
+
+def best_first(scores: dict[str, float]) -> list[tuple[str, float]]:
+    """``scores`` by score, highest first, ties by key: the order of
+    ``sorted(items, key=lambda kv: (-kv[1], kv[0]))`` from two sorts in C (by
+    key, then a stable sort by score; ``reverse`` keeps ties in key order),
+    a few ms less on the 13k scores of a large tree."""
+    out = sorted(scores.items())
+    out.sort(key=itemgetter(1), reverse=True)
+    return out
 
 
 def lift_test_pairs(

@@ -9,8 +9,14 @@ to its callers, which tasks often touch too.
 
 PageRank is personalised: the teleport vector is the lexical retrieval score,
 so rank spreads from what the task names to what that code depends on and
-what depends on it. The power iteration runs on numpy arrays (one
-``bincount`` per step), so 100k edges cost milliseconds.
+what depends on it. The graph does not change between builds (only the
+personalisation does), so its transition matrix is made once, as a
+``scipy.sparse`` CSR matrix, when the graph is built; each power-iteration
+step is then one compiled sparse mat-vec: on a 12,817-file tree (1.3M
+edges) a build's PageRank fell from ~0.30 s (a numpy ``bincount`` over the
+edge arrays per step) to ~0.04 s, and the matrix (values + column indices)
+is smaller than the three edge arrays it replaces (16 MB against 21 MB).
+scipy is imported when the first graph is built, never at server start.
 
 Building the graph walks every file's reference words, so it is cached by a
 fingerprint of the index (the content keys of all files): unchanged code
@@ -22,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -39,15 +46,33 @@ TOLERANCE = 1e-6  # L1 change per step below which the ranking no longer moves
 class Graph:
     nodes: list[str]  # shown paths
     index_of: dict[str, int]
-    src: np.ndarray
-    dst: np.ndarray
-    weight: np.ndarray  # normalised per source (rows sum to 1)
-    dangling: np.ndarray  # bool per node: no out-edges
-    symbol_words: dict[str, set[str]]  # word → files defining a symbol with that word in its name
+    # the transition matrix, transposed: row = destination, column = source, value = the edge's
+    # weight normalised per source (each source's weights sum to 1); spread = matrix @ rank
+    matrix: Any  # scipy.sparse.csr_matrix (n × n)
+    dangling: np.ndarray  # indices of the nodes without out-edges
+    # word → files defining a symbol with that word in its name (tuples: 33k sets of a 13k-file tree took 28 MB)
+    symbol_words: dict[str, tuple[str, ...]]
 
     @property
     def edges(self) -> int:
-        return int(self.src.size)
+        return int(self.matrix.nnz)
+
+    def _coo(self) -> Any:
+        return self.matrix.tocoo()
+
+    @property
+    def src(self) -> np.ndarray:
+        """Source node of each edge (made from the matrix: for tests and inspection)."""
+        return np.asarray(self._coo().col)
+
+    @property
+    def dst(self) -> np.ndarray:
+        return np.asarray(self._coo().row)
+
+    @property
+    def weight(self) -> np.ndarray:
+        """Each edge's weight, in the order of :attr:`src` and :attr:`dst`."""
+        return np.asarray(self._coo().data)
 
 
 def fingerprint(index: SymbolIndex) -> str:
@@ -76,7 +101,18 @@ def build_graph(index: SymbolIndex) -> Graph:
         w = w / out_sum[src]
     else:
         out_sum = np.zeros(n)
-    return Graph(nodes, index_of, src, dst, w, out_sum == 0, sym_words)
+    matrix = _transition(src, dst, w, n)
+    del src, dst, w  # the matrix holds them (the edges are distinct: nothing is summed)
+    symbol_words = {w: tuple(sorted(owners)) for w, owners in sym_words.items()}
+    del sym_words
+    return Graph(nodes, index_of, matrix, np.flatnonzero(out_sum == 0), symbol_words)
+
+
+def _transition(src: np.ndarray, dst: np.ndarray, w: np.ndarray, n: int) -> Any:
+    """The CSR matrix whose row ``d`` holds the weights of the edges into ``d``."""
+    import scipy.sparse  # ~0.3 s of import: only when a graph is first built, never at server start
+
+    return scipy.sparse.csr_matrix((w, (dst, src)), shape=(n, n))
 
 
 def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) -> tuple[np.ndarray, ...]:
@@ -136,27 +172,44 @@ def personalized_pagerank(
 ) -> dict[str, float]:
     """Stationary rank of each node for teleport distribution ``seeds``
     (shown path → weight; unknown paths are ignored)."""
+    r = rank_vector(graph, seeds, alpha=alpha, iterations=iterations)
+    if r is None:
+        return {}
+    idx = np.flatnonzero(r > MIN_RANK)
+    return dict(zip([graph.nodes[i] for i in idx.tolist()], r[idx].tolist(), strict=True))
+
+
+MIN_RANK = 1e-12  # ranks at or below this are no rank at all
+
+
+def rank_vector(
+    graph: Graph, seeds: dict[str, float], *, alpha: float = ALPHA, iterations: int = ITERATIONS
+) -> np.ndarray | None:
+    """:func:`personalized_pagerank` as an array aligned with ``graph.nodes``
+    (None: no seed is a node). A caller mapping ranks to its own keys skips
+    the dict of every ranked node (~12k on a 13k-file tree)."""
     n = len(graph.nodes)
     if n == 0:
-        return {}
+        return None
     p = np.zeros(n)
     for path, weight in seeds.items():
         i = graph.index_of.get(path)
         if i is not None and weight > 0:
             p[i] += weight
     if p.sum() == 0:
-        return {}
+        return None
     p /= p.sum()
     r = p.copy()
+    matrix = graph.matrix
     for _ in range(iterations):
-        spread = np.bincount(graph.dst, weights=r[graph.src] * graph.weight, minlength=n)
+        spread = matrix @ r
         lost = r[graph.dangling].sum()
         r_next = alpha * (spread + lost * p) + (1 - alpha) * p
         if np.abs(r_next - r).sum() < TOLERANCE:
             r = r_next
             break
         r = r_next
-    return {graph.nodes[i]: float(r[i]) for i in np.nonzero(r > 1e-12)[0]}
+    return r
 
 
 class GraphCache:

@@ -22,11 +22,12 @@ import functools
 import math
 import os
 from collections import Counter
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from tooldeck.codemap.index import SymbolIndex
 from tooldeck.context.query import Query, subwords
-from tooldeck.workspace.ripgrep import term_hits
+from tooldeck.workspace.ripgrep import TermSearch
 from tooldeck.workspace.roots import Workspace
 from tooldeck.workspace.walk import walk
 
@@ -97,51 +98,71 @@ def retrieve(
     query: Query,
     index: SymbolIndex | None,
     *,
-    symbol_words: dict[str, set[str]] | None = None,
+    symbol_words: Mapping[str, Collection[str]] | None = None,
     lexical_only: bool = False,
     files: list[FileInfo] | None = None,
     by_word: dict[str, list[str]] | None = None,
+    started: ContentSearch | None = None,
 ) -> dict[str, Scored]:
     """abs path → scores for every file with any signal: content (BM25 over
     ripgrep term counts), path words, then (unless ``lexical_only``) the
     symbols the task names. ``symbol_words`` (word → files defining a symbol
     with that word in its name) comes from
-    :func:`tooldeck.context.rank.symbol_words`, cached with the graph."""
+    :func:`tooldeck.context.rank.symbol_words`, cached with the graph.
+    ``started``: the content search :func:`start_content` began earlier."""
     files = files if files is not None else universe(ws)
     scored = Scores()
-    score_content(ws, query, files, scored)
+    score_content(ws, query, files, scored, started)
     score_paths(query, files, scored, by_word)
     if not lexical_only and index is not None:
         score_symbols(query, files, index, symbol_words or {}, scored)
     return scored
 
 
-def score_content(ws: Workspace, query: Query, files: list[FileInfo], scored: Scores) -> None:
-    """BM25 of the query terms, counted by one ripgrep pass per root."""
+ContentSearch = list[tuple[str, TermSearch]]  # (root id, its running search)
+
+
+def start_content(ws: Workspace, query: Query) -> ContentSearch:
+    """Start the ripgrep searches :func:`score_content` needs, one per root:
+    rg reads the tree in its own processes while the caller walks it."""
+    terms = list(query.terms[:MAX_TERMS])
+    return [(root.id, TermSearch(ws.rules(root), terms)) for root in ws.roots]
+
+
+def score_content(
+    ws: Workspace, query: Query, files: list[FileInfo], scored: Scores, started: ContentSearch | None = None
+) -> None:
+    """BM25 of the query terms, counted by one ripgrep pass per root
+    (``started``: the searches :func:`start_content` began, else begun now)."""
     n = max(1, len(files))
     by_root: dict[str, dict[str, FileInfo]] = {}
     for f in files:
         by_root.setdefault(f.root_id, {})[f.rel] = f
-    terms = list(query.terms[:MAX_TERMS])
     idents = set(query.identifiers)
     hits: list[tuple[FileInfo, Counter[str]]] = []
-    for root in ws.roots:
-        for rel, counts in term_hits(ws.rules(root), terms).items():
-            f = by_root.get(root.id, {}).get(rel)
+    for root_id, search in started if started is not None else start_content(ws, query):
+        for rel, counts in search.result().items():
+            f = by_root.get(root_id, {}).get(rel)
             if f is not None:
                 hits.append((f, counts))
     df: Counter[str] = Counter()
     for _f, counts in hits:
         df.update(counts.keys())
     avg = sum(f.size for f in files) / n or 1.0
+    # per term and per file once (thousands of files x a dozen terms); the same expressions as
+    # _bm25, so every contribution is the same float
+    idf = {term: math.log(1 + (n - k + 0.5) / (k + 0.5)) for term, k in df.items()}
+    weight = {term: IDENT_WEIGHT if term in idents else 1.0 for term in df}
+    k1 = K1 + 1
     for f, counts in hits:
         s = scored.of(f)
+        size = max(f.size, 1)
+        norm = K1 * (1 - B + B * (size / avg if avg else 1.0))
+        term_scores = s.term_scores
         for term, tf in counts.items():
-            idf = math.log(1 + (n - df[term] + 0.5) / (df[term] + 0.5))
-            weight = IDENT_WEIGHT if term in idents else 1.0
-            contribution = weight * _bm25(tf, idf, max(f.size, 1), avg)
+            contribution = weight[term] * (idf[term] * tf * k1 / (tf + norm))
             s.content += contribution
-            s.term_scores[term] += contribution
+            term_scores[term] += contribution
 
 
 def path_word_index(files: list[FileInfo]) -> dict[str, list[str]]:
@@ -197,7 +218,7 @@ def score_symbols(
     query: Query,
     files: list[FileInfo],
     index: SymbolIndex,
-    symbol_words: dict[str, set[str]],
+    symbol_words: Mapping[str, Collection[str]],
     scored: Scores,
 ) -> None:
     """Files defining the identifiers and names the task mentions (few definers

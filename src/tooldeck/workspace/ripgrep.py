@@ -20,8 +20,8 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tooldeck.core.errors import ToolError
@@ -65,10 +65,6 @@ def ignore_args(root_path: str) -> list[str]:
     return args
 
 
-GROUP_TERMS = 6  # case-insensitive terms per rg process (see term_hits)
-_WORD_TERM = re.compile(r"[A-Za-z0-9_]+")
-
-
 def term_hits(
     rules: IgnoreRules, terms: list[str], *, max_per_file: int = 64, timeout: float = 60.0
 ) -> dict[str, Counter[str]]:
@@ -77,49 +73,84 @@ def term_hits(
     One rg pass prints each match (``--only-matching``); at most
     ``max_per_file`` matching lines per file are read, which caps term
     frequencies where they stop mattering. Falls back to Python when rg is
-    missing.
+    missing. (:class:`TermSearch` is the same search, started now and
+    collected later.)
 
-    With ``--ignore-case``, more than ~10 terms make rg give up its literal
-    prefilter (12 terms: 1.7 s of CPU on a 13k-file tree; the same terms
-    as two groups of 6: 0.4 s), so more than ``GROUP_TERMS`` plain-word
-    terms are searched by concurrent processes of at most that many, each
-    printing line numbers, and merged exactly: a line among a file's first
-    ``max_per_file`` lines matching any term is among the first
-    ``max_per_file`` matching its own group, and the words of different
-    plain-word terms never overlap. (Terms with other characters, such as
-    ``a.b``, may overlap another term's match: those searches stay one pass.)
+    Case and word boundaries are ASCII (``--no-unicode``): with Unicode case
+    folding, ``--ignore-case`` makes every literal's variants include
+    characters such as the Kelvin sign (U+212A, a ``k``) and the long s
+    (U+017F, an ``s``), and
+    past a few terms rg gives up its literal prefilter (24 terms on a
+    12,817-file tree: 1.7 s of CPU in one pass, 1.66 s as four processes of
+    6; ASCII: 0.58 s in one pass). The terms are ASCII words (see
+    :mod:`tooldeck.context.query`); what changes is that ``ſession`` no
+    longer matches ``session``, and a term next to a non-ASCII letter
+    (``sessioné``) counts as a whole word. On the 15 tasks of
+    ``bench/context_speed.py`` the counts are identical in every file.
     """
-    if not terms:
-        return {}
-    lowered = {t.lower(): t for t in terms}
-    exe = find_rg()
-    if exe is None or stalling_rule_files(rules.root):  # a FIFO .gitignore would stall rg
-        return _python_term_hits(rules, list(lowered.values()), max_per_file)
-    words = list(lowered.values())
-    groups = [words]
-    if len(words) > GROUP_TERMS and all(_WORD_TERM.fullmatch(t) for t in words):
-        k = -(-len(words) // GROUP_TERMS)
-        groups = [words[i::k] for i in range(k)]
-    try:
-        outs = _run_rg(exe, rules, groups, max_per_file, timeout)
-    except (OSError, subprocess.TimeoutExpired):
-        return _python_term_hits(rules, words, max_per_file)
-    if len(outs) == 1:
-        return _counted(outs[0], lowered)
-    return _merged(outs, lowered, max_per_file)
+    return TermSearch(rules, terms, max_per_file=max_per_file, timeout=timeout).result()
 
 
-def _run_rg(exe: str, rules: IgnoreRules, groups: list[list[str]], max_per_file: int, timeout: float) -> list[bytes]:
-    base = [
+class TermSearch:
+    """:func:`term_hits`, started at construction and collected by :meth:`result`.
+
+    rg runs in its own process and a reader thread reads and counts its
+    output as soon as it comes, so the caller can do other work meanwhile
+    (the context builder walks the tree while rg searches it)."""
+
+    def __init__(self, rules: IgnoreRules, terms: list[str], *, max_per_file: int = 64, timeout: float = 60.0) -> None:
+        self._rules, self._max = rules, max_per_file
+        self._lowered = {t.lower(): t for t in terms}
+        self._matches: Counter[bytes] | None = None
+        self._thread: threading.Thread | None = None
+        exe = find_rg() if terms else None
+        if exe is None or stalling_rule_files(rules.root):  # a FIFO .gitignore would stall rg
+            return
+        try:
+            proc = _start_rg(exe, rules, list(self._lowered.values()), max_per_file)
+        except OSError:
+            return
+        self._thread = threading.Thread(target=self._collect, args=(proc, timeout), daemon=True)
+        self._thread.start()
+
+    def _collect(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
+        try:
+            out = proc.communicate(timeout=timeout)[0]
+            if proc.returncode == 2 and not out:  # rg refused the search (an older rg without a flag...)
+                return
+            # identical (file, match) lines are counted in C first: a common word prints
+            # thousands of them, and decoding each one in Python cost more than rg's search
+            self._matches = Counter(out.split(b"\n"))
+        except (OSError, ValueError, subprocess.TimeoutExpired):
+            self._matches = None
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+    def result(self) -> dict[str, Counter[str]]:
+        """The counts (waits for rg; the Python fallback if rg is missing or failed)."""
+        if not self._lowered:
+            return {}
+        if self._thread is not None:
+            self._thread.join()
+        if self._matches is None:
+            return _python_term_hits(self._rules, list(self._lowered.values()), self._max)
+        return _counted(self._matches, self._lowered)
+
+
+def _start_rg(exe: str, rules: IgnoreRules, terms: list[str], max_per_file: int) -> subprocess.Popen[bytes]:
+    argv = [
         exe,
         "--no-config",
         "--only-matching",
         "--ignore-case",
+        "--no-unicode",
         "--word-regexp",
         "--fixed-strings",
         "--with-filename",
         "--null",
-        "--line-number" if len(groups) > 1 else "--no-line-number",
+        "--no-line-number",
         "--no-heading",
         "--max-count",
         str(max_per_file),
@@ -127,37 +158,23 @@ def _run_rg(exe: str, rules: IgnoreRules, groups: list[list[str]], max_per_file:
         "2M",
         *ignore_args(rules.root),
     ]
-    procs: list[subprocess.Popen[bytes]] = []
-    try:
-        for group in groups:
-            argv = list(base)
-            for t in group:
-                argv += ["-e", t]
-            procs.append(
-                subprocess.Popen(
-                    argv, cwd=rules.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
-                )
-            )
-        if len(procs) == 1:
-            return [procs[0].communicate(timeout=timeout)[0]]
-        with ThreadPoolExecutor(len(procs)) as ex:  # read every pipe at once: a full pipe would stall its rg
-            return list(ex.map(lambda p: p.communicate(timeout=timeout)[0], procs))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    for t in terms:
+        argv += ["-e", t]
+    return subprocess.Popen(
+        argv, cwd=rules.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    )
 
 
-def _counted(out: bytes, lowered: dict[str, str]) -> dict[str, Counter[str]]:
+def _counted(matches: Counter[bytes], lowered: dict[str, str]) -> dict[str, Counter[str]]:
     hits: dict[str, Counter[str]] = {}
-    # identical (file, match) lines are counted in C first: a common word prints
-    # thousands of them, and decoding each one in Python cost more than rg's search
-    for line, n in Counter(out.split(b"\n")).items():
+    terms: dict[bytes, str | None] = {}  # each distinct spelling of a match decoded once
+    for line, n in matches.items():
         path, sep, match = line.partition(b"\0")
         if not sep:
             continue
-        term = lowered.get(match.decode("utf-8", "replace").lower())
+        term = terms.get(match, "")
+        if term == "":
+            term = terms[match] = lowered.get(match.decode("utf-8", "replace").lower())
         if term is None:
             continue
         rel = os.fsdecode(path).removeprefix("./")
@@ -165,32 +182,8 @@ def _counted(out: bytes, lowered: dict[str, str]) -> dict[str, Counter[str]]:
     return hits
 
 
-def _merged(outs: list[bytes], lowered: dict[str, str], max_per_file: int) -> dict[str, Counter[str]]:
-    """The counts one pass over all terms gives, from the groups' numbered
-    matches: per file, the matches on its first ``max_per_file`` matching lines."""
-    by_file: dict[bytes, dict[int, list[bytes]]] = {}
-    for out in outs:
-        for line, n in Counter(out.split(b"\n")).items():
-            path, sep, rest = line.partition(b"\0")
-            number, colon, match = rest.partition(b":")
-            if not sep or not colon:
-                continue
-            by_file.setdefault(path, {}).setdefault(int(number), []).extend([match] * n)
-    hits: dict[str, Counter[str]] = {}
-    for path, lines in by_file.items():
-        counts: Counter[str] = Counter()
-        for number in sorted(lines)[:max_per_file]:
-            for match in lines[number]:
-                term = lowered.get(match.decode("utf-8", "replace").lower())
-                if term is not None:
-                    counts[term] += 1
-        if counts:
-            hits[os.fsdecode(path).removeprefix("./")] = counts
-    return hits
-
-
 def _python_term_hits(rules: IgnoreRules, terms: list[str], max_per_file: int) -> dict[str, Counter[str]]:
-    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE)
+    pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE | re.ASCII)
     canon = {t.lower(): t for t in terms}
     hits: dict[str, Counter[str]] = {}
     for entry in walk(rules, include_dirs=False):
