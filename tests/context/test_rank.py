@@ -77,15 +77,25 @@ def reference_edges(index: SymbolIndex) -> dict[tuple[str, str], float]:
     return {(records[i].shown, records[j].shown): w for (i, j), w in weights.items()}
 
 
-def test_vectorised_graph_equals_the_per_edge_definition():
+def random_records(seed: int, names: int, files: int, most_defined: int, most_used: int) -> list:
+    """``files`` records, each defining up to ``most_defined`` and using up to
+    ``most_used`` of ``names`` random names."""
     import random
 
-    rnd = random.Random(7)
-    names = [f"name{k}" for k in range(60)]
-    recs = [
-        rec(f"f{i:03}.py", rnd.sample(names, rnd.randint(0, 4)), [rnd.choice(names) for _ in range(rnd.randint(0, 30))])
-        for i in range(120)
+    rnd = random.Random(seed)
+    pool = [f"name{k}" for k in range(names)]
+    return [
+        rec(
+            f"f{i:03}.py",
+            rnd.sample(pool, rnd.randint(0, most_defined)),
+            [rnd.choice(pool) for _ in range(rnd.randint(0, most_used))],
+        )
+        for i in range(files)
     ]
+
+
+def test_vectorised_graph_equals_the_per_edge_definition():
+    recs = random_records(7, names=60, files=120, most_defined=4, most_used=30)
     g = build_graph(index_of(*recs))
     ref = reference_edges(index_of(*recs))
     got = {(g.nodes[s], g.nodes[d]) for s, d in zip(g.src.tolist(), g.dst.tolist(), strict=True)}
@@ -100,16 +110,9 @@ def test_vectorised_graph_equals_the_per_edge_definition():
 
 def test_pagerank_on_the_matrix_equals_the_per_edge_power_iteration():
     """The CSR mat-vec gives the ranks a per-edge sum gives (same steps, same stop)."""
-    import random
-
     from tooldeck.context.rank import ALPHA, ITERATIONS, TOLERANCE
 
-    rnd = random.Random(11)
-    names = [f"name{k}" for k in range(80)]
-    recs = [
-        rec(f"f{i:03}.py", rnd.sample(names, rnd.randint(0, 3)), [rnd.choice(names) for _ in range(rnd.randint(0, 20))])
-        for i in range(150)
-    ]
+    recs = random_records(11, names=80, files=150, most_defined=3, most_used=20)
     g = build_graph(index_of(*recs))
     edges = reference_edges(index_of(*recs))
     out: dict[str, float] = {}
