@@ -126,7 +126,7 @@ def _spelt(data: bytes, splice: Callable[[bytes], tuple[bytes, list[R]] | None])
 def _splice(body: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replacement]] | None:
     """Find every chunk of ``body`` (whole lines, each ending with a break)
     in order and join the new content from views of ``body``."""
-    find, count = body.find, body.count
+    count = body.count
     view = memoryview(body)
     out: list[bytes | memoryview] = []
     emit = out.append
@@ -139,14 +139,14 @@ def _splice(body: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replace
             return None
         for anchor in anchors:  # each anchor moves the cursor past its line
             want = ("\n" + anchor + "\n").encode("utf-8")
-            at = find(want, pos - 1) + 1 if pos else _first(body, want)
-            if at < 1 and (pos or at < 0):  # not found (only the first line starts at 0)
+            at = _seek(body, want, pos)
+            if at < 0:
                 return None
             pos = at + len(want) - 1
         if old:
             want = ("\n" + "\n".join(old) + "\n").encode("utf-8")
-            at = find(want, pos - 1) + 1 if pos else _first(body, want)
-            if at < 1 and (pos or at < 0):  # not found (only the first line starts at 0)
+            at = _seek(body, want, pos)
+            if at < 0:
                 return None
             size = len(want) - 1
         else:  # pure addition: after the anchor, else at the end of the file
@@ -162,19 +162,22 @@ def _splice(body: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replace
     return b"".join(out), reps
 
 
-def _first(body: bytes, want: bytes) -> int:
-    """The offset of the first line start where the lines ``want`` (a line
-    break, the lines, a line break) occur in ``body``, or -1."""
-    if body.startswith(want[1:]):
+def _seek(body: bytes, want: bytes, pos: int) -> int:
+    """The offset of the first line start at or after ``pos`` (itself a line
+    start) where the lines ``want`` (a line break, the lines, a line break)
+    occur in ``body``, or -1: the ladder's first level, one C-speed find."""
+    if pos:  # body[pos - 1] is the line break before the cursor's line
+        at = body.find(want, pos - 1)
+    elif body.startswith(want[1:]):
         return 0  # the first line: no line break before it
-    at = body.find(want)
+    else:
+        at = body.find(want)
     return at + 1 if at >= 0 else -1
 
 
 def _splice_plain(body: bytes, chunks: PlainChunks) -> tuple[bytes, list[Spliced]] | None:
     """:func:`_splice` for bulk-parsed chunks: the needles and new lines come
     joined and encoded already, so a chunk costs its finds and two slices."""
-    find = body.find
     view = memoryview(body)
     out: list[bytes | memoryview] = []
     emit = out.append
@@ -185,13 +188,13 @@ def _splice_plain(body: bytes, chunks: PlainChunks) -> tuple[bytes, list[Spliced
         if anchor:
             for a in anchor.split("\n") if "\n" in anchor else (anchor,):
                 needle = ("\n" + a + "\n").encode("utf-8")
-                at = find(needle, pos - 1) + 1 if pos else _first(body, needle)
-                if at < 1 and (pos or at < 0):
+                at = _seek(body, needle, pos)
+                if at < 0:
                     return None
                 pos = at + len(needle) - 1
         if want:
-            at = find(want, pos - 1) + 1 if pos else _first(body, want)
-            if at < 1 and (pos or at < 0):
+            at = _seek(body, want, pos)
+            if at < 0:
                 return None
             end = at + len(want) - 1
         else:  # pure addition: after the anchor, else at the end of the file
