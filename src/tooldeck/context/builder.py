@@ -201,7 +201,7 @@ class ContextBuilder:
         clock.lap("fit")
         notes: list[str] = []
         if index is not None and not index.complete:
-            notes.append(_filling_note(cm_svc, index))
+            notes.append(_filling_note(cm_svc))
         if index is not None and index.truncated:
             notes.append("the symbol index stopped at its file limit; some files were not ranked by references")
         if not cands:
@@ -224,9 +224,10 @@ class ContextBuilder:
         only the best lexical candidates are parsed now, and the rest of the
         tree is indexed in the background (:mod:`tooldeck.codemap.fill`)."""
         if not cm_svc.index_complete and len(walked.files) > inline_index_files():
-            pairs = self._cold_candidates(scored, query) + (walked.changed or [])
+            roots, coded = self._coded(scored)
+            pairs = self._cold_candidates(roots, coded, query) + (walked.changed or [])
             cm_svc.partial_index(pairs)  # first: the seeds' imports are read from these codemaps
-            index = cm_svc.partial_index(self._imported_by_seeds(cm_svc, scored, {rel for _r, rel in pairs}))
+            index = cm_svc.partial_index(self._imported_by_seeds(cm_svc, roots, coded, {rel for _r, rel in pairs}))
             pool.release_if_idle()
             fill = cm_svc.fill_in_background()
             if fill is not None:
@@ -243,16 +244,19 @@ class ContextBuilder:
         release_freed_memory()
 
     def _coded(self, scored: dict[str, Scored]) -> tuple[dict[str, Root], list[Scored]]:
-        """The roots by id, and the scored files of a codemap language in them."""
+        """The roots by id, and the scored files of a codemap language in them,
+        best lexical score first."""
         roots = {r.id: r for r in self.rt.workspace.roots}
-        return roots, [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
+        coded = [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
+        coded.sort(key=lambda s: (-s.lexical, s.info.abs))
+        return roots, coded
 
-    def _cold_candidates(self, scored: dict[str, Scored], query: Query) -> list[tuple[Root, str]]:
+    @staticmethod
+    def _cold_candidates(roots: dict[str, Root], coded: list[Scored], query: Query) -> list[tuple[Root, str]]:
         """The files a build without the full index parses: the best
         ``COLD_PARSE`` by content and path score, and the files whose content
         names one of the task's identifiers (where its definers are)."""
-        roots, coded = self._coded(scored)
-        best = sorted(coded, key=lambda s: (-s.lexical, s.info.abs))[:COLD_PARSE]
+        best = coded[:COLD_PARSE]
         idents = set(query.identifiers)
         naming = sorted(
             (s for s in coded if idents.intersection(s.term_scores)), key=lambda s: (-s.content, s.info.abs)
@@ -260,14 +264,14 @@ class ContextBuilder:
         chosen = {s.info.abs: s.info for s in (*best, *naming)}
         return [(roots[f.root_id], f.rel) for f in chosen.values()]
 
+    @staticmethod
     def _imported_by_seeds(
-        self, cm_svc: CodemapService, scored: dict[str, Scored], have: set[str]
+        cm_svc: CodemapService, roots: dict[str, Root], coded: list[Scored], have: set[str]
     ) -> list[tuple[Root, str]]:
         """The files the best ``SEEDS`` candidates import (resolved from their
         codemaps' import lists): without the full index, the reference graph
         reaches a seed's dependencies only if they are parsed too."""
-        roots, coded = self._coded(scored)
-        seeds = [s.info for s in sorted(coded, key=lambda s: (-s.lexical, s.info.abs))[:SEEDS]]
+        seeds = [s.info for s in coded[:SEEDS]]
         out: dict[str, tuple[Root, str]] = {}
         for f in seeds:
             root = roots[f.root_id]
@@ -476,7 +480,7 @@ def inline_index_files() -> int:
     return INLINE_INDEX_FILES
 
 
-def _filling_note(cm_svc: CodemapService, index: SymbolIndex) -> str:
+def _filling_note(cm_svc: CodemapService) -> str:
     fill = cm_svc.filling
     progress = f" ({fill.done:,} of {fill.total:,} files)" if fill is not None and fill.total else ""
     return (
