@@ -220,7 +220,10 @@ class CodemapService:
                 live.add((root.path, rel))
                 continue
             if entry is None or entry.skip is not None:
-                idx.remove_if(root.path, rel, known.get(rel)) if cas else idx.remove(root.path, rel)
+                if cas:
+                    idx.remove_if(root.path, rel, known.get(rel))
+                else:
+                    idx.remove(root.path, rel)
                 continue
             live.add((root.path, rel))
             record = FileRecord.from_entry(
