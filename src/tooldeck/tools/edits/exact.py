@@ -137,12 +137,10 @@ def _splice(body: bytes, chunks: tuple[Chunk, ...]) -> tuple[bytes, list[Replace
     for anchors, _raw, end_of_file, _at, old, new in chunks:  # the hot loop of a big patch: calls kept few
         if end_of_file:
             return None
-        for anchor in anchors:  # each anchor moves the cursor past its line
-            want = ("\n" + anchor + "\n").encode("utf-8")
-            at = _seek(body, want, pos)
-            if at < 0:
+        if anchors:
+            pos = _past_anchors(body, anchors, pos)
+            if pos < 0:
                 return None
-            pos = at + len(want) - 1
         if old:
             want = ("\n" + "\n".join(old) + "\n").encode("utf-8")
             at = _seek(body, want, pos)
@@ -175,6 +173,18 @@ def _seek(body: bytes, want: bytes, pos: int) -> int:
     return at + 1 if at >= 0 else -1
 
 
+def _past_anchors(body: bytes, anchors: Sequence[str], pos: int) -> int:
+    """The cursor after each anchor's line, each found at or after the
+    previous one (from ``pos``), or -1 when one is not there."""
+    for anchor in anchors:
+        want = ("\n" + anchor + "\n").encode("utf-8")
+        at = _seek(body, want, pos)
+        if at < 0:
+            return -1
+        pos = at + len(want) - 1
+    return pos
+
+
 def _splice_plain(body: bytes, chunks: PlainChunks) -> tuple[bytes, list[Spliced]] | None:
     """:func:`_splice` for bulk-parsed chunks: the needles and new lines come
     joined and encoded already, so a chunk costs its finds and two slices."""
@@ -186,12 +196,9 @@ def _splice_plain(body: bytes, chunks: PlainChunks) -> tuple[bytes, list[Spliced
     pos = done = 0
     for anchor, want, new in zip(*chunks, strict=True):
         if anchor:
-            for a in anchor.split("\n") if "\n" in anchor else (anchor,):
-                needle = ("\n" + a + "\n").encode("utf-8")
-                at = _seek(body, needle, pos)
-                if at < 0:
-                    return None
-                pos = at + len(needle) - 1
+            pos = _past_anchors(body, anchor.split("\n") if "\n" in anchor else (anchor,), pos)
+            if pos < 0:
+                return None
         if want:
             at = _seek(body, want, pos)
             if at < 0:
