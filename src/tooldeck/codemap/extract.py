@@ -31,7 +31,7 @@ import operator
 import re
 from typing import Any
 
-from tooldeck.codemap import grammars, lexer
+from tooldeck.codemap import grammars, hollow, lexer
 from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, VALUE_KINDS, Payload, Symbol
 from tooldeck.codemap.specs import squash
 
@@ -85,7 +85,7 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
     """``(imports, symbol rows, references, line count)``: the payload in its
     stored shape (a row is ``[name, kind, signature, line, parent, end_line,
     depth]``), so workers encode it without building :class:`Symbol` objects."""
-    tree = grammars.parse(language, data)
+    tree, blanked = _parse(language, data)
     query = grammars.definitions_query(language)
     spec = grammars.spec(language)
     root = tree.root_node
@@ -107,11 +107,30 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
 
     rows = _symbols(sorted(defs.values(), key=_BY_POSITION), data, spec)
     imports = _imports(import_nodes, data, spec)
-    if lexer.has_lexer(language):
+    if blanked is not None:
+        refs = _references(blanked, [])
+    elif lexer.has_lexer(language):
         refs = _references(lexer.blank(language, data), [])
     else:
         refs = _references(data, [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, root)])
     return imports, rows, refs, count_lines(data)
+
+
+def _parse(language: str, data: bytes) -> tuple[Any, bytes | None]:
+    """The tree to read the outline from and, for Python, the text blanked
+    for references (both come from one cut of the file at its strings and
+    comments). A Python file is parsed with its function bodies hollowed
+    out (:mod:`tooldeck.codemap.hollow`), unless that text does not parse
+    cleanly: then the real one is parsed."""
+    if language != "python":
+        return grammars.parse(language, data), None
+    pieces = lexer.python_pieces(data)
+    hollowed = hollow.python(data, pieces)
+    if hollowed is not None:
+        tree = grammars.parse(language, hollowed, hollow.ranges(hollowed))
+        if not tree.root_node.has_error:
+            return tree, lexer.python_blank(pieces)
+    return grammars.parse(language, data), lexer.python_blank(pieces)
 
 
 def _collect(

@@ -85,5 +85,14 @@ def parser(name: str) -> Any:
     return p
 
 
-def parse(name: str, data: bytes) -> Any:
-    return parser(name).parse(data)
+def parse(name: str, data: bytes, ranges: list[Any] | None = None) -> Any:
+    """``data`` parsed; with ``ranges`` (``tree_sitter.Range``), only those
+    parts of it are read, in the document's own coordinates."""
+    p = parser(name)
+    if not ranges:
+        return p.parse(data)
+    p.included_ranges = ranges
+    try:
+        return p.parse(data)
+    finally:
+        p.included_ranges = []  # the whole document again, for the next file

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import NamedTuple
 
 _DQ = rb'"[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*"'
 _SQ = rb"'[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*'"
@@ -71,9 +72,8 @@ def _compiled(name: str) -> re.Pattern[bytes]:
 
 
 # what a match becomes: its kept group (char literal, regular expression) if any, between two \x01
-# (non-word bytes). Python keeps no group: a match becomes one \x01. Rust's group 1 is a raw
-# string's hashes (not kept), group 2 a char literal's inside.
-_KEEPS_GROUP = {name: name != "python" for name in _PATTERNS}
+# (non-word bytes). Python keeps no group: a match becomes one \x01 (python_blank). Rust's group 1
+# is a raw string's hashes (not kept), group 2 a char literal's inside.
 # string prefixes (r, b, f, rb, ...) left before a blanked Python string, found on the reversed text
 # (a pattern that starts with a literal is searched fast; one that starts with letters is not)
 _PY_PREFIX_REVERSED = re.compile(rb"\x01[rRbBuUfFtT]{1,2}(?![A-Za-z0-9_])")
@@ -103,7 +103,7 @@ def _marked_single(q: bytes, other: bytes) -> bytes:
     return _M + q + plain + rb"(?:(?:" + _ESC + rb"|\x02[#" + other + rb"])" + plain + rb")*" + _M + q
 
 
-_PYTHON_MARKED_SOURCE = b"|".join(
+PYTHON_MARKED = b"|".join(
     [
         rb"\x02#[^\n]*",
         _marked_triple(b'"', b"'"),
@@ -114,9 +114,58 @@ _PYTHON_MARKED_SOURCE = b"|".join(
 )
 
 
+def marked(data: bytes) -> bytes:
+    """``data`` with a \x02 before every ``#``, ``"`` and ``'``: the text
+    :data:`PYTHON_MARKED` reads (for ``data`` that holds no \x02)."""
+    return data.replace(b"#", b"\x02#").replace(b'"', b'\x02"').replace(b"'", b"\x02'")
+
+
+class Pieces(NamedTuple):
+    """A Python file cut at its strings and comments, in one C call: what
+    both the references (:func:`python_blank`) and the hollowed parse
+    (:mod:`tooldeck.codemap.hollow`, from :func:`code_only`) are made of."""
+
+    parts: list[bytes]  # code, token, code, token, ..., code (code pieces are the file's own bytes)
+    mark: bytes  # b"\x02" when the tokens come from the marked text (each marked byte marked), else b""
+
+
 @functools.cache
-def _python_marked() -> re.Pattern[bytes]:
-    return re.compile(_PYTHON_MARKED_SOURCE)
+def _python_split(on_marked: bool) -> re.Pattern[bytes]:
+    """Python's expression, the whole match as group 1 (``split`` keeps it)."""
+    return re.compile(b"(" + (PYTHON_MARKED if on_marked else _PATTERNS["python"]) + b")")
+
+
+def python_pieces(data: bytes) -> Pieces:
+    if b"\x02" in data:  # a file that holds a mark itself: the plain expression
+        return Pieces(_python_split(False).split(data), b"")
+    # a code piece holds no `#`, `"` or `'` (each starts a token), so no mark: it is the file's own bytes
+    return Pieces(_python_split(True).split(marked(data)), b"\x02")
+
+
+_SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
+
+
+def code_only(pieces: Pieces) -> bytes:
+    """The file with its comments turned to spaces, and its strings too but
+    their opening quote (a line a string starts is a code line; one inside a
+    string is not): the same length, every other byte where it was, line
+    breaks kept."""
+    mark = pieces.mark
+    k = len(mark)
+    parts = pieces.parts.copy()
+    parts[1::2] = [
+        t.translate(_SPACES_KEEP_BREAKS, mark) if t[k] == 35 else b'"' + t[k + 1 :].translate(_SPACES_KEEP_BREAKS, mark)
+        for t in parts[1::2]
+    ]
+    return b"".join(parts)
+
+
+def python_blank(pieces: Pieces) -> bytes:
+    """:func:`blank` of the Python file ``pieces`` were cut from."""
+    out = b"\x01".join(pieces.parts[0::2])
+    if b"\x01" in out:
+        out = _PY_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
+    return out
 
 
 def has_lexer(language: str) -> bool:
@@ -126,22 +175,17 @@ def has_lexer(language: str) -> bool:
 def blank(language: str, data: bytes) -> bytes:
     """``data`` with its comments and string literals replaced by non-word
     bytes (identifiers elsewhere untouched). Only for :func:`has_lexer` languages."""
-    if language == "python" and b"\x02" not in data:
-        marked = data.replace(b"#", b"\x02#").replace(b'"', b'\x02"').replace(b"'", b"\x02'")
-        out = _python_marked().sub(b"\x01", marked)
-    elif not _KEEPS_GROUP[language]:
-        out = _compiled(language).sub(b"\x01", data)
-    else:
-        # ``pattern.sub(b"\x01\\1\x01", data)``, without its cost: on Python 3.11 a
-        # replacement with a group calls two Python functions per match (a tenth
-        # of a parse on a Go file); ``split`` returns the code between matches
-        # and each match's groups in one C call.
-        pattern = _compiled(language)
-        parts = pattern.split(data)  # code, group 1, ..., code, group 1, ..., code
-        if pattern.groups == 2:
-            del parts[1::3]  # Rust's raw-string hashes (group 1)
-        out = b"\x01".join([p or b"" for p in parts])  # code \x01 kept \x01 code ...; no group: b""
-    prefix = _PY_PREFIX_REVERSED if language == "python" else _RUST_PREFIX_REVERSED if language == "rust" else None
-    if prefix is not None and b"\x01" in out:
-        out = prefix.sub(b"\x01", out[::-1])[::-1]
+    if language == "python":
+        return python_blank(python_pieces(data))
+    # ``pattern.sub(b"\x01\\1\x01", data)``, without its cost: on Python 3.11 a
+    # replacement with a group calls two Python functions per match (a tenth
+    # of a parse on a Go file); ``split`` returns the code between matches
+    # and each match's groups in one C call.
+    pattern = _compiled(language)
+    parts = pattern.split(data)  # code, group 1, ..., code, group 1, ..., code
+    if pattern.groups == 2:
+        del parts[1::3]  # Rust's raw-string hashes (group 1)
+    out = b"\x01".join([p or b"" for p in parts])  # code \x01 kept \x01 code ...; no group: b""
+    if language == "rust" and b"\x01" in out:
+        out = _RUST_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
     return out
