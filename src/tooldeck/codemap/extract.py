@@ -31,7 +31,7 @@ import operator
 import re
 from typing import Any
 
-from tooldeck.codemap import grammars, hollow, lexer
+from tooldeck.codemap import grammars, hollow, hollow_braces, lexer
 from tooldeck.codemap.model import BODY_KINDS, CLASS_LIKE, VALUE_KINDS, Payload, Symbol
 from tooldeck.codemap.specs import squash
 
@@ -123,6 +123,12 @@ def _parse(language: str, data: bytes) -> tuple[Any, bytes | None]:
     out (:mod:`tooldeck.codemap.hollow`), unless that text does not parse
     cleanly: then the real one is parsed."""
     if language != "python":
+        emptied = hollow_braces.hollow(language, data)
+        if emptied is not None:
+            text, openings = emptied
+            tree = grammars.parse(language, text, hollow.ranges(text))
+            if hollow_braces.confirmed(language, tree, openings):
+                return tree, None
         return grammars.parse(language, data), None
     pieces = lexer.python_pieces(data)
     hollowed = hollow.python(data, pieces)

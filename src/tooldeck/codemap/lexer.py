@@ -51,7 +51,7 @@ _REGEX = (
     + rb")(?![/*])"
     rb"((?:[^/\\\[\n]|\\.|\[(?:[^\]\\\n]|\\.)*\])+/[a-z]*)"
 )
-_RUST_RAW = rb'#(#*)"[\s\S]*?"#\1'  # r#"..."#: the r is removed with the other prefixes
+_RUST_RAW = rb'#(?P<hashes>#*)"[\s\S]*?"#(?P=hashes)'  # r#"..."#: the r is removed with the other prefixes
 
 _PATTERNS: dict[str, bytes] = {
     # no leading group or assertion: the engine then skips fast to the next byte an alternative starts with
@@ -166,6 +166,12 @@ def python_blank(pieces: Pieces) -> bytes:
     if b"\x01" in out:
         out = _PY_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
     return out
+
+
+def pattern_of(language: str) -> bytes:
+    """The expression of ``language``'s strings and comments (and literals
+    that may hold a quote), uncompiled: callers wrap it in a group."""
+    return _PATTERNS[language]
 
 
 def has_lexer(language: str) -> bool:
