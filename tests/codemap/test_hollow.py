@@ -26,7 +26,7 @@ def both_ways(src: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[object, obje
 
 
 def hollowed(src: bytes) -> bytes | None:
-    return hollow.python(src, lexer.python_pieces(src))
+    return hollow.python(src, lexer.pieces("python", src))
 
 
 TRICKY = {

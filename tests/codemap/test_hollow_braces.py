@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import pytest
 
-from tooldeck.codemap import extract, grammars, hollow, hollow_braces
+from tooldeck.codemap import extract, grammars, hollow, hollow_braces, lexer
 
 
 def both_ways(language: str, src: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[object, object]:
     fast = extract.extract_rows(language, src)
     with monkeypatch.context() as m:
-        m.setattr(hollow_braces, "hollow", lambda _language, _src: None)
+        m.setattr(hollow_braces, "hollow", lambda _language, _src, _cut: None)
         whole = extract.extract_rows(language, src)
     return fast, whole
 
@@ -220,7 +220,7 @@ declare global {
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_emptied_bodies_give_the_whole_files_codemap(name: str, monkeypatch: pytest.MonkeyPatch):
     language, src = SOURCES[name]
-    emptied = hollow_braces.hollow(language, src)
+    emptied = hollow_braces.hollow(language, src, lexer.pieces(language, src))
     assert emptied is not None  # the fast path is attempted
     fast, whole = both_ways(language, src, monkeypatch)
     assert fast == whole
@@ -229,7 +229,7 @@ def test_emptied_bodies_give_the_whole_files_codemap(name: str, monkeypatch: pyt
 @pytest.mark.parametrize("name", sorted(SOURCES))
 def test_an_emptied_file_keeps_every_offset_and_line_break(name: str):
     language, src = SOURCES[name]
-    emptied = hollow_braces.hollow(language, src)
+    emptied = hollow_braces.hollow(language, src, lexer.pieces(language, src))
     assert emptied is not None
     text, openings = emptied
     assert len(text) == len(src)
@@ -240,11 +240,11 @@ def test_an_emptied_file_keeps_every_offset_and_line_break(name: str):
 def test_only_function_bodies_are_emptied_or_the_whole_text_is_parsed():
     language, src = SOURCES["java"]
     # an enum constant's body looks like a method's: the guess takes it, the check refuses it
-    text, openings = hollow_braces.hollow(language, src)  # type: ignore[misc]
+    text, openings = hollow_braces.hollow(language, src, lexer.pieces(language, src))  # type: ignore[misc]
     assert not hollow_braces.confirmed(language, grammars.parse(language, text, hollow.ranges(text)), openings)
     constant_body = b"X(1) {\n            int f() {\n                return 2;\n            }\n        };"
     plain = src.replace(constant_body, b"X(1);")
-    text, openings = hollow_braces.hollow(language, plain)  # type: ignore[misc]
+    text, openings = hollow_braces.hollow(language, plain, lexer.pieces(language, plain))  # type: ignore[misc]
     tree = grammars.parse(language, text, hollow.ranges(text))
     assert hollow_braces.confirmed(language, tree, openings)
     owners = {tree.root_node.descendant_for_byte_range(at, at + 1).parent.parent.type for at in openings}
@@ -256,13 +256,13 @@ def test_only_function_bodies_are_emptied_or_the_whole_text_is_parsed():
 
 def test_a_badly_indented_body_is_not_emptied_past_its_end():
     language, src = SOURCES["java"]
-    text, _ = hollow_braces.hollow(language, src)  # type: ignore[misc]
+    text, _ = hollow_braces.hollow(language, src, lexer.pieces(language, src))  # type: ignore[misc]
     assert b"int after(int y) {" in text  # the function after the misindented one is still there
 
 
 def test_rust_uses_inside_a_function_stay_and_macro_bodies_are_left_alone():
     language, src = SOURCES["rust"]
-    text, _ = hollow_braces.hollow(language, src)  # type: ignore[misc]
+    text, _ = hollow_braces.hollow(language, src, lexer.pieces(language, src))  # type: ignore[misc]
     assert b"use std::io::Write;" in text
     assert b"fn $n() -> u8 {\n            1" in text
     assert b'let s = "}";' not in text

@@ -109,34 +109,35 @@ def extract_rows(language: str, data: bytes) -> tuple[list[str], list[list[Any]]
     imports = _imports(import_nodes, data, spec)
     if blanked is not None:
         refs = _references(blanked, [])
-    elif lexer.has_lexer(language):
-        refs = _references(lexer.blank(language, data), [])
     else:
         refs = _references(data, [(n.start_byte, n.end_byte) for n in grammars.skip_captures(language, root)])
     return imports, rows, refs, count_lines(data)
 
 
 def _parse(language: str, data: bytes) -> tuple[Any, bytes | None]:
-    """The tree to read the outline from and, for Python, the text blanked
-    for references (both come from one cut of the file at its strings and
-    comments). A Python file is parsed with its function bodies hollowed
-    out (:mod:`tooldeck.codemap.hollow`), unless that text does not parse
-    cleanly: then the real one is parsed."""
-    if language != "python":
-        emptied = hollow_braces.hollow(language, data)
+    """The tree to read the outline from and, for a language the lexer
+    knows, the text blanked for references: both come from one cut of the
+    file at its strings and comments. Function bodies are hollowed out of
+    the parsed text (:mod:`tooldeck.codemap.hollow`,
+    :mod:`tooldeck.codemap.hollow_braces`) unless the result does not parse
+    as the real text would: then the real text is parsed."""
+    if not lexer.has_lexer(language):
+        return grammars.parse(language, data), None
+    cut = lexer.pieces(language, data)
+    if language == "python":
+        hollowed = hollow.python(data, cut)
+        if hollowed is not None:
+            tree = grammars.parse(language, hollowed, hollow.ranges(hollowed))
+            if not tree.root_node.has_error:
+                return tree, lexer.blank(language, data, cut)
+    else:
+        emptied = hollow_braces.hollow(language, data, cut)
         if emptied is not None:
             text, openings = emptied
             tree = grammars.parse(language, text, hollow.ranges(text))
             if hollow_braces.confirmed(language, tree, openings):
-                return tree, None
-        return grammars.parse(language, data), None
-    pieces = lexer.python_pieces(data)
-    hollowed = hollow.python(data, pieces)
-    if hollowed is not None:
-        tree = grammars.parse(language, hollowed, hollow.ranges(hollowed))
-        if not tree.root_node.has_error:
-            return tree, lexer.python_blank(pieces)
-    return grammars.parse(language, data), lexer.python_blank(pieces)
+                return tree, lexer.blank(language, data, cut)
+    return grammars.parse(language, data), lexer.blank(language, data, cut)
 
 
 def _collect(

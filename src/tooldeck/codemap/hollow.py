@@ -11,7 +11,7 @@ text builds the same outline in about half the time; every name, signature
 and line is still read from the real bytes.
 
 What counts as a body is Python's own rule, applied to the text with its
-strings and comments blanked (:func:`lexer.python_pieces`): after a ``def``
+strings and comments blanked (:func:`lexer.code_only`): after a ``def``
 header's closing ``:`` (at bracket depth 0, ending its line), every line
 more indented than the ``def``, up to the first code line that is not. Where
 that rule could err (a dedented line inside brackets) it cuts a body short,
@@ -52,14 +52,13 @@ def _import_at(indent: int) -> re.Pattern[bytes]:
     return re.compile(rb"\n {%d}(?:import|from)[ \t][^\n]*" % indent)
 
 
-def python(src: bytes, pieces: lexer.Pieces) -> bytes | None:
+def python(src: bytes, cut: lexer.Pieces) -> bytes | None:
     """``src`` with its function bodies hollowed out (same length, same line
     breaks), or None when there is nothing to hollow or the file's shape is
-    one this does not handle. ``pieces``: ``src`` split by
-    :func:`lexer.python_pieces`."""
+    one this does not handle. ``cut``: ``src``'s :func:`lexer.pieces`."""
     if b"def" not in src or b"\r" in src or _ODD_INDENT.search(src):
         return None
-    code = lexer.code_only(pieces)
+    code = lexer.code_only(cut)
     blank = src.translate(_SPACES_KEEP_BREAKS)
     out: list[bytes] = []
     pos = 0

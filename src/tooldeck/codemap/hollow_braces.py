@@ -63,36 +63,15 @@ _OPAQUE: dict[str, re.Pattern[bytes]] = {"rust": re.compile(rb"(?:#\[.*\] *)?[\w
 _KEPT: dict[str, bytes] = {"rust": rb"(?:pub(?:\([^)\n]*\))? +)?(?:use |extern crate )"}
 
 
-@functools.cache
-def _tokens(language: str) -> tuple[re.Pattern[bytes], int]:
-    """The language's strings-and-comments expression as group 1, and the
-    stride of ``split``'s output (code, the whole match, its inner groups...)."""
-    pattern = re.compile(b"(" + lexer.pattern_of(language) + b")")
-    return pattern, pattern.groups + 1
-
-
-def code_only(language: str, src: bytes) -> bytes:
-    """``src`` with its strings, comments (and character and regular
-    expression literals) turned to spaces, line breaks kept: same length."""
-    pattern, stride = _tokens(language)
-    parts = pattern.split(src)
-    code = parts[0::stride]
-    tokens = [t.translate(_SPACES_KEEP_BREAKS) for t in parts[1::stride]]
-    out = [None] * (len(code) + len(tokens))
-    out[0::2] = code
-    out[1::2] = tokens
-    return b"".join(out)  # type: ignore[arg-type]
-
-
-def hollow(language: str, src: bytes) -> tuple[bytes, list[int]] | None:
+def hollow(language: str, src: bytes, cut: lexer.Pieces) -> tuple[bytes, list[int]] | None:
     """``src`` with the bodies it takes for functions emptied, and the offset
     of each emptied body's ``{`` (for :func:`confirmed`); None when it finds
-    none, or the file has CR line breaks."""
+    none, or the file has CR line breaks. ``cut``: ``src``'s :func:`lexer.pieces`."""
     head = _HEADS.get(language)
     if head is None or b"\r" in src or b"{" not in src:
         return None
     opaque = _OPAQUE.get(language)
-    code = code_only(language, src)
+    code = lexer.code_only(cut)
     out: list[bytes] = []
     openings: list[int] = []
     pos = searched = 0  # copied up to; searched up to (a body is never searched)

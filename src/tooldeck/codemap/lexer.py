@@ -72,7 +72,7 @@ def _compiled(name: str) -> re.Pattern[bytes]:
 
 
 # what a match becomes: its kept group (char literal, regular expression) if any, between two \x01
-# (non-word bytes). Python keeps no group: a match becomes one \x01 (python_blank). Rust's group 1
+# (non-word bytes). Python keeps no group: a match becomes one \x01 (see blank). Rust's group 1
 # is a raw string's hashes (not kept), group 2 a char literal's inside.
 # string prefixes (r, b, f, rb, ...) left before a blanked Python string, found on the reversed text
 # (a pattern that starts with a literal is searched fast; one that starts with letters is not)
@@ -121,77 +121,83 @@ def marked(data: bytes) -> bytes:
 
 
 class Pieces(NamedTuple):
-    """A Python file cut at its strings and comments, in one C call: what
-    both the references (:func:`python_blank`) and the hollowed parse
-    (:mod:`tooldeck.codemap.hollow`, from :func:`code_only`) are made of."""
+    """A file cut at its strings and comments by one ``split`` (C speed): what
+    both its references (:func:`blank`) and the text its hollowed parse is
+    planned on (:func:`code_only`) are made of."""
 
-    parts: list[bytes]  # code, token, code, token, ..., code (code pieces are the file's own bytes)
-    mark: bytes  # b"\x02" when the tokens come from the marked text (each marked byte marked), else b""
+    parts: list[bytes | None]  # code, the token, its groups..., code, ... (code pieces: the file's own bytes)
+    stride: int  # items per code piece and token: 2 for Python, 2 + the expression's groups elsewhere
+    mark: bytes  # b"\x02" when the tokens come from Python's marked text (each marked byte marked), else b""
+    comment: int  # the byte a comment token starts with
 
 
 @functools.cache
-def _python_split(on_marked: bool) -> re.Pattern[bytes]:
-    """Python's expression, the whole match as group 1 (``split`` keeps it)."""
-    return re.compile(b"(" + (PYTHON_MARKED if on_marked else _PATTERNS["python"]) + b")")
+def _split(language: str, on_marked: bool = False) -> re.Pattern[bytes]:
+    """``language``'s expression with the whole match as group 1 (``split``
+    keeps it; its own groups follow)."""
+    return re.compile(b"(" + (PYTHON_MARKED if on_marked else _PATTERNS[language]) + b")")
 
 
-def python_pieces(data: bytes) -> Pieces:
+def pieces(language: str, data: bytes) -> Pieces:
+    """``data`` cut at its strings and comments (a :func:`has_lexer` language)."""
+    if language != "python":
+        pattern = _split(language)
+        return Pieces(pattern.split(data), pattern.groups + 1, b"", 47)  # "/"
     if b"\x02" in data:  # a file that holds a mark itself: the plain expression
-        return Pieces(_python_split(False).split(data), b"")
+        return Pieces(_split(language).split(data), 2, b"", 35)  # type: ignore[arg-type]
     # a code piece holds no `#`, `"` or `'` (each starts a token), so no mark: it is the file's own bytes
-    return Pieces(_python_split(True).split(marked(data)), b"\x02")
+    return Pieces(_split(language, True).split(marked(data)), 2, b"\x02", 35)  # type: ignore[arg-type]
 
 
 _SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
 
 
-def code_only(pieces: Pieces) -> bytes:
-    """The file with its comments turned to spaces, and its strings too but
-    their opening quote (a line a string starts is a code line; one inside a
-    string is not): the same length, every other byte where it was, line
-    breaks kept."""
-    mark = pieces.mark
-    k = len(mark)
-    parts = pieces.parts.copy()
-    parts[1::2] = [
-        t.translate(_SPACES_KEEP_BREAKS, mark) if t[k] == 35 else b'"' + t[k + 1 :].translate(_SPACES_KEEP_BREAKS, mark)
-        for t in parts[1::2]
+def code_only(cut: Pieces) -> bytes:
+    """The file with its comments turned to spaces, and its strings (and
+    other literals) too but their first byte (a line a string starts is a
+    code line; one inside a string is not): the same length, every other
+    byte where it was, line breaks kept."""
+    mark, k, step, comment = cut.mark, len(cut.mark), cut.stride, cut.comment
+    parts = cut.parts
+    blanked = _SPACES_KEEP_BREAKS
+    tokens = [
+        t.translate(blanked, mark) if t[k] == comment else t[k : k + 1] + t[k + 1 :].translate(blanked, mark)
+        for t in parts[1::step]  # type: ignore[union-attr]
     ]
-    return b"".join(parts)
+    return b"".join(_interleave(parts[0::step], tokens))  # type: ignore[arg-type]
 
 
-def python_blank(pieces: Pieces) -> bytes:
-    """:func:`blank` of the Python file ``pieces`` were cut from."""
-    out = b"\x01".join(pieces.parts[0::2])
-    if b"\x01" in out:
-        out = _PY_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
+def _interleave(code: list[bytes | None], between: list[bytes]) -> list[bytes | None]:
+    """code[0], between[0], code[1], ... code[-1] (slice assignments: C speed)."""
+    out: list[bytes | None] = [None] * (len(code) + len(between))
+    out[0::2] = code
+    out[1::2] = between
     return out
 
 
-def pattern_of(language: str) -> bytes:
-    """The expression of ``language``'s strings and comments (and literals
-    that may hold a quote), uncompiled: callers wrap it in a group."""
-    return _PATTERNS[language]
+def blank(language: str, data: bytes, cut: Pieces | None = None) -> bytes:
+    """``data`` with its comments and string literals replaced by non-word
+    bytes (identifiers elsewhere untouched): a match becomes one \x01, or
+    the group it keeps (a char literal's inside, a regular expression)
+    between two. Only for :func:`has_lexer` languages; ``cut``: ``data``'s
+    :func:`pieces`, when the caller has them."""
+    if cut is None:
+        cut = pieces(language, data)
+    step = cut.stride
+    if step == 2:  # Python: no group kept
+        out = b"\x01".join(cut.parts[0::2])  # type: ignore[arg-type]
+    else:
+        # ``pattern.sub(b"\x01\\1\x01", data)``, without its cost: on Python 3.11 a
+        # replacement with a group calls two Python functions per match; ``split``
+        # returns the code between matches and each match's groups in one C call.
+        # The last group is the one kept (Rust's first is a raw string's hashes).
+        kept = [g or b"" for g in cut.parts[step - 1 :: step]]
+        out = b"\x01".join(_interleave(cut.parts[0::step], kept))  # type: ignore[arg-type]
+    prefix = _PY_PREFIX_REVERSED if language == "python" else _RUST_PREFIX_REVERSED if language == "rust" else None
+    if prefix is not None and b"\x01" in out:
+        out = prefix.sub(b"\x01", out[::-1])[::-1]
+    return out
 
 
 def has_lexer(language: str) -> bool:
     return language in _PATTERNS
-
-
-def blank(language: str, data: bytes) -> bytes:
-    """``data`` with its comments and string literals replaced by non-word
-    bytes (identifiers elsewhere untouched). Only for :func:`has_lexer` languages."""
-    if language == "python":
-        return python_blank(python_pieces(data))
-    # ``pattern.sub(b"\x01\\1\x01", data)``, without its cost: on Python 3.11 a
-    # replacement with a group calls two Python functions per match (a tenth
-    # of a parse on a Go file); ``split`` returns the code between matches
-    # and each match's groups in one C call.
-    pattern = _compiled(language)
-    parts = pattern.split(data)  # code, group 1, ..., code, group 1, ..., code
-    if pattern.groups == 2:
-        del parts[1::3]  # Rust's raw-string hashes (group 1)
-    out = b"\x01".join([p or b"" for p in parts])  # code \x01 kept \x01 code ...; no group: b""
-    if language == "rust" and b"\x01" in out:
-        out = _RUST_PREFIX_REVERSED.sub(b"\x01", out[::-1])[::-1]
-    return out
