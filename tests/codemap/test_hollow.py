@@ -111,11 +111,20 @@ def test_tricky_sources_give_the_whole_files_codemap(name: str, monkeypatch: pyt
     assert fast == whole
 
 
-def test_a_hollowed_file_keeps_every_offset_and_line_break():
-    src = TRICKY["docstring and trailing comments"]
+@pytest.mark.parametrize("tail", [b"", b"def last(): return 0\n", b"x = undefined\n"])
+@pytest.mark.parametrize("name", sorted(TRICKY))
+def test_every_offset_and_line_break_stays(name: str, tail: bytes):
+    src = TRICKY[name] + tail
     out = hollowed(src)
     assert out is not None and len(out) == len(src)
     assert [i for i, c in enumerate(out) if c == 10] == [i for i, c in enumerate(src) if c == 10]
+    assert out.endswith(tail)
+
+
+def test_what_a_hollowed_file_keeps():
+    src = TRICKY["docstring and trailing comments"]
+    out = hollowed(src)
+    assert out is not None
     assert b"x = a + b" not in out and b"return dumps" not in out  # bodies are gone
     assert b"from json import (" in out and b"import os" in out  # first-level imports stay
     assert b"import sys" not in out  # a nested one is implementation: not listed before either
@@ -169,7 +178,10 @@ def test_real_files_give_the_whole_files_codemap(monkeypatch: pytest.MonkeyPatch
     taken = 0
     for path in sample:
         src = path.read_bytes()
-        taken += hollowed(src) is not None
+        out = hollowed(src)
+        if out is not None:
+            assert len(out) == len(src) and out.count(b"\n") == src.count(b"\n"), path
+            taken += not grammars.parse("python", out, hollow.ranges(out)).root_node.has_error
         fast, whole = both_ways(src, monkeypatch)
         assert fast == whole, path
-    assert taken > len(sample) // 2
+    assert taken > len(sample) // 2  # the hollowed parse is the one used, not the fallback

@@ -33,8 +33,8 @@ _BLANK_LINES = re.compile(rb"\n(?: *\n){2,}")  # two or more lines of nothing bu
 _SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
 _COLON_AT_EOL = re.compile(rb":[ \t]*\n")
 _CODE_BYTE = re.compile(rb"[^ \n]")
-_ODD_INDENT = re.compile(rb"^ *[\t\f]", re.M)
-_DEF_FOLLOWS = (b" ", b"\t")
+_ODD_INDENT = re.compile(rb"\n *[\t\f]")  # a literal first byte: searched fast (the first line: _odd_indent)
+_DEF = re.compile(rb"def[ \t]")  # a literal first: searched fast; what comes before it is checked after
 MAX_INDENT = 64
 
 
@@ -56,30 +56,32 @@ def python(src: bytes, cut: lexer.Pieces) -> bytes | None:
     """``src`` with its function bodies hollowed out (same length, same line
     breaks), or None when there is nothing to hollow or the file's shape is
     one this does not handle. ``cut``: ``src``'s :func:`lexer.pieces`."""
-    if b"def" not in src or b"\r" in src or _ODD_INDENT.search(src):
+    if b"def" not in src or b"\r" in src or _odd_indent(src):
         return None
     code = lexer.code_only(cut)
     blank = src.translate(_SPACES_KEEP_BREAKS)
     out: list[bytes] = []
-    pos = 0
-    at = code.find(b"def")
-    while at >= 0:
+    pos = copied = 0  # searched from; copied up to
+    search = _DEF.search
+    while (m := search(code, pos)) is not None:
+        at = m.start()
         line = code.rfind(b"\n", 0, at) + 1
         prefix = code[line:at]
         indent = len(prefix) - len(prefix.lstrip(b" "))
-        if code[at + 3 : at + 4] in _DEF_FOLLOWS and indent <= MAX_INDENT and prefix.split() in ([], [b"async"]):
+        pos_next = m.end()
+        if indent <= MAX_INDENT and prefix.split() in ([], [b"async"]):
             start = _body_start(code, at + 3)
             if start is not None:
                 end = _body_end(code, start, indent)
                 body = _hollowed(src, code, blank, start, end)
                 if body is not None:
-                    out.append(src[pos:start])
+                    out.append(src[copied:start])
                     out.extend(body)
-                    pos = end
-        at = code.find(b"def", max(at + 3, pos))
+                    copied = pos_next = end
+        pos = pos_next
     if not out:
         return None
-    out.append(src[pos:])
+    out.append(src[copied:])
     return b"".join(out)
 
 
@@ -106,6 +108,13 @@ def ranges(text: bytes) -> list[Any]:
     last_row = row + text.count(b"\n", pos)
     out.append(Range((row, 0), (last_row, len(text) - (text.rfind(b"\n") + 1)), pos, len(text)))
     return out
+
+
+def _odd_indent(src: bytes) -> bool:
+    """Whether a line of ``src`` is indented with a tab or a form feed."""
+    if b"\t" not in src and b"\f" not in src:
+        return False
+    return _ODD_INDENT.search(src) is not None or src.lstrip(b" ")[:1] in (b"\t", b"\f")
 
 
 def _depth(text: bytes) -> int:
