@@ -63,7 +63,8 @@ def extractor_version() -> str:
     """A short fingerprint of everything that shapes a payload."""
     here = Path(__file__).parent
     h = hashlib.sha256(FORMAT_VERSION.encode())
-    for path in [*sorted((here / "queries").glob("*.scm")), here / "extract.py", here / "specs.py", here / "entry.py"]:
+    code = [here / name for name in ("extract.py", "specs.py", "entry.py", "blob.py", "kinds.py")]
+    for path in [*sorted((here / "queries").glob("*.scm")), *code]:
         h.update(path.name.encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:10]

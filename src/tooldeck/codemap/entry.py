@@ -19,36 +19,19 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from tooldeck.codemap.blob import encode_rows as encode_rows
+from tooldeck.codemap.blob import encode_skip as encode_skip
 from tooldeck.codemap.model import Codemap, Payload, Symbol
 
 log = logging.getLogger("tooldeck.codemap")
 _UNSET: Any = object()
 Decoded = tuple[list[str], list[Symbol], str, int]
 _EMPTY: Decoded = ([], [], "", 0)
-# check_circular off: rows are fresh lists of str/int/None, and the check costs a dict entry per list
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False)
 
 
 def encode(payload: Payload) -> str:
     symbols = [[s.name, s.kind, s.signature, s.line, s.parent, s.end_line, s.depth] for s in payload.symbols]
     return encode_rows(payload.imports, symbols, payload.refs, payload.lines)
-
-
-def encode_rows(imports: list[str], rows: list[list[Any]], refs: str, lines: int) -> str:
-    """The blob of a payload given as rows (see ``extract.extract_rows``).
-
-    Byte for byte ``json.dumps({"i": ..., "s": ..., "r": ..., "n": ...},
-    ensure_ascii=False, separators=(",", ":"))``, assembled by hand: the
-    references are identifier characters and spaces only (nothing to escape),
-    and escaping them cost half of the encoding (a worker encodes every file)."""
-    if not (refs.isascii() and refs.isprintable()) or '"' in refs or "\\" in refs:  # never from extraction
-        return _ENCODER.encode({"i": imports, "s": rows, "r": refs, "n": lines})
-    head = _ENCODER.encode({"i": imports, "s": rows})  # one encoder call: `{"i":[...],"s":[...]}`
-    return f'{head[:-1]},"r":"{refs}","n":{int(lines)}}}'
-
-
-def encode_skip(reason: str) -> str:
-    return json.dumps({"x": reason})
 
 
 class Entry:

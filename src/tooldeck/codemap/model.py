@@ -8,32 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# Kinds a Symbol may have. "method" is a function whose parent is class-like;
-# "impl" is a Rust impl block (it groups methods under the implemented type).
-KINDS: tuple[str, ...] = (
-    "class",
-    "struct",
-    "interface",
-    "trait",
-    "enum",
-    "type",
-    "impl",
-    "module",
-    "function",
-    "method",
-    "property",
-    "constant",
-    "variable",
-    "export",
-    "macro",
-)
-
-# Kinds whose members are methods/properties (a function inside one is a method).
-CLASS_LIKE: frozenset[str] = frozenset({"class", "struct", "interface", "trait", "enum", "impl"})
-# Kinds whose inside is a body: definitions nested there are not part of the map.
-BODY_KINDS: frozenset[str] = frozenset({"function", "method"})
-# Kinds shown with their value (cut short) rather than cut at a body.
-VALUE_KINDS: frozenset[str] = frozenset({"property", "constant", "variable", "type", "export", "macro"})
+# the kinds and their sets live in kinds.py (workers import them without the dataclasses below)
+from tooldeck.codemap.kinds import BODY_KINDS as BODY_KINDS
+from tooldeck.codemap.kinds import CLASS_LIKE as CLASS_LIKE
+from tooldeck.codemap.kinds import KINDS as KINDS
+from tooldeck.codemap.kinds import VALUE_KINDS as VALUE_KINDS
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
-from tooldeck.codemap.entry import encode_rows, encode_skip
+from tooldeck.codemap.blob import encode_rows, encode_skip
 
 log = logging.getLogger("tooldeck.codemap")
 
