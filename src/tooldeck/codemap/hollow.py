@@ -30,7 +30,6 @@ from typing import Any
 from tooldeck.codemap import lexer
 
 _BLANK_LINES = re.compile(rb"\n(?: *\n){2,}")  # two or more lines of nothing but spaces
-_SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
 _COLON_AT_EOL = re.compile(rb":[ \t]*\n")
 _CODE_BYTE = re.compile(rb"[^ \n]")
 _ODD_INDENT = re.compile(rb"\n *[\t\f]")  # a literal first byte: searched fast (the first line: _odd_indent)
@@ -59,7 +58,7 @@ def python(src: bytes, cut: lexer.Pieces) -> bytes | None:
     if b"def" not in src or b"\r" in src or _odd_indent(src):
         return None
     code = lexer.code_only(cut)
-    blank = src.translate(_SPACES_KEEP_BREAKS)
+    blank = src.translate(lexer.SPACES_KEEP_BREAKS)
     out: list[bytes] = []
     pos = copied = 0  # searched from; copied up to
     search = _DEF.search
@@ -86,25 +85,22 @@ def python(src: bytes, cut: lexer.Pieces) -> bytes | None:
 
 
 def ranges(text: bytes) -> list[Any]:
-    """The parts of ``text`` (a hollowed file) a parser must read: all but its
-    runs of blank lines. Blank lines mean nothing to Python's grammar, yet the
-    parser reads them byte by byte (a hollowed body is mostly those); skipped
-    as ``included_ranges``, they cost nothing, and every node keeps its
-    position in the real file."""
+    """The parts of ``text`` (a hollowed file, any language) a parser must
+    read: all but its runs of blank lines. Blank lines mean nothing to these
+    grammars, yet the parser reads them byte by byte (a hollowed body is
+    mostly those); skipped as ``included_ranges``, they cost nothing, and
+    every node keeps its position in the real file."""
     from tree_sitter import Range
 
     out: list[Any] = []
-    pos = row = counted = 0  # the next range's start; row of ``counted``
+    pos = row = 0  # where the next range starts (always a line start), and its row
     for m in _BLANK_LINES.finditer(text):
         skip_from, skip_to = m.start() + 1, m.end()
-        row += text.count(b"\n", counted, pos)
         end_row = row + text.count(b"\n", pos, skip_from)
         out.append(Range((row, 0), (end_row, 0), pos, skip_from))
-        pos = counted = skip_to
-        row = end_row + text.count(b"\n", skip_from, skip_to)
+        pos, row = skip_to, end_row + text.count(b"\n", skip_from, skip_to)
     if not out:
         return out
-    row += text.count(b"\n", counted, pos)
     last_row = row + text.count(b"\n", pos)
     out.append(Range((row, 0), (last_row, len(text) - (text.rfind(b"\n") + 1)), pos, len(text)))
     return out

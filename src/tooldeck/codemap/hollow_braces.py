@@ -24,7 +24,6 @@ from typing import Any
 
 from tooldeck.codemap import lexer
 
-_SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
 _CODE_BYTE = re.compile(rb"[^ \t\n]")
 
 # the node a function body's block hangs from, per language
@@ -110,7 +109,7 @@ def _emptied(language: str, src: bytes, code: bytes, start: int, end: int) -> li
     kept = _KEPT.get(language)
     first = _CODE_BYTE.search(code, start, end)
     if kept is None or first is None or code.find(b";", start, end) < 0:
-        return [src[start:end].translate(_SPACES_KEEP_BREAKS)]
+        return [src[start:end].translate(lexer.SPACES_KEEP_BREAKS)]
     line = code.rfind(b"\n", 0, first.start()) + 1
     pieces: list[bytes] = []
     pos = start
@@ -118,10 +117,10 @@ def _emptied(language: str, src: bytes, code: bytes, start: int, end: int) -> li
         stop = code.find(b";", m.end(), end)
         if stop < 0:
             break
-        pieces.append(src[pos : m.start() + 1].translate(_SPACES_KEEP_BREAKS))
+        pieces.append(src[pos : m.start() + 1].translate(lexer.SPACES_KEEP_BREAKS))
         pieces.append(src[m.start() + 1 : stop + 1])
         pos = stop + 1
-    pieces.append(src[pos:end].translate(_SPACES_KEEP_BREAKS))
+    pieces.append(src[pos:end].translate(lexer.SPACES_KEEP_BREAKS))
     return pieces
 
 

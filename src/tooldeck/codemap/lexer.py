@@ -149,7 +149,8 @@ def pieces(language: str, data: bytes) -> Pieces:
     return Pieces(_split(language, True).split(marked(data)), 2, b"\x02", 35)  # type: ignore[arg-type]
 
 
-_SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
+# every byte a space but line breaks: text blanked this way keeps its offsets and its lines
+SPACES_KEEP_BREAKS = bytes(10 if c == 10 else 32 for c in range(256))
 
 
 def code_only(cut: Pieces) -> bytes:
@@ -159,7 +160,7 @@ def code_only(cut: Pieces) -> bytes:
     byte where it was, line breaks kept."""
     mark, k, step, comment = cut.mark, len(cut.mark), cut.stride, cut.comment
     parts = cut.parts
-    blanked = _SPACES_KEEP_BREAKS
+    blanked = SPACES_KEEP_BREAKS
     tokens = [
         t.translate(blanked, mark) if t[k] == comment else t[k : k + 1] + t[k + 1 :].translate(blanked, mark)
         for t in parts[1::step]  # type: ignore[union-attr]
