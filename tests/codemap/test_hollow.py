@@ -185,3 +185,30 @@ def test_real_files_give_the_whole_files_codemap(monkeypatch: pytest.MonkeyPatch
         fast, whole = both_ways(src, monkeypatch)
         assert fast == whole, path
     assert taken > len(sample) // 2  # the hollowed parse is the one used, not the fallback
+
+
+def test_an_unterminated_quote_keeps_the_code_only_text_aligned():
+    src = b"def f():\n    x = it's\n    return x\n\ndef g():\n    return 1\n"
+    cut = lexer.pieces("python", src)
+    assert len(lexer.code_only(cut)) == len(src)
+    out = hollow.python(src, cut)
+    assert out is None or (len(out) == len(src) and out.count(b"\n") == src.count(b"\n"))
+
+
+def test_mangled_sources_keep_every_offset_and_never_raise():
+    """Random edits of the tricky sources (broken brackets, stray quotes,
+    tabs): the hollowed text keeps the file's length and lines, and the
+    extraction answers."""
+    rng = random.Random(14)
+    for _ in range(300):
+        b = bytearray(rng.choice(list(TRICKY.values())))
+        for _ in range(rng.randint(1, 6)):
+            i = rng.randrange(len(b))
+            if rng.random() < 0.5:
+                del b[i]
+            else:
+                b.insert(i, rng.choice(b"{}()[]:\n \t\"'#\\x"))
+        src = bytes(b)
+        out = hollowed(src)
+        assert out is None or (len(out) == len(src) and out.count(b"\n") == src.count(b"\n")), src
+        extract.extract_rows("python", src)

@@ -131,13 +131,13 @@ def _parse(language: str, data: bytes) -> tuple[Any, bytes | None]:
     cut = lexer.pieces(language, data)
     if language == "python":
         hollowed = hollow.python(data, cut)
-        if hollowed is not None:
+        if hollowed is not None and len(hollowed) == len(data):  # (the length is an invariant: a guard)
             tree = grammars.parse(language, hollowed, hollow.ranges(hollowed))
             if not tree.root_node.has_error:
                 return tree, lexer.blank(language, data, cut)
     else:
         emptied = hollow_braces.hollow(language, data, cut)
-        if emptied is not None:
+        if emptied is not None and len(emptied[0]) == len(data):
             text, openings = emptied
             tree = grammars.parse(language, text, hollow.ranges(text))
             if hollow_braces.confirmed(language, tree, openings):

@@ -125,7 +125,7 @@ class Pieces(NamedTuple):
     both its references (:func:`blank`) and the text its hollowed parse is
     planned on (:func:`code_only`) are made of."""
 
-    parts: list[bytes | None]  # code, the token, its groups..., code, ... (code pieces: the file's own bytes)
+    parts: list[bytes | None]  # code, the token, its groups..., code, ... (code: the file's bytes, see pieces())
     stride: int  # items per code piece and token: 2 for Python, 2 + the expression's groups elsewhere
     mark: bytes  # b"\x02" when the tokens come from Python's marked text (each marked byte marked), else b""
     comment: int  # the byte a comment token starts with
@@ -145,7 +145,7 @@ def pieces(language: str, data: bytes) -> Pieces:
         return Pieces(pattern.split(data), pattern.groups + 1, b"", 47)  # "/"
     if b"\x02" in data:  # a file that holds a mark itself: the plain expression
         return Pieces(_split(language).split(data), 2, b"", 35)  # type: ignore[arg-type]
-    # a code piece holds no `#`, `"` or `'` (each starts a token), so no mark: it is the file's own bytes
+    # a code piece is the file's own bytes, but a mark before a quote that opens no string (unterminated)
     return Pieces(_split(language, True).split(marked(data)), 2, b"\x02", 35)  # type: ignore[arg-type]
 
 
@@ -165,7 +165,10 @@ def code_only(cut: Pieces) -> bytes:
         t.translate(blanked, mark) if t[k] == comment else t[k : k + 1] + t[k + 1 :].translate(blanked, mark)
         for t in parts[1::step]  # type: ignore[union-attr]
     ]
-    return b"".join(_interleave(parts[0::step], tokens))  # type: ignore[arg-type]
+    code = b"".join(_interleave(parts[0::step], tokens))  # type: ignore[arg-type]
+    if mark and mark in code:  # a quote that opens no string (unterminated) kept its mark in a code piece
+        code = code.replace(mark, b"")
+    return code
 
 
 def _interleave(code: list[bytes | None], between: list[bytes]) -> list[bytes | None]:
