@@ -212,3 +212,18 @@ def test_mangled_sources_keep_every_offset_and_never_raise():
         out = hollowed(src)
         assert out is None or (len(out) == len(src) and out.count(b"\n") == src.count(b"\n")), src
         extract.extract_rows("python", src)
+
+
+def test_a_python_string_the_lexer_misreads_never_hides_the_next_function(monkeypatch: pytest.MonkeyPatch):
+    src = b'def a():\n    return 1\n\n\ndef b():\n    return 2\n'
+    # what a misread string would do: the code-only text blanks the next def
+    real = lexer.code_only
+
+    def misread(cut: lexer.Pieces) -> bytes:
+        code = real(cut)
+        at = code.index(b"def b")
+        return code[:at] + b" " * len(b"def b():") + code[at + len(b"def b():") :]
+
+    monkeypatch.setattr(lexer, "code_only", misread)
+    rows = extract.extract_rows("python", src)[1]
+    assert [row[0] for row in rows] == ["a", "b"]

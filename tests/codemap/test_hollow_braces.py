@@ -266,3 +266,13 @@ def test_rust_uses_inside_a_function_stay_and_macro_bodies_are_left_alone():
     assert b"use std::io::Write;" in text
     assert b"fn $n() -> u8 {\n            1" in text
     assert b'let s = "}";' not in text
+
+
+def test_a_string_the_lexer_misreads_never_hides_the_next_function(monkeypatch: pytest.MonkeyPatch):
+    # a backtick in a regular expression after `return` reads as a template literal up to the
+    # next backtick, in the next function: blanked, it hides this body's end and that header
+    src = b"function a(x) {\n  return /`/.test(x);\n}\n\nfunction b() {\n  return `y`;\n}\n"
+    fast, whole = both_ways("javascript", src, monkeypatch)
+    assert fast == whole
+    assert [row[0] for row in fast[1]] == ["a", "b"]  # type: ignore[index]
+

@@ -72,7 +72,7 @@ def python(src: bytes, cut: lexer.Pieces) -> bytes | None:
             start = _body_start(code, at + 3)
             if start is not None:
                 end = _body_end(code, start, indent)
-                body = _hollowed(src, code, blank, start, end)
+                body = _hollowed(src, code, blank, start, end) if _whole_body(src, start, end, indent) else None
                 if body is not None:
                     out.append(src[copied:start])
                     out.extend(body)
@@ -111,6 +111,21 @@ def _odd_indent(src: bytes) -> bool:
     if b"\t" not in src and b"\f" not in src:
         return False
     return _ODD_INDENT.search(src) is not None or src.lstrip(b" ")[:1] in (b"\t", b"\f")
+
+
+@functools.cache
+def _code_line_at_most(indent: int) -> re.Pattern[bytes]:
+    """:func:`_line_at_most` on the real text: a comment line does not count."""
+    return re.compile(rb"\n {0,%d}+[^ \n#]" % indent)
+
+
+def _whole_body(src: bytes, start: int, end: int, indent: int) -> bool:
+    """Whether the real text agrees that no line of the body comes back to
+    the ``def``'s indentation: the rule ran on the text with strings
+    blanked, and a string the lexer misread could hide where the body ends
+    (and the functions after it). A real multi-line string with a line at
+    that indentation just keeps its body whole."""
+    return _code_line_at_most(indent).search(src, start - 1, end) is None
 
 
 def _depth(text: bytes) -> int:

@@ -86,7 +86,7 @@ def hollow(language: str, src: bytes, cut: lexer.Pieces) -> tuple[bytes, list[in
         skip = opaque is not None and opaque.match(stripped) is not None
         if not skip and (head.match(stripped) is None or (language == "go" and indent)):
             continue
-        end = _closing(code, brace, searched, indent)
+        end = _closing(src, code, brace, searched, indent)
         if end is None:
             continue
         searched = end
@@ -130,13 +130,22 @@ def _kept_at(indent: bytes, kept: bytes) -> re.Pattern[bytes]:
     return re.compile(b"\n" + re.escape(indent) + kept)
 
 
-def _closing(code: bytes, brace: int, after: int, indent: bytes) -> int | None:
+def _closing(src: bytes, code: bytes, brace: int, after: int, indent: bytes) -> int | None:
     """The offset of the ``}`` that closes the ``{`` at ``brace``: the first
     line back at the header's indentation, starting with ``}``, with the
-    brackets between balanced; None when the text is not of that shape."""
+    brackets between balanced; None when the text is not of that shape.
+    The real text must agree that no line between comes back that far (a
+    string the lexer misread — a template literal nested deeper than it
+    follows — could otherwise hide the end of this body and the start of
+    the next function; a real multi-line string at column 0 just keeps its
+    body whole)."""
     close = code.find(b"\n" + indent + b"}", after)
-    shallow = _line_at_most(len(indent)).search(code, after)
-    if close < 0 or shallow is None or shallow.start() != close:
+    shallow = _line_at_most(len(indent))
+    first = shallow.search(code, after)
+    if close < 0 or first is None or first.start() != close:
+        return None
+    first = shallow.search(src, after)
+    if first is None or first.start() != close:
         return None
     end = close + 1 + len(indent)
     return end if _encloses(code[brace + 1 : end]) else None
