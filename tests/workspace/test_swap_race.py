@@ -314,3 +314,23 @@ def test_import_image_never_returns_the_outside_image(race: Race) -> None:
         stop.set()
         flipper.join()
         _restore(race)
+
+
+def test_a_blob_side_read_from_the_working_tree_is_caught(race: Race) -> None:
+    """git reads a blob it finds unchanged in the working tree from there, by
+    name: a deleted file's ``-`` lines once came from the outside folder. Each
+    side with a blob id is checked against the object store."""
+    from tooldeck.git.repo import open_repo
+    from tooldeck.git.worktree_check import sides_match_blobs
+
+    repo = open_repo(str(race.root))
+    oid = repo.git.text(["rev-parse", "--short", "HEAD:flip/mod.py"]).strip()
+    body = (race.root / "flip" / "mod.py").read_text()
+    minus = "".join("-" + line + "\n" for line in body.splitlines())
+    patch = (
+        f"diff --git a/flip/mod.py b/flip/mod.py\ndeleted file mode 100644\nindex {oid}..0000000\n"
+        f"--- a/flip/mod.py\n+++ /dev/null\n@@ -1,{len(body.splitlines())} +0,0 @@\n{minus}"
+    )
+    leaked = patch.replace(INSIDE, SECRET)
+    worktree_side = patch.replace(f"index {oid}..0000000", f"index {oid}..{'1' * len(oid)}")  # hashed, not stored
+    assert sides_match_blobs(repo.git, [patch, leaked, worktree_side]) == [True, False, True]

@@ -20,7 +20,7 @@ from tooldeck.core.errors import ToolError
 from tooldeck.git.compare import DiffSpec
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
-from tooldeck.git.worktree_check import patch_matches_worktree, unverified_note
+from tooldeck.git.worktree_check import patch_matches_worktree, sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
 
 MAX_UNTRACKED = 500  # untracked files listed per call
@@ -253,10 +253,11 @@ def load_patches(
     rest = [c for c in chunks if c.split("\n", 1)[0] + "\n" in by_header]
     for fc, chunk in zip(unmatched, rest, strict=False):
         fc.patch = chunk
-    if changes.spec.worktree:  # git read these files by name: check them through the safe path
-        for fc in tracked:
-            if fc.patch and not patch_matches_worktree(repo.toplevel, fc.path, fc.patch):
-                fc.patch = unverified_note(_header(fc))
+    # git may read either side from the working tree by name (worktree_check): check every side
+    shown = [fc for fc in tracked if fc.patch]
+    for fc, ok in zip(shown, sides_match_blobs(repo.git, [fc.patch for fc in shown]), strict=True):
+        if not ok or (changes.spec.worktree and not patch_matches_worktree(repo.toplevel, fc.path, fc.patch)):
+            fc.patch = unverified_note(_header(fc))
 
 
 def hunk_headers(patch: str) -> list[str]:

@@ -14,8 +14,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.git.changes import split_patches
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
+from tooldeck.git.worktree_check import sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
 
 _LOG_FIELDS = ("%H", "%an", "%ae", "%aI", "%cn", "%cI", "%P", "%D", "%s", "%b")
@@ -109,12 +111,19 @@ def commit_patches(
     args = ["log", *_LOG_FLAGS, "--no-walk=unsorted", "-p", ctx_flag, "--src-prefix=a/", "--dst-prefix=b/"]
     args += ["--format=%x1e%H", *[c.sha for c in commits]]
     args += ["--", *paths] if paths else []
-    by_sha: dict[str, str] = {}
+    by_sha: dict[str, list[str]] = {}
     for record in repo.git.text(args).split("\x1e")[1:]:
         sha, _, patch = record.partition("\n")
-        by_sha[sha.strip()] = patch.strip("\n") + "\n" if patch.strip() else ""
+        by_sha[sha.strip()] = split_patches(patch.strip("\n") + "\n") if patch.strip() else []
+    # a blob git finds unchanged in the working tree is read from there, by name (worktree_check)
+    chunks = [chunk for parts in by_sha.values() for chunk in parts]
+    verdicts = iter(sides_match_blobs(repo.git, chunks))
+    checked = {
+        sha: "".join(p if next(verdicts) else unverified_note(p.split("\n", 1)[0] + "\n") for p in parts)
+        for sha, parts in by_sha.items()
+    }
     for c in commits:
-        c.patch = by_sha.get(c.sha, "")
+        c.patch = checked.get(c.sha, "")
 
 
 def commit_info(repo: Repo, sha: str) -> Commit:

@@ -2,46 +2,80 @@
 
 git opens working-tree files by name. If a folder of the checkout is swapped
 for a symbolic link while ``git diff`` runs, git can read a file outside the
-checkout (it checks for leading symlinks, then opens the path later). So the
-new side of a working-tree patch (its context and ``+`` lines) is compared
-with the file read again through tooldeck's safe path
-(:func:`tooldeck.workspace.content.read_lines`: from the checkout's top, no
-link followed); a patch that disagrees is replaced by a note, never shown.
+checkout (it checks for leading symlinks, then opens the path later). That
+is true of either side of a patch: the working tree's, and also a blob's,
+which git reads from the working-tree file instead of its object store when
+the index says the file is unchanged (``reuse_worktree_file``: a deleted
+file's ``-`` lines were once the outside file's). So every side of a patch
+is checked: a side with a blob id against that blob read from the object
+store (:func:`blob_texts`), the working tree's side against the file read
+again through tooldeck's safe path (:func:`tooldeck.workspace.content.read_lines`:
+from the checkout's top, no link followed). A patch that disagrees is
+replaced by a note, never shown.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import read_lines
 
-_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+_INDEX = re.compile(r"^index ([0-9a-f]+)\.\.([0-9a-f]+)", re.M)
 
 
-def new_side_lines(patch: str) -> dict[int, str] | None:
-    """New-file line number → text for the context and ``+`` lines of a
-    unified patch; None when it has no new side to check (deleted, binary,
-    combined)."""
-    if patch.startswith("diff --cc ") or "\n+++ /dev/null" in patch:
+def side_lines(patch: str, new: bool) -> dict[int, str] | None:
+    """Line number → text of one side of a unified patch: the new side's
+    context and ``+`` lines, or the old side's context and ``-`` lines; None
+    when that side has nothing to check (a deleted or added file's empty
+    side, a combined diff)."""
+    if patch.startswith("diff --cc ") or ("\n+++ /dev/null" if new else "\n--- /dev/null") in patch:
         return None
+    mine, other = ("+", "-") if new else ("-", "+")
     out: dict[int, str] = {}
     number = 0
     in_hunk = False
     for line in patch.split("\n"):
         m = _HUNK.match(line)
         if m:
-            number, in_hunk = int(m.group(1)), True
+            number, in_hunk = int(m.group(2 if new else 1)), True
             continue
         if not in_hunk or not line or line.startswith("\\"):
             continue
-        if line[0] in " +":
+        if line[0] == " " or line[0] == mine:
             out[number] = line[1:]
             number += 1
-        elif line[0] != "-":
+        elif line[0] != other:
             in_hunk = False  # the next file's header or trailing text
     return out
+
+
+def new_side_lines(patch: str) -> dict[int, str] | None:
+    return side_lines(patch, True)
+
+
+def blob_ids(patch: str) -> tuple[str | None, str | None]:
+    """The (old, new) blob ids of the patch's ``index`` line; None for a
+    side git did not take from its object store (all zeros: the working tree)."""
+    m = _INDEX.search(patch.split("\n@@", 1)[0])
+    if m is None:
+        return None, None
+    old, new = m.groups()
+    return (None if not old.strip("0") else old), (None if not new.strip("0") else new)
+
+
+def side_matches_blob(patch: str, new: bool, blob: str) -> bool:
+    """Whether one side of the patch equals ``blob`` (that side's content,
+    read from the object store) line for line."""
+    wanted = side_lines(patch, new)
+    if not wanted:
+        return True
+    lines = blob.split("\n")
+    return all(0 < n <= len(lines) and lines[n - 1] == text for n, text in wanted.items())
 
 
 def patch_matches_worktree(toplevel: str, rel: str, patch: str) -> bool:
@@ -55,6 +89,48 @@ def patch_matches_worktree(toplevel: str, rel: str, patch: str) -> bool:
         return False
     # git prints the line's bytes; a CRLF file keeps its \r in both
     return all(safe.get(n) == text for n, text in wanted.items())
+
+
+def blob_texts(git: Any, ids: Iterable[str]) -> dict[str, str]:
+    """The content of each blob id, read from the object store in one
+    ``git cat-file --batch`` (an id git cannot resolve is left out)."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    data = git.run(["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode()).stdout
+    out: dict[str, str] = {}
+    pos = 0
+    for oid in wanted:
+        end = data.find(b"\n", pos)
+        if end < 0:
+            break
+        header = data[pos:end].split()
+        pos = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            continue  # "<id> missing" / "ambiguous": nothing follows
+        size = int(header[2])
+        out[oid] = data[pos : pos + size].decode("utf-8", "replace")
+        pos += size + 1
+    return out
+
+
+def sides_match_blobs(git: Any, patches: Sequence[str]) -> list[bool]:
+    """Per single-file patch: whether every side git names by a blob id of
+    its object store is that blob's content (read from the store, not the
+    working tree)."""
+    ids = [blob_ids(p) for p in patches]
+    blobs = blob_texts(git, [i for pair in ids for i in pair if i])
+    out: list[bool] = []
+    for patch, (old, new) in zip(patches, ids, strict=True):
+        ok = True
+        for side, oid in ((False, old), (True, new)):
+            blob = blobs.get(oid) if oid is not None else None
+            # no such blob: the side is the working tree's (git hashed it for the header): the caller
+            # checks it against the safe read
+            if blob is not None and ok:
+                ok = side_matches_blob(patch, side, blob)
+        out.append(ok)
+    return out
 
 
 def unverified_note(header: str) -> str:
