@@ -62,7 +62,10 @@ MIGRATIONS: list[str] = [
 
 # the modules whose code shapes a payload: the tree it is read from (grammars, hollow*), what is
 # read (extract, specs, kinds), the references (lexer) and the stored form (entry, blob)
-_SHAPING = ("extract.py", "specs.py", "entry.py", "blob.py", "kinds.py", "lexer.py", "grammars.py", "hollow.py")
+_SHAPING = (
+    "extract.py", "specs.py", "kinds.py", "lexer.py", "grammars.py", "hollow.py", "hollow_braces.py",
+    "entry.py", "blob.py",
+)  # fmt: skip
 
 
 @functools.cache
@@ -72,7 +75,7 @@ def extractor_version() -> str:
     wheels (a new grammar may name its nodes differently)."""
     here = Path(__file__).parent
     h = hashlib.sha256(FORMAT_VERSION.encode())
-    code = [here / name for name in (*_SHAPING, "hollow_braces.py")]
+    code = [here / name for name in _SHAPING]
     for path in [*sorted((here / "queries").glob("*.scm")), *code]:
         h.update(path.name.encode())
         h.update(path.read_bytes())

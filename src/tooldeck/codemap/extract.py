@@ -129,20 +129,21 @@ def _parse(language: str, data: bytes) -> tuple[Any, bytes | None]:
     if not lexer.has_lexer(language):
         return grammars.parse(language, data), None
     cut = lexer.pieces(language, data)
+    blanked = lexer.blank(language, data, cut)
     if language == "python":
         hollowed = hollow.python(data, cut)
         if hollowed is not None and len(hollowed) == len(data):  # (the length is an invariant: a guard)
             tree = grammars.parse(language, hollowed, hollow.ranges(hollowed))
             if not tree.root_node.has_error:
-                return tree, lexer.blank(language, data, cut)
+                return tree, blanked
     else:
         emptied = hollow_braces.hollow(language, data, cut)
         if emptied is not None and len(emptied[0]) == len(data):
             text, openings = emptied
             tree = grammars.parse(language, text, hollow.ranges(text))
             if hollow_braces.confirmed(language, tree, openings):
-                return tree, lexer.blank(language, data, cut)
-    return grammars.parse(language, data), lexer.blank(language, data, cut)
+                return tree, blanked
+    return grammars.parse(language, data), blanked
 
 
 def _collect(

@@ -31,18 +31,20 @@ from tooldeck.codemap import lexer
 
 _BLANK_LINES = re.compile(rb"\n(?: *\n){2,}")  # two or more lines of nothing but spaces
 _COLON_AT_EOL = re.compile(rb":[ \t]*\n")
-_CODE_BYTE = re.compile(rb"[^ \n]")
+CODE_BYTE = re.compile(rb"[^ \t\n]")  # a byte that is no blank
 _ODD_INDENT = re.compile(rb"\n *[\t\f]")  # a literal first byte: searched fast (the first line: _odd_indent)
 _DEF = re.compile(rb"def[ \t]")  # a literal first: searched fast; what comes before it is checked after
 MAX_INDENT = 64
 
 
 @functools.cache
-def _line_at_most(indent: int) -> re.Pattern[bytes]:
-    """A line break, then a code line indented ``indent`` spaces or less: where
-    a body ends (a literal first byte: the engine skips from line break to line
-    break; possessive: a deeper line fails at once, without backtracking)."""
-    return re.compile(rb"\n {0,%d}+[^ \n]" % indent)
+def line_at_most(width: int, also_blank: bytes = b"") -> re.Pattern[bytes]:
+    """A line break, then a line indented ``width`` blanks or less whose first
+    byte is no blank (nor one of ``also_blank``): where a body ends (a literal
+    first byte: the engine skips from line break to line break; possessive: a
+    deeper line fails at once, without backtracking). Both hollowing modules
+    use it."""
+    return re.compile(rb"\n[ \t]{0,%d}+[^ \t\n%s]" % (width, re.escape(also_blank)))
 
 
 @functools.cache
@@ -113,19 +115,13 @@ def _odd_indent(src: bytes) -> bool:
     return _ODD_INDENT.search(src) is not None or src.lstrip(b" ")[:1] in (b"\t", b"\f")
 
 
-@functools.cache
-def _code_line_at_most(indent: int) -> re.Pattern[bytes]:
-    """:func:`_line_at_most` on the real text: a comment line does not count."""
-    return re.compile(rb"\n {0,%d}+[^ \n#]" % indent)
-
-
 def _whole_body(src: bytes, start: int, end: int, indent: int) -> bool:
     """Whether the real text agrees that no line of the body comes back to
     the ``def``'s indentation: the rule ran on the text with strings
     blanked, and a string the lexer misread could hide where the body ends
     (and the functions after it). A real multi-line string with a line at
     that indentation just keeps its body whole."""
-    return _code_line_at_most(indent).search(src, start - 1, end) is None
+    return line_at_most(indent, b"#").search(src, start - 1, end) is None  # a comment line does not count
 
 
 def _depth(text: bytes) -> int:
@@ -162,7 +158,7 @@ def _body_start(code: bytes, at: int) -> int | None:
 def _body_end(code: bytes, start: int, indent: int) -> int:
     """The offset of the first code line from ``start`` on indented ``indent``
     or less (one a backslash continues is not one), else the end of the text."""
-    pattern = _line_at_most(indent)
+    pattern = line_at_most(indent)
     search = start - 1  # the line break that ends the header
     while True:
         m = pattern.search(code, search)
@@ -218,7 +214,7 @@ def _first_statement(src: bytes, start: int, end: int) -> int | None:
     a space, a line break or in a comment line."""
     pos = start
     while True:
-        m = _CODE_BYTE.search(src, pos, end)
+        m = CODE_BYTE.search(src, pos, end)
         if m is None:
             return None
         if src[m.start()] != 35:  # "#": a comment line

@@ -23,8 +23,7 @@ from itertools import accumulate
 from typing import Any
 
 from tooldeck.codemap import lexer
-
-_CODE_BYTE = re.compile(rb"[^ \t\n]")
+from tooldeck.codemap.hollow import CODE_BYTE, line_at_most
 
 # the node a function body's block hangs from, per language
 FUNCTIONS: dict[str, frozenset[str]] = {
@@ -107,7 +106,7 @@ def _emptied(language: str, src: bytes, code: bytes, start: int, end: int) -> li
     spaces and line breaks, but the statements of :data:`_KEPT` at its first
     level, as written."""
     kept = _KEPT.get(language)
-    first = _CODE_BYTE.search(code, start, end)
+    first = CODE_BYTE.search(code, start, end)
     if kept is None or first is None or code.find(b";", start, end) < 0:
         return [src[start:end].translate(lexer.SPACES_KEEP_BREAKS)]
     line = code.rfind(b"\n", 0, first.start()) + 1
@@ -140,7 +139,7 @@ def _closing(src: bytes, code: bytes, brace: int, after: int, indent: bytes) -> 
     the next function; a real multi-line string at column 0 just keeps its
     body whole)."""
     close = code.find(b"\n" + indent + b"}", after)
-    shallow = _line_at_most(len(indent))
+    shallow = line_at_most(len(indent))
     first = shallow.search(code, after)
     if close < 0 or first is None or first.start() != close:
         return None
@@ -149,12 +148,6 @@ def _closing(src: bytes, code: bytes, brace: int, after: int, indent: bytes) -> 
         return None
     end = close + 1 + len(indent)
     return end if _encloses(code[brace + 1 : end]) else None
-
-
-@functools.cache
-def _line_at_most(width: int) -> re.Pattern[bytes]:
-    """A line break, then a line of code indented ``width`` or less."""
-    return re.compile(rb"\n[ \t]{0,%d}+[^ \t\n]" % width)
 
 
 _NOT_BRACES = bytes(c for c in range(256) if c not in b"{}")

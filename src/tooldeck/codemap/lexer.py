@@ -64,13 +64,6 @@ _PATTERNS: dict[str, bytes] = {
 _PATTERNS["typescript"] = _PATTERNS["tsx"] = _PATTERNS["javascript"]
 
 
-@functools.cache
-def _compiled(name: str) -> re.Pattern[bytes]:
-    """The expression of ``name``, compiled on first use: compiling them all cost
-    every worker process ~7 ms at start, and most batches hold one or two languages."""
-    return re.compile(_PATTERNS[name])
-
-
 # what a match becomes: its kept group (char literal, regular expression) if any, between two \x01
 # (non-word bytes). Python keeps no group: a match becomes one \x01 (see blank). Rust's group 1
 # is a raw string's hashes (not kept), group 2 a char literal's inside.
@@ -103,7 +96,7 @@ def _marked_single(q: bytes, other: bytes) -> bytes:
     return _M + q + plain + rb"(?:(?:" + _ESC + rb"|\x02[#" + other + rb"])" + plain + rb")*" + _M + q
 
 
-PYTHON_MARKED = b"|".join(
+_PYTHON_MARKED = b"|".join(
     [
         rb"\x02#[^\n]*",
         _marked_triple(b'"', b"'"),
@@ -116,7 +109,7 @@ PYTHON_MARKED = b"|".join(
 
 def marked(data: bytes) -> bytes:
     """``data`` with a \x02 before every ``#``, ``"`` and ``'``: the text
-    :data:`PYTHON_MARKED` reads (for ``data`` that holds no \x02)."""
+    :data:`_PYTHON_MARKED` reads (for ``data`` that holds no \x02)."""
     return data.replace(b"#", b"\x02#").replace(b'"', b'\x02"').replace(b"'", b"\x02'")
 
 
@@ -134,8 +127,10 @@ class Pieces(NamedTuple):
 @functools.cache
 def _split(language: str, on_marked: bool = False) -> re.Pattern[bytes]:
     """``language``'s expression with the whole match as group 1 (``split``
-    keeps it; its own groups follow)."""
-    return re.compile(b"(" + (PYTHON_MARKED if on_marked else _PATTERNS[language]) + b")")
+    keeps it; its own groups follow), compiled on first use: compiling them
+    all cost every worker process ~7 ms at start, and most batches hold one
+    or two languages."""
+    return re.compile(b"(" + (_PYTHON_MARKED if on_marked else _PATTERNS[language]) + b")")
 
 
 def pieces(language: str, data: bytes) -> Pieces:
