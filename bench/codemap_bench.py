@@ -385,8 +385,9 @@ def run_phase(args: list[str]) -> dict:
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def spread(xs: list[float]) -> str:
-    return f"{min(xs):.2f}/{statistics.median(xs):.2f}/{max(xs):.2f}"
+def spread(xs: list[float], digits: int = 2) -> str:
+    """min/median/max of ``xs``."""
+    return "/".join(f"{x:.{digits}f}" for x in (min(xs), statistics.median(xs), max(xs)))
 
 
 def bench_corpus(name: str, tmp: Path, ns: argparse.Namespace) -> None:

@@ -67,10 +67,6 @@ def measure(tree: Path, reps: int) -> tuple[list[float], list[float], int]:
     return base_ms, tdk_ms, len(items)
 
 
-def spread(xs: list[float], digits: int = 3) -> str:
-    return "/".join(f"{x:.{digits}f}" for x in (min(xs), statistics.median(xs), max(xs)))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 1)[0])
     ap.add_argument("--files", type=int, default=800, help="distinct Python files")
@@ -86,7 +82,8 @@ def main() -> None:
             codemap_bench.build_corpus(name, tree, ns.files, ns.per_language)
             base_ms, tdk_ms, n = measure(tree, ns.reps)
             ratio = statistics.median(tdk_ms) / statistics.median(base_ms)
-            print(f"{name:<10}{n:>7}{spread(base_ms):>22}{spread(tdk_ms):>24}{ratio:>17.2f}")
+            base, tdk = codemap_bench.spread(base_ms, 3), codemap_bench.spread(tdk_ms, 3)
+            print(f"{name:<10}{n:>7}{base:>22}{tdk:>24}{ratio:>17.2f}")
 
 
 if __name__ == "__main__":

@@ -273,13 +273,13 @@ def test_git_blame_never_reads_the_working_tree_through_a_link(race: Race) -> No
 
 
 def test_worktree_patch_is_checked_against_the_safe_read(race: Race) -> None:
-    from tooldeck.git.worktree_check import new_side_lines, patch_matches_worktree
+    from tooldeck.git.worktree_check import patch_matches_worktree, side_lines
 
     patch = (
         "diff --git a/flip/f.txt b/flip/f.txt\n--- a/flip/f.txt\n+++ b/flip/f.txt\n"
         f"@@ -1,2 +1,2 @@\n-old\n+needle {INSIDE} line\n second line\n"
     )
-    assert new_side_lines(patch) == {1: f"needle {INSIDE} line", 2: "second line"}
+    assert side_lines(patch, True) == {1: f"needle {INSIDE} line", 2: "second line"}
     assert patch_matches_worktree(str(race.root), "flip/f.txt", patch)
     leaked = patch.replace(INSIDE, SECRET)  # what git printed after reading through a swapped link
     assert not patch_matches_worktree(str(race.root), "flip/f.txt", leaked)

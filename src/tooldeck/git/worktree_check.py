@@ -54,10 +54,6 @@ def side_lines(patch: str, new: bool) -> dict[int, str] | None:
     return out
 
 
-def new_side_lines(patch: str) -> dict[int, str] | None:
-    return side_lines(patch, True)
-
-
 def blob_ids(patch: str) -> tuple[str | None, str | None]:
     """The (old, new) blob ids of the patch's ``index`` line; None for a
     side git did not take from its object store (all zeros: the working tree)."""
@@ -80,7 +76,7 @@ def side_matches_blob(patch: str, new: bool, blob: str) -> bool:
 
 def patch_matches_worktree(toplevel: str, rel: str, patch: str) -> bool:
     """Whether the patch's new side equals the working-tree file read safely."""
-    wanted = new_side_lines(patch)
+    wanted = side_lines(patch, True)
     if not wanted:
         return True
     try:
