@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from tooldeck.codemap import repeats
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Symbol
 
@@ -70,6 +71,7 @@ def render(cm: Codemap, *, shown_path: str | None = None) -> str:
     private: set[str] = set()
     last: tuple[int, str] | None = None
     hidden_below = -1  # depth of a private container: its members are not shown
+    shown: list[tuple[int, str]] = []  # (index in lines, line number and indent) of each definition row
     python = cm.language == "python"
     for sym in cm.symbols:
         if hidden_below >= 0:
@@ -92,7 +94,14 @@ def render(cm: Codemap, *, shown_path: str | None = None) -> str:
                 slot[1].append(sym.name.strip("_"))
         else:
             sep = "\t" * sym.depth if sym.depth else " "
-            lines.append(f"{sym.line}{sep}{signature(sym, python)}")
+            shown.append((len(lines), f"{sym.line}{sep}"))
+            lines.append(signature(sym, python))
+    if shown and not any("«" in lines[i] or "»" in lines[i] for i, _ in shown):  # (the marks would be ambiguous)
+        for (index, head), sig in zip(shown, repeats.fold([lines[i] for i, _ in shown]), strict=True):
+            lines[index] = head + sig
+    else:
+        for index, head in shown:
+            lines[index] = head + lines[index]
     for (_parent, depth), (index, names) in dunders.items():
         lines[index] = f"{chr(9) * depth}dunder: {' '.join(dict.fromkeys(names))}"
     if private:
