@@ -24,46 +24,55 @@ from __future__ import annotations
 import re
 
 MIN_CHARS = 64  # shorter texts cost about what a reference does
-_OPEN = {"[": "]", "(": ")", "{": "}"}
-_NAME_BEFORE = re.compile(r"[A-Za-z_][\w.]*$")
+_OPEN = "([{"
+_SPECIAL = re.compile(r"[\"'`\[\](){}]")  # what _spans looks at
 _REF = re.compile(r"«(\d+)»")
 _LABEL = re.compile(r"«(\d+)=")
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
-    """The outermost bracketed spans of ``text`` (with the name before each),
-    ``(start, end)``; string literals are skipped, unbalanced text ends the
-    search."""
+    """Every bracketed span of ``text`` of at least :data:`MIN_CHARS`
+    characters, at any depth, ``(start, end)``, outer ones before the spans
+    they hold; string literals are skipped, unbalanced text ends the search.
+    One pass: between brackets and quotes the search runs at C speed."""
     out: list[tuple[int, int]] = []
-    depth = 0
-    opened = 0
+    opened: list[int] = []
     i = 0
-    n = len(text)
-    while i < n:
+    search = _SPECIAL.search
+    while (m := search(text, i)) is not None:
+        i = m.start()
         c = text[i]
         if c in "\"'`":
             close = text.find(c, i + 1)
             while close > 0 and text[close - 1] == "\\" and c != "`":
                 close = text.find(c, close + 1)
             if close < 0:
-                return out
+                break
             i = close + 1
             continue
         if c in _OPEN:
-            if depth == 0:
-                opened = i
-            depth += 1
-        elif c in "])}":
-            depth -= 1
-            if depth < 0:
-                return out
-            if depth == 0:
+            opened.append(i)
+        else:
+            if not opened:
+                break
+            at = opened.pop()
+            if i + 1 - at >= MIN_CHARS:
                 # a subscript keeps its name (`Union[...]`); a parameter list never takes the
                 # definition's (`create(...)`: the name stays on its line)
-                name = _NAME_BEFORE.search(text, 0, opened) if text[opened] == "[" else None
-                out.append((name.start() if name else opened, i + 1))
+                out.append((_name_start(text, at) if c == "]" else at, i + 1))
         i += 1
+    out.sort(key=lambda span: (span[0], -span[1]))
     return out
+
+
+def _name_start(text: str, at: int) -> int:
+    """Where the dotted name right before ``at`` starts (``at`` if none)."""
+    j = at
+    while j > 0 and (text[j - 1].isalnum() or text[j - 1] in "_."):
+        j -= 1
+    while j < at and not (text[j].isalpha() or text[j] == "_"):  # a name starts with a letter
+        j += 1
+    return j
 
 
 class _Folder:
@@ -74,26 +83,42 @@ class _Folder:
         self.used: set[int] = set()
 
     def fold(self, text: str) -> list[str | int]:
-        """``text`` as pieces: strings, and for a span seen before, ``-id``
-        (a reference); a first occurrence is ``id``, text pieces, ``0``."""
+        """``text`` as pieces: strings; for a span seen before, ``-id`` (a
+        reference) in its place; around a first occurrence, ``id`` before it
+        and ``0`` after it."""
+        if len(text) < MIN_CHARS:  # no span long enough to count
+            return [text]
         out: list[str | int] = []
         pos = 0
+        open_ends: list[int] = []  # ends of the first occurrences around the cursor
+        skip_to = -1  # the end of the last span referenced: what lies inside is gone
         for start, end in _spans(text):
-            if end - start < MIN_CHARS:
+            if start < skip_to:
                 continue
+            while open_ends and open_ends[-1] <= start:
+                pos = self._close(text, pos, open_ends.pop(), out)
             out.append(text[pos:start])
             span = text[start:end]
             seen = self.first.get(span)
             if seen is not None:
                 self.used.add(seen)
                 out.append(-seen)
+                pos = skip_to = end
             else:
-                ident = self.first[span] = len(self.first) + 1
-                bracket = min(span.index(b) for b in _OPEN if b in span)
-                out.extend([ident, span[: bracket + 1], *self.fold(span[bracket + 1 : -1]), span[-1], 0])
-            pos = end
+                self.first[span] = len(self.first) + 1
+                out.append(self.first[span])
+                pos = start
+                open_ends.append(end)
+        while open_ends:
+            pos = self._close(text, pos, open_ends.pop(), out)
         out.append(text[pos:])
         return out
+
+    @staticmethod
+    def _close(text: str, pos: int, end: int, out: list[str | int]) -> int:
+        out.append(text[pos:end])
+        out.append(0)
+        return end
 
 
 def fold(rows: list[str]) -> list[str]:
