@@ -211,7 +211,8 @@ def build(rt: Runtime) -> Tool:
         description=(
             "Codemaps (signatures, never bodies) of files or folders: every public class, method, property, "
             "interface, type alias, function, enum, constant and export on one line, `<line> <signature>` "
-            "(members a tab deeper; no spaces around = : | -> ,; Python functions without `def`). Private "
+            "(members a tab deeper; no spaces around = : | -> ,; Python functions without `def`; a long text "
+            "shown again is `«n»`, labelled `«n=...»` where first shown). Private "
             "names are only counted and imports not listed: find_symbol and read_file give them. "
             "scope=paths with `paths` (folders are walked recursively, ignored files skipped) or scope=selected. "
             "17 languages (Python, JS, TS/TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP, Swift, Kotlin, Bash, Scala, "
