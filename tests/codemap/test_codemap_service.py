@@ -118,21 +118,23 @@ def test_files_without_a_codemap_say_why(root: Path, state_dir: Path):
     write(root, "notes.txt", "plain text\n")
     write(root, "blob.py", b"\x00\x01\x02binary")
     write(root, "latin.py", "x = 'caf\xe9'\n".encode("latin-1"))
+    write(root, "utf8.py", "x = 'caf\xe9'\n".encode("utf-8"))  # not ASCII, but UTF-8: mapped
     write(root, "bundle.min.js", "function a(){return 1}\n")
     write(root, "long.js", "var a=1;" * 2000)  # one very long line: minified
     write(root, "huge.py", b"x = 1\n" * (MAX_FILE_BYTES // 6 + 10))
     svc = fresh(root, state_dir)
-    rels = ["notes.txt", "blob.py", "latin.py", "bundle.min.js", "long.js", "huge.py", "missing.py"]
+    rels = ["notes.txt", "blob.py", "latin.py", "utf8.py", "bundle.min.js", "long.js", "huge.py", "missing.py"]
     results = dict(zip(rels, svc.codemaps(svc.rt.workspace.primary, rels), strict=True))
     reasons = {rel: res.reason for rel, res in results.items() if isinstance(res, Skipped)}
     assert reasons["notes.txt"] == "no grammar"
     assert reasons["blob.py"] == "binary"
     assert reasons["latin.py"] == "not UTF-8 text"
+    assert isinstance(results["utf8.py"], Codemap)
     assert reasons["bundle.min.js"] == "minified"
     assert reasons["long.js"].startswith("minified")
     assert reasons["huge.py"].startswith("too large")
     assert reasons["missing.py"] == "missing or unreadable"
-    assert svc.parse_count == 0
+    assert svc.parse_count == 1  # utf8.py alone
     assert svc.codemap(svc.rt.workspace.primary, "blob.py") is None
 
 
