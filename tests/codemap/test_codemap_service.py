@@ -118,7 +118,7 @@ def test_files_without_a_codemap_say_why(root: Path, state_dir: Path):
     write(root, "notes.txt", "plain text\n")
     write(root, "blob.py", b"\x00\x01\x02binary")
     write(root, "latin.py", "x = 'caf\xe9'\n".encode("latin-1"))
-    write(root, "utf8.py", "x = 'caf\xe9'\n".encode("utf-8"))  # not ASCII, but UTF-8: mapped
+    write(root, "utf8.py", "x = 'caf\xe9'\n".encode())  # not ASCII, but UTF-8: mapped
     write(root, "bundle.min.js", "function a(){return 1}\n")
     write(root, "long.js", "var a=1;" * 2000)  # one very long line: minified
     write(root, "huge.py", b"x = 1\n" * (MAX_FILE_BYTES // 6 + 10))
