@@ -33,7 +33,7 @@ warmed up by one untimed run: the memory allocator's and the garbage
 collector's state of one contender (a threshold another's big buffers
 raised, a collection another's objects made due) never lands on another's
 clock. Every size runs the same number of repetitions (``--runs``, default
-5), the three contenders interleaved run by run so a shared machine's load
+11), the three contenders interleaved run by run so a shared machine's load
 weighs on each alike; each run on a freshly restored tree under a temp
 directory, the CPU time being the contender's own process's. The table gives
 min and median milliseconds, ratios from medians.

@@ -7,12 +7,12 @@ dropped here: the first copy is labelled where it stands and every later copy
 of the same text becomes a reference to that label::
 
     12⇥create(*,model:«1=Union[Literal["a","b",...],str]»,stream:bool=False)
-    40⇥acreate(*,model:«1»,stream:bool=False)
+    40⇥acreate(*,model:«1»,stream:bool=True)
 
-A span is a bracketed group of at least
-:data:`MIN_CHARS` characters, brackets inside string literals not counted; a
-subscript with its dotted name (``Union[...]``, ``Callable[[...],...]``), a
-parameter list without (the definition's name always stays on its line).
+A span is a bracketed group of at least :data:`MIN_CHARS` characters
+(brackets inside string literals not counted): a subscript with its dotted
+name (``Union[...]``, ``Callable[[...],...]``), a parameter list without
+(the definition's name always stays on its line).
 An outer span that repeats is referenced whole; the spans inside one that
 does not are looked at in turn. Labels are numbered in the order the text
 shows them, and a label is written only when a reference uses it.
