@@ -29,7 +29,9 @@ from typing import Any
 
 from tooldeck.codemap import lexer
 
-_BLANK_LINES = re.compile(rb"\n(?: *\n){2,}")  # two or more lines of nothing but spaces
+# two or more lines of nothing but spaces; possessive (a line of code fails at once, nothing to back
+# off to): 33 -> 23 us a hollowed file, the same matches
+_BLANK_LINES = re.compile(rb"\n(?: *+\n){2,}+")
 _COLON_AT_EOL = re.compile(rb":[ \t]*\n")
 CODE_BYTE = re.compile(rb"[^ \t\n]")  # a byte that is no blank
 _ODD_INDENT = re.compile(rb"\n *[\t\f]")  # a literal first byte: searched fast (the first line: _odd_indent)
