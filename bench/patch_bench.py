@@ -33,7 +33,7 @@ warmed up by one untimed run: the memory allocator's and the garbage
 collector's state of one contender (a threshold another's big buffers
 raised, a collection another's objects made due) never lands on another's
 clock. Every size runs the same number of repetitions (``--runs``, default
-11), the three contenders interleaved run by run so a shared machine's load
+21), the three contenders interleaved run by run so a shared machine's load
 weighs on each alike; each run on a freshly restored tree under a temp
 directory, the CPU time being the contender's own process's. The contenders
 share that one tree (each restores it before its run; only one runs at a
@@ -44,7 +44,7 @@ parents), so trees of their own gave one contender cheaper temp files than
 another by chance. The table gives
 min and median milliseconds, ratios from medians.
 
-Run: ``python bench/patch_bench.py [--runs 11] [--scales 1,4,16] [--case big|many]``; each row
+Run: ``python bench/patch_bench.py [--runs 21] [--scales 1,4,16] [--case big|many]``; each row
 prints wall and CPU milliseconds as min/median/max.
 """
 
@@ -294,7 +294,10 @@ def measure(work: Path, key: str, scale: int, runs: int) -> tuple[Series, Series
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
-        "--runs", type=int, default=11, help="repetitions at every scale (a 1x run is ~7 ms: fewer leave noise)"
+        "--runs",
+        type=int,
+        default=21,
+        help="repetitions at every scale (a 1x run is ~7-9 ms: over 11 runs its median moved 1.04-1.63)",
     )
     ap.add_argument("--scales", default="1,4,16", help="comma-separated scales (default 1,4,16)")
     ap.add_argument("--case", choices=("big", "many", "both"), default="both", help="which workload")
