@@ -112,6 +112,22 @@ def test_rules_are_reread_when_a_gitignore_changes(tmp_path: Path) -> None:
     assert set(walk_files(rules)) == {"a.txt", ".gitignore"}
 
 
+def test_nested_rule_files_are_found_among_many_names_and_forgotten_when_removed(tmp_path: Path) -> None:
+    # the walker looks rule files up in its sorted listing: names that sort around them must not hide them
+    names = ("-dash.txt", ".aaa", ".gitignore-not", ".tooldeckignore.bak", "_x.txt", "z.txt", "skip.me", "drop.log")
+    for name in names:
+        write(tmp_path, f"sub/{name}")
+    write(tmp_path, "sub/.gitignore", "*.log\n")
+    write(tmp_path, "sub/.tooldeckignore", "*.me\n")
+    rules = IgnoreRules(str(tmp_path))
+    listed = set(walk_files(rules))
+    assert "sub/drop.log" not in listed and "sub/skip.me" not in listed
+    assert {"sub/-dash.txt", "sub/.aaa", "sub/.gitignore-not", "sub/.tooldeckignore.bak", "sub/z.txt"} <= listed
+    (tmp_path / "sub" / ".gitignore").unlink()
+    listed = set(walk_files(rules))
+    assert "sub/drop.log" in listed and "sub/skip.me" not in listed
+
+
 def test_walk_order_depth_and_entries(tmp_path: Path) -> None:
     for rel in ("b.txt", "a/z.txt", "a/m/n.txt", "c/d.txt"):
         write(tmp_path, rel)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from pathspec import GitIgnoreSpec
@@ -144,12 +145,18 @@ class IgnoreRules:
         found = self.dir_spec(rel_dir)
         return found.spec if found is not None else None
 
-    def dir_spec(self, rel_dir: str) -> DirSpec | None:
-        """Like :meth:`rules_for_dir`, with the walker's fast pre-check."""
+    def dir_spec(self, rel_dir: str, present: Collection[str] | None = None) -> DirSpec | None:
+        """Like :meth:`rules_for_dir`, with the walker's fast pre-check.
+        ``present``: which of :data:`IGNORE_FILES` the caller's listing of the
+        folder just showed (a walker has it): the others are not looked up
+        (most folders have none: two ``stat`` calls saved per folder), else each
+        is."""
         base = os.path.join(self.root, rel_dir) if rel_dir else self.root
         stamp: list[tuple[str, int, int]] = []
         for name in IGNORE_FILES:
             if name == ".gitignore" and not self.use_gitignore:
+                continue
+            if present is not None and name not in present:
                 continue
             try:
                 st = os.stat(os.path.join(base, name))

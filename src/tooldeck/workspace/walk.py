@@ -15,12 +15,13 @@ listed.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import NamedTuple
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
-from tooldeck.workspace.ignore import DirSpec, IgnoreRules
+from tooldeck.workspace.ignore import IGNORE_FILES, DirSpec, IgnoreRules
 from tooldeck.workspace.tempnames import is_temp_name
 
 _Listing = list[tuple[str, bool, bool, int, int]]
@@ -69,6 +70,17 @@ def _list_fd(fd: int, sizes: bool, stamps: bool = False) -> _Listing | None:
         return out
     except OSError:
         return None
+
+
+def _rule_files(entries: _Listing) -> list[str]:
+    """Which of :data:`IGNORE_FILES` a sorted listing holds (by bisection: a
+    folder of thousands of files costs two lookups, not a scan)."""
+    found = []
+    for name in IGNORE_FILES:
+        i = bisect_left(entries, (name,))
+        if i < len(entries) and entries[i][0] == name:
+            found.append(name)
+    return found
 
 
 def _open_child(root: str, parent_fd: int | None, rel: str, name: str, expect_ino: int) -> int | None:
@@ -167,7 +179,7 @@ def walk(
                     continue
                 child_specs = specs
                 if respect_ignore:
-                    spec = rules.dir_spec(rel)
+                    spec = rules.dir_spec(rel, _rule_files(children))
                     if spec is not None:
                         child_specs = [*specs, spec]
                 # pre-order: finish this folder after the child
