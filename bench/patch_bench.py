@@ -37,11 +37,11 @@ clock. Every size runs the same number of repetitions (``--runs``, default
 weighs on each alike; each run on a freshly restored tree under a temp
 directory, the CPU time being the contender's own process's. The contenders
 share that one tree (each restores it before its run; only one runs at a
-time): on this project's VM, creating a file costs 0.03 to 1.2 ms depending
-on the ext4 block group its folder landed in (measured: 100 creates in each of
-12 fresh temp folders, the same within a folder, 7x apart between two
-parents), so trees of their own gave one contender cheaper temp files than
-another by chance. The table gives
+time): on this project's VM, creating a file costs 0.02 to 1.2 ms depending
+on the moment and on the folder (100 creates in each of 12 fresh temp
+folders: the same within a folder, about 7x apart between two parent folders
+in one minute), so trees of their own gave one contender cheaper temp files
+than another by chance. The table gives
 min and median milliseconds, ratios from medians.
 
 Run: ``python bench/patch_bench.py [--runs 21] [--scales 1,4,16] [--case big|many]``; each row

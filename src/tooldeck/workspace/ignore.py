@@ -147,10 +147,9 @@ class IgnoreRules:
 
     def dir_spec(self, rel_dir: str, present: Collection[str] | None = None) -> DirSpec | None:
         """Like :meth:`rules_for_dir`, with the walker's fast pre-check.
-        ``present``: which of :data:`IGNORE_FILES` the caller's listing of the
-        folder just showed (a walker has it): the others are not looked up
-        (most folders have none: two ``stat`` calls saved per folder), else each
-        is."""
+        ``present``: which of :data:`IGNORE_FILES` the caller's own listing of
+        the folder holds (a walker has one); only those are stat'ed, saving two
+        calls in most folders. Without it, each rule file name is stat'ed."""
         base = os.path.join(self.root, rel_dir) if rel_dir else self.root
         stamp: list[tuple[str, int, int]] = []
         for name in IGNORE_FILES:

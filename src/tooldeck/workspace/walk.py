@@ -73,8 +73,8 @@ def _list_fd(fd: int, sizes: bool, stamps: bool = False) -> _Listing | None:
 
 
 def _rule_files(entries: _Listing) -> list[str]:
-    """Which of :data:`IGNORE_FILES` a sorted listing holds (by bisection: a
-    folder of thousands of files costs two lookups, not a scan)."""
+    """Which of :data:`IGNORE_FILES` a sorted listing holds (one bisection per
+    name: a folder of thousands of files is not scanned)."""
     found = []
     for name in IGNORE_FILES:
         i = bisect_left(entries, (name,))
