@@ -1,0 +1,197 @@
+"""A warm walk answered by the kernel's change queue: the tree is listed only
+when the queue cannot say exactly what changed, and no change is missed."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tooldeck.context.universe import Universe
+from tooldeck.runtime import Runtime
+from tooldeck.workspace import watch as watch_mod
+from tooldeck.workspace.watch import events_reliable
+
+pytestmark = pytest.mark.skipif(not events_reliable("/tmp"), reason="needs inotify on a local file system")
+
+
+def backdate(path: Path, seconds: float = 600.0) -> None:
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def rels(walked) -> list[str]:  # type: ignore[no-untyped-def]
+    return [f.rel for f in walked.files]
+
+
+def changed(walked) -> set[str]:  # type: ignore[no-untyped-def]
+    return {rel for _root, rel in walked.changed}
+
+
+@pytest.fixture
+def tree(root: Path) -> Path:
+    (root / "pkg").mkdir()
+    for rel in ("a.py", "b.py", "pkg/c.py", "pkg/d.py"):
+        (root / rel).write_text(f"# {rel}\nx = 1\n")
+        backdate(root / rel)
+    return root
+
+
+def test_an_unchanged_tree_is_not_listed_again(runtime: Runtime, tree: Path) -> None:
+    uni = Universe()
+    first = uni.walk(runtime.workspace)
+    assert uni.full_walks == 1
+    for _ in range(3):
+        again = uni.walk(runtime.workspace)
+        assert rels(again) == rels(first) and again.changed == [] and again.same_files
+    assert uni.full_walks == 1
+
+
+def test_an_edit_a_stamp_cannot_see_is_still_reported(runtime: Runtime, tree: Path) -> None:
+    """Same size, mtime put back: a stat walk would trust it; the event does not."""
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    before = os.stat(tree / "pkg/c.py")
+    (tree / "pkg/c.py").write_text("# pkg/c.py\nx = 2\n")
+    os.utime(tree / "pkg/c.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+    walked = uni.walk(runtime.workspace)
+    assert changed(walked) == {"pkg/c.py"} and walked.same_files
+    assert uni.full_walks == 1
+    # a new size reaches the file's info
+    (tree / "a.py").write_text("# a.py\nx = 1\ny = 2\n")
+    walked = uni.walk(runtime.workspace)
+    assert changed(walked) == {"a.py"}
+    assert next(f.size for f in walked.files if f.rel == "a.py") == len("# a.py\nx = 1\ny = 2\n")
+    assert uni.full_walks == 1
+
+
+def test_a_removed_file_leaves_without_a_walk(runtime: Runtime, tree: Path) -> None:
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    (tree / "b.py").unlink()
+    walked = uni.walk(runtime.workspace)
+    assert rels(walked) == ["a.py", "pkg/c.py", "pkg/d.py"]
+    assert changed(walked) == {"b.py"} and not walked.same_files
+    assert uni.full_walks == 1
+
+
+def test_a_new_file_is_placed_by_a_walk(runtime: Runtime, tree: Path) -> None:
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    (tree / "pkg/bb.py").write_text("y = 1\n")
+    walked = uni.walk(runtime.workspace)
+    assert rels(walked) == ["a.py", "b.py", "pkg/bb.py", "pkg/c.py", "pkg/d.py"]
+    assert "pkg/bb.py" in changed(walked)
+    assert uni.full_walks == 2
+
+
+def test_ignored_newcomers_cost_no_walk(runtime: Runtime, tree: Path) -> None:
+    (tree / ".gitignore").write_text("*.log\n")
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    (tree / "run.log").write_text("noise\n")
+    (tree / "pkg" / "__pycache__").mkdir()
+    (tree / "pkg" / "__pycache__" / "c.cpython-311.pyc").write_bytes(b"\0")
+    walked = uni.walk(runtime.workspace)
+    assert "run.log" not in rels(walked) and walked.changed == []
+    assert uni.full_walks == 1
+
+
+def test_a_rule_file_change_walks_and_applies_the_new_rules(runtime: Runtime, tree: Path) -> None:
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    (tree / ".gitignore").write_text("pkg/d.py\n")
+    walked = uni.walk(runtime.workspace)
+    assert "pkg/d.py" not in rels(walked) and "pkg/d.py" in changed(walked)
+    assert uni.full_walks == 2
+
+
+def test_a_new_folder_is_walked_then_watched(runtime: Runtime, tree: Path) -> None:
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    (tree / "new").mkdir()
+    (tree / "new" / "e.py").write_text("z = 1\n")
+    walked = uni.walk(runtime.workspace)
+    assert "new/e.py" in rels(walked) and uni.full_walks == 2
+    backdate(tree / "new" / "e.py")
+    uni.walk(runtime.workspace)
+    (tree / "new" / "e.py").write_text("z = 3\n")
+    assert changed(uni.walk(runtime.workspace)) == {"new/e.py"}
+    assert uni.full_walks == 2
+
+
+def test_a_renamed_folder_walks(runtime: Runtime, tree: Path) -> None:
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    (tree / "pkg").rename(tree / "lib")
+    walked = uni.walk(runtime.workspace)
+    assert rels(walked) == ["a.py", "b.py", "lib/c.py", "lib/d.py"]
+    assert changed(walked) >= {"pkg/c.py", "lib/c.py"}
+
+
+def test_a_link_is_always_checked_again(runtime: Runtime, tree: Path) -> None:
+    os.symlink("a.py", tree / "link.py")
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    assert changed(uni.walk(runtime.workspace)) == {"link.py"}
+    assert uni.full_walks == 1
+
+
+def test_an_overflowed_queue_falls_back_to_a_walk(runtime: Runtime, tree: Path) -> None:
+    limit = int(Path("/proc/sys/fs/inotify/max_queued_events").read_text())
+    if limit > 200_000:
+        pytest.skip(f"queue limit {limit} too large to overflow quickly")
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    a, b = os.open(tree / "a.py", os.O_WRONLY | os.O_APPEND), os.open(tree / "b.py", os.O_WRONLY | os.O_APPEND)
+    try:
+        for _ in range(limit // 2 + 100):  # alternate files: the kernel merges only identical neighbours
+            os.write(a, b"#")
+            os.write(b, b"#")
+    finally:
+        os.close(a)
+        os.close(b)
+    (tree / "pkg" / "c.py").write_text("# lost in the overflow\n")
+    walked = uni.walk(runtime.workspace)
+    assert uni.full_walks == 2
+    assert {"a.py", "b.py", "pkg/c.py"} <= changed(walked)
+
+
+def test_too_many_folders_keep_walking(runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(watch_mod, "MAX_WATCHED_DIRS", 1)  # the root alone: pkg/ cannot be watched
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    uni.walk(runtime.workspace)
+    assert uni.full_walks == 2
+
+
+def test_new_roots_close_the_old_watches(runtime: Runtime, tree: Path, tmp_path: Path) -> None:
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    old = [w.watch for w in uni._walks.values()]
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "z.py").write_text("z = 1\n")
+    walked = uni.walk(Runtime.for_dirs([other], state_dir=tmp_path / "s2").workspace)
+    assert rels(walked) == ["z.py"] and walked.changed is None
+    assert all(w is not None and w._ino.closed for w in old)
+
+
+def test_mount_types_that_hide_remote_changes_are_not_watched(tmp_path: Path) -> None:
+    info = tmp_path / "mountinfo"
+    info.write_text(
+        "22 1 8:1 / / rw - ext4 /dev/sda1 rw\n"
+        "40 22 0:50 / /srv/nfs rw - nfs4 host:/x rw\n"
+        "41 22 0:51 / /home/me/remote rw - fuse.sshfs me@host: rw\n"
+        "42 40 8:2 / /srv/nfs/local rw - xfs /dev/sdb rw\n"
+        "43 22 0:52 / /mnt/my\\040disk rw - 9p share rw\n"
+    )
+    m = str(info)
+    assert events_reliable("/home/me/project", m)
+    assert not events_reliable("/srv/nfs/project", m)
+    assert not events_reliable("/home/me/remote/x", m)
+    assert events_reliable("/srv/nfs/local/x", m)  # the deeper, local mount wins
+    assert not events_reliable("/mnt/my disk/x", m)
+    assert not events_reliable("/x", str(tmp_path / "missing"))
