@@ -20,12 +20,8 @@ is warm.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import logging
 import os
-import sys
 import threading
 import time
 from collections import OrderedDict
@@ -41,11 +37,20 @@ from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.fit import Candidate, Choice, fit
+from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import MIN_RANK, Graph, GraphCache, rank_vector
-from tooldeck.context.retrieve import FileInfo, Scored, path_word_index, retrieve, score_symbols, start_content
+from tooldeck.context.retrieve import (
+    FileInfo,
+    Scored,
+    path_word_index,
+    retrieve,
+    score_symbols,
+    start_content,
+)
 from tooldeck.context.slices import slice_ranges
+from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.imports import resolve_import
@@ -133,6 +138,7 @@ class ContextBuilder:
         self.rt = rt
         self.graphs = GraphCache()
         self.universe = Universe()
+        self.terms = TermIndex(rt.state_dir)
         self._last_graph: Graph | None = None
         self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
         self._paths: tuple[Graph, dict[str, str], np.ndarray] | None = None  # see _node_paths
@@ -158,12 +164,14 @@ class ContextBuilder:
         clock = _Clock()
         query = parse_query(instructions)
         ws = self.rt.workspace
-        content = start_content(ws, query)  # ripgrep reads the tree in its own processes while it is walked
+        # without a ready term index, ripgrep reads the tree in its own processes while it is walked
+        content = None if self.terms.ready_for(ws) else start_content(ws, query)
         walked = self.universe.walk(ws)
         files = walked.files
         clock.lap("walk")
 
         say("retrieving")
+        content = self.terms.search(ws, walked, query, content)  # the index's counts, or ripgrep's
         if not walked.same_files or self._path_index is None:
             self._path_index = path_word_index(files)
             self._paths = None
@@ -442,28 +450,6 @@ class ContextBuilder:
             if c.mode != "omitted"
         ]
         selection_service(self.rt).set(items, auto_codemaps=False)
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return libc.malloc_trim  # type: ignore[no-any-return]
-    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
-        return None
-
-
-def release_freed_memory() -> None:
-    """Give the heap freed by a full index build back to the system.
-
-    Indexing a large tree decodes every file's codemap once; what the index
-    keeps is a fraction of that, but glibc keeps the freed pages mapped
-    (~120 MB on a 13k-file tree) until asked to trim them."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 def inline_index_files() -> int:

@@ -22,8 +22,9 @@ import functools
 import math
 import os
 from collections import Counter
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tooldeck.codemap.index import SymbolIndex
 from tooldeck.context.query import Query, subwords
@@ -119,14 +120,25 @@ def retrieve(
     return scored
 
 
-ContentSearch = list[tuple[str, TermSearch]]  # (root id, its running search)
+class TermCounts(Protocol):
+    """A content search's per-file term counts, maybe still being counted."""
+
+    def result(self) -> dict[str, Counter[str]]: ...
+
+
+ContentSearch = Sequence[tuple[str, TermCounts]]  # (root id, its running search or the index's counts)
 
 
 def start_content(ws: Workspace, query: Query) -> ContentSearch:
     """Start the ripgrep searches :func:`score_content` needs, one per root:
     rg reads the tree in its own processes while the caller walks it."""
-    terms = list(query.terms[:MAX_TERMS])
+    terms = content_terms(query)
     return [(root.id, TermSearch(ws.rules(root), terms)) for root in ws.roots]
+
+
+def content_terms(query: Query) -> list[str]:
+    """The words the content signal counts."""
+    return list(query.terms[:MAX_TERMS])
 
 
 def score_content(

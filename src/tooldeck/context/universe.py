@@ -28,7 +28,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 
 from tooldeck.context.retrieve import FileInfo
 from tooldeck.workspace.roots import Root, Workspace
@@ -45,6 +46,11 @@ class Walked:
     files: list[FileInfo]
     changed: list[tuple[Root, str]] | None  # (root, rel) added/removed/changed; None: no earlier walk to compare
     same_files: bool = False  # the same paths as the previous walk (none added or removed), in the same order
+    stamps: dict[str, dict[str, Stamp]] = field(default_factory=dict)  # root id -> rel -> (size, mtime_ns)
+
+    def stamp(self, info: FileInfo) -> Stamp | None:
+        """The walk's stamp of ``info``'s file."""
+        return self.stamps.get(info.root_id, {}).get(info.rel)
 
 
 @dataclass(slots=True)
@@ -92,16 +98,20 @@ class Universe:
             walks: dict[str, _RootWalk] = {}
             for root in ws.roots:
                 old = self._walks.get(root.id) if same else None
-                replayed = self._replay(root, old, changed) if old is not None else None
-                done, kept_order = replayed or self._full(ws, root, old, changed)
+                seen: set[str] = set()  # files the queue named, reported even when a walk follows
+                replayed = self._replay(root, old, changed, seen) if old is not None else None
+                done, kept_order = replayed or self._full(ws, root, old, changed, seen)
                 same_files = same_files and kept_order
                 walks[root.id] = done
                 files.extend(done.files)
             self._roots, self._walks, self._walked_ns = roots, walks, started
-            return Walked(files, changed if same else None, same_files)
+            stamps = {root_id: w.stamps for root_id, w in walks.items()}
+            return Walked(files, changed if same else None, same_files, stamps)
 
     @staticmethod
-    def _replay(root: Root, old: _RootWalk, changed: list[tuple[Root, str]]) -> tuple[_RootWalk, bool] | None:
+    def _replay(
+        root: Root, old: _RootWalk, changed: list[tuple[Root, str]], seen: set[str]
+    ) -> tuple[_RootWalk, bool] | None:
         """``old`` brought up to date from its watch's queue (and whether no
         file was removed), or None when only a walk can tell: no watch, an
         event the queue cannot describe, or a new admitted file (its place in
@@ -112,6 +122,7 @@ class Universe:
         drained = watch.drain()
         if drained.full:
             return None
+        seen.update(drained.paths)
         fresh: dict[str, Stamp] = {}
         gone: set[str] = set()
         for rel in sorted(drained.paths):
@@ -135,11 +146,17 @@ class Universe:
         return _RootWalk(files, stamps, links, watch), not gone
 
     def _full(
-        self, ws: Workspace, root: Root, old: _RootWalk | None, changed: list[tuple[Root, str]]
+        self,
+        ws: Workspace,
+        root: Root,
+        old: _RootWalk | None,
+        changed: list[tuple[Root, str]],
+        seen: Collection[str] = (),
     ) -> tuple[_RootWalk, bool]:
         """Walk ``root``, watching each admitted folder before it is listed;
-        the files that differ from ``old`` go to ``changed``. Also says whether
-        the walk found the same paths in the same order."""
+        the files that differ from ``old``, or that a watch saw written
+        (``seen``: a same-size write can keep its stamp), go to ``changed``.
+        Also says whether the walk found the same paths in the same order."""
         self.full_walks += 1
         if old is not None and old.watch is not None:
             old.watch.close()
@@ -173,7 +190,9 @@ class Universe:
             if same_order and next(old_order, None) != rel:
                 same_order = False
             # a link's own stamp says nothing of its target's content: always re-checked
-            if old is not None and (old_stamps.get(rel) != stamp or e.mtime_ns >= trusted_before or e.is_symlink):
+            if old is not None and (
+                old_stamps.get(rel) != stamp or e.mtime_ns >= trusted_before or e.is_symlink or rel in seen
+            ):
                 changed.append((root, rel))
         if same_order and next(old_order, None) is not None:  # the previous walk had more files
             same_order = False

@@ -34,10 +34,12 @@ def default_state_dir() -> Path:
 
 
 class Store:
-    def __init__(self, state_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, state_dir: str | os.PathLike[str] | None = None, *, name: str = DB_NAME) -> None:
+        """``name``: the database file; a domain whose bulk writes would hold
+        the main store's write lock for long (the term index) keeps its own."""
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         self.state_dir.mkdir(parents=True, exist_ok=True)
-        self.path = self.state_dir / DB_NAME
+        self.path = self.state_dir / name
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []  # every thread's, for close()
         self._generation = 0  # bumped by close(): a thread's cached connection is then stale

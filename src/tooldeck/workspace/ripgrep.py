@@ -22,6 +22,7 @@ import sys
 import sysconfig
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 
 from tooldeck.core.errors import ToolError
@@ -183,12 +184,24 @@ def _counted(matches: Counter[bytes], lowered: dict[str, str]) -> dict[str, Coun
 
 
 def _python_term_hits(rules: IgnoreRules, terms: list[str], max_per_file: int) -> dict[str, Counter[str]]:
+    return count_terms_in(rules, (e.rel for e in walk(rules, include_dirs=False)), terms, max_per_file)
+
+
+def count_terms_in(
+    rules: IgnoreRules, rels: Iterable[str], terms: list[str], max_per_file: int = 64
+) -> dict[str, Counter[str]]:
+    """:func:`term_hits`'s counts in the files ``rels`` of ``rules.root``
+    only, in Python (rg's fallback, and the term index's check of words it
+    does not hold whole, such as ``case-insensitive``, in the few files that
+    hold all their parts). Files are read from the root down, never through a link."""
+    if not terms:
+        return {}
     pattern = re.compile(r"\b(" + "|".join(re.escape(t) for t in terms) + r")\b", re.IGNORECASE | re.ASCII)
     canon = {t.lower(): t for t in terms}
     hits: dict[str, Counter[str]] = {}
-    for entry in walk(rules, include_dirs=False):
+    for rel in rels:
         try:
-            data = read_bytes(os.path.join(rules.root, entry.rel), entry.rel, 2 * 1024 * 1024 + 1, root=rules.root).data
+            data = read_bytes(os.path.join(rules.root, rel), rel, 2 * 1024 * 1024 + 1, root=rules.root).data
         except (ToolError, OSError):
             continue
         if len(data) > 2 * 1024 * 1024 or b"\0" in data[:8192]:
@@ -202,5 +215,5 @@ def _python_term_hits(rules: IgnoreRules, terms: list[str], max_per_file: int) -
             for m in found:
                 counts[canon[m.lower()]] += 1
         if counts:
-            hits[entry.rel] = Counter({t: min(c, max_per_file) for t, c in counts.items()})
+            hits[rel] = Counter({t: min(c, max_per_file) for t, c in counts.items()})
     return hits
