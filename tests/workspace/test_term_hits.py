@@ -1,5 +1,5 @@
 """term_hits: one rg pass counts each term (case-insensitive, whole word) per
-file, the matches of a file's first ``max_per_file`` matching lines only."""
+file, each term's count capped at ``max_per_file``."""
 
 from __future__ import annotations
 
@@ -29,27 +29,19 @@ def tree(root: Path) -> Path:
 
 
 def expected(root: Path, terms: list[str], cap: int) -> dict[str, Counter[str]]:
-    """The definition, line by line: matches on a file's first ``cap`` matching lines."""
+    """The definition: every whole-word match in the file, each term's count capped at ``cap``."""
     pattern = re.compile(r"\b(" + "|".join(map(re.escape, terms)) + r")\b", re.IGNORECASE)
     canon = {t.lower(): t for t in terms}
     out: dict[str, Counter[str]] = {}
     for path in sorted(root.glob("*.txt")):
-        counts: Counter[str] = Counter()
-        matching = 0
-        for line in path.read_text().splitlines():
-            found = pattern.findall(line)
-            if found:
-                matching += 1
-                if matching > cap:
-                    break
-                counts.update(canon[m.lower()] for m in found)
+        counts = Counter(canon[m.lower()] for m in pattern.findall(path.read_text()))
         if counts:
-            out[path.name] = counts
+            out[path.name] = Counter({t: min(n, cap) for t, n in counts.items()})
     return out
 
 
 @pytest.mark.parametrize("cap", [16, 64, 1000])
-def test_counts_equal_the_line_by_line_definition(tree: Path, cap: int) -> None:
+def test_counts_equal_the_definition(tree: Path, cap: int) -> None:
     if ripgrep.find_rg() is None:
         pytest.skip("rg not installed")
     terms = [w.lower() if i % 2 else w for i, w in enumerate(WORDS)]  # 12 terms, any case
@@ -69,10 +61,10 @@ def test_a_search_runs_while_the_caller_works(tree: Path) -> None:
 
 
 def test_the_python_fallback_counts_the_same_words(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Without rg the counts come from Python (each term capped, not each line)."""
+    """Without rg the counts come from Python, capped the same way."""
     monkeypatch.setattr(ripgrep, "find_rg", lambda: None)
-    got = ripgrep.term_hits(IgnoreRules(str(tree)), WORDS, max_per_file=1000)
-    assert got == expected(tree, WORDS, 1000)
+    got = ripgrep.term_hits(IgnoreRules(str(tree)), WORDS, max_per_file=16)
+    assert got == expected(tree, WORDS, 16)
 
 
 def test_a_search_needs_no_unicode_folding(root: Path) -> None:
@@ -94,3 +86,13 @@ def test_an_rg_that_refuses_the_search_falls_back_to_python(
     monkeypatch.setattr(ripgrep, "find_rg", lambda: str(fake))
     got = ripgrep.term_hits(IgnoreRules(str(tree)), WORDS, max_per_file=1000)
     assert got == expected(tree, WORDS, 1000) and got
+
+
+def test_a_word_after_many_matching_lines_still_counts(root: Path) -> None:
+    """The cap is per word: a word that first occurs after a hundred lines
+    matching another is counted (a per-file line cap missed it)."""
+    if ripgrep.find_rg() is None:
+        pytest.skip("rg not installed")
+    (root / "long.py").write_text("order = 1\n" * 100 + "retry()\n" * 3)
+    got = ripgrep.term_hits(IgnoreRules(str(root)), ["order", "retry"], max_per_file=64)
+    assert got == {"long.py": Counter({"order": 64, "retry": 3})}

@@ -69,13 +69,19 @@ def ignore_args(root_path: str) -> list[str]:
 def term_hits(
     rules: IgnoreRules, terms: list[str], *, max_per_file: int = 64, timeout: float = 60.0
 ) -> dict[str, Counter[str]]:
-    """rel path → how often each term (case-insensitive, whole word) occurs.
+    """rel path → how often each term (case-insensitive, whole word) occurs,
+    each count capped at ``max_per_file`` (BM25 saturates long before: the
+    cap keeps one huge file's count a number, not a weight).
 
-    One rg pass prints each match (``--only-matching``); at most
-    ``max_per_file`` matching lines per file are read, which caps term
-    frequencies where they stop mattering. Falls back to Python when rg is
-    missing. (:class:`TermSearch` is the same search, started now and
-    collected later.)
+    One rg pass prints each match (``--only-matching``); identical lines are
+    counted in C. Falls back to Python when rg is missing. (:class:`TermSearch`
+    is the same search, started now and collected later; the context
+    builder's term index gives the same counts without a pass.)
+
+    An earlier version passed ``--max-count`` instead: rg then stopped at a
+    file's 64th matching *line*, so in a long file every word found after it
+    was undercounted or missed, depending on where in the file it came; it
+    saved no search time (rg reads every file either way).
 
     Case and word boundaries are ASCII (``--no-unicode``): with Unicode case
     folding, ``--ignore-case`` makes every literal's variants include
@@ -108,7 +114,7 @@ class TermSearch:
         if exe is None or stalling_rule_files(rules.root):  # a FIFO .gitignore would stall rg
             return
         try:
-            proc = _start_rg(exe, rules, list(self._lowered.values()), max_per_file)
+            proc = _start_rg(exe, rules, list(self._lowered.values()))
         except OSError:
             return
         self._thread = threading.Thread(target=self._collect, args=(proc, timeout), daemon=True)
@@ -137,10 +143,10 @@ class TermSearch:
             self._thread.join()
         if self._matches is None:
             return _python_term_hits(self._rules, list(self._lowered.values()), self._max)
-        return _counted(self._matches, self._lowered)
+        return _counted(self._matches, self._lowered, self._max)
 
 
-def _start_rg(exe: str, rules: IgnoreRules, terms: list[str], max_per_file: int) -> subprocess.Popen[bytes]:
+def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Popen[bytes]:
     argv = [
         exe,
         "--no-config",
@@ -153,8 +159,6 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str], max_per_file: int)
         "--null",
         "--no-line-number",
         "--no-heading",
-        "--max-count",
-        str(max_per_file),
         "--max-filesize",
         "2M",
         *ignore_args(rules.root),
@@ -166,7 +170,7 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str], max_per_file: int)
     )
 
 
-def _counted(matches: Counter[bytes], lowered: dict[str, str]) -> dict[str, Counter[str]]:
+def _counted(matches: Counter[bytes], lowered: dict[str, str], cap: int) -> dict[str, Counter[str]]:
     hits: dict[str, Counter[str]] = {}
     terms: dict[bytes, str | None] = {}  # each distinct spelling of a match decoded once
     for line, n in matches.items():
@@ -180,6 +184,10 @@ def _counted(matches: Counter[bytes], lowered: dict[str, str]) -> dict[str, Coun
             continue
         rel = os.fsdecode(path).removeprefix("./")
         hits.setdefault(rel, Counter())[term] += n
+    for counts in hits.values():
+        for term, n in counts.items():
+            if n > cap:
+                counts[term] = cap
     return hits
 
 
