@@ -219,6 +219,7 @@ class ContextBuilder:
             clock.lap("apply")
         release_freed_memory()  # a build's transients (file texts, rg output, rank arrays) leave freed heap
         clock.lap("trim")
+        self.terms.start_fill()  # after the build: the first one does not share the cores with it
         timings, cpu = clock.done()
         return BuildResult(query, budget, choices, total, strategy, timings, notes, cpu)
 
