@@ -19,12 +19,14 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
   if [ $quick = 1 ]; then
     run bench/codemap_bench.py --files 600 --per-language 120 --reps 1
     run bench/context_speed.py --files 3000
+    run bench/term_counts.py --files 3000
     run bench/context_eval.py --commits 10
     run bench/patch_bench.py --runs 2
     run bench/mcp_roundtrip.py --calls 100 --spawns 3
   else
     run bench/codemap_bench.py
     run bench/context_speed.py
+    run bench/term_counts.py
     run bench/context_eval.py
     run bench/patch_bench.py
     run bench/mcp_roundtrip.py
