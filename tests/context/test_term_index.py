@@ -119,16 +119,21 @@ def test_tombstones_past_the_limit_refill_the_index(
     monkeypatch.setattr(ti_mod, "REFILL_MIN_DEAD", 5)
     uni, terms = Universe(), TermIndex(state_dir)
     index_of(runtime, uni, terms)
-    for round_ in range(3):
+    for round_ in range(2):
         for i in range(10):
             (tree / f"f{i}.txt").write_text(f"pool {'order ' * round_}\n")
         index_of(runtime, uni, terms)
-    assert terms._dead == 30
-    terms = TermIndex(state_dir)  # a fill (the next process) finds too many tombstones
-    files = index_of(runtime, Universe(), terms)
+    assert terms._dead == 20  # a replaced document stays behind, unmapped
+    for i in range(10):
+        (tree / f"f{i}.txt").write_text("pool order order\n")
+    walked = uni.walk(runtime.workspace)
+    assert not terms.refresh(runtime.workspace, walked)  # 30 tombstones > 25 files: refilled
+    files = index_of(runtime, uni, terms)
     assert terms._dead == 0
-    got = counted(runtime, terms, files, ["order"])
-    assert got["f0.txt"] == Counter({"order": 2})
+    assert counted(runtime, terms, files, ["order"])["f0.txt"] == Counter({"order": 2})
+    terms = TermIndex(state_dir)  # and a new process finds the refilled index
+    files = index_of(runtime, Universe(), terms)
+    assert terms._dead == 0 and counted(runtime, terms, files, ["pool"])["f9.txt"] == Counter({"pool": 1})
 
 
 def test_builds_use_the_index_once_it_is_filled(runtime: Runtime, tree: Path) -> None:

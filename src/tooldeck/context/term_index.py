@@ -124,6 +124,8 @@ class TermIndex:
         self._filling: threading.Thread | None = None
         self._pending: set[tuple[str, str]] = set()  # (root id, rel) changed while filling
         self._generation = 0  # bumped by each fill: a stale one stops
+        self._failed: tuple[tuple[str, str], ...] | None = None  # roots whose fill failed: not retried
+        self._state = threading.RLock()  # the fields above, for builds running at once
 
     def search(self, ws: Workspace, walked: Walked, query: Query, started: ContentSearch | None) -> ContentSearch:
         """The term counts of ``query`` from the index when it is up to date
@@ -144,26 +146,32 @@ class TermIndex:
         the build that walked counts with ripgrep, which it started before
         the walk), and answers False until it is done."""
         roots = tuple((r.id, r.path) for r in ws.roots)
-        filling = self._is_filling()
-        if walked.changed is None or (self._roots != roots and not filling):
-            return self._start_fill(ws, walked, roots)
-        if filling:
-            self._pending.update((r.id, rel) for r, rel in walked.changed)
-            return False
-        changed = {(r.id, rel) for r, rel in walked.changed} | self._pending
-        self._pending.clear()
-        if changed:
-            by_key = {(f.root_id, f.rel): f for f in walked.files}
-            found = {k: by_key.get(k) for k in changed}
-            gone = [k for k, f in found.items() if f is None]
-            # re-read even when the stamp is unchanged: the walk's watch saw a write
-            self._index_files(ws, [f for f in found.values() if f is not None], walked, gone, force=True)
-        return True
+        with self._state:  # two builds may run at once
+            filling = self._is_filling()
+            if walked.changed is None or (self._roots != roots and not filling):
+                if roots == self._failed:
+                    return False  # the fill failed for these roots (a full disk...): ripgrep it is
+                return self._start_fill(ws, walked, roots)
+            if filling:
+                self._pending.update((r.id, rel) for r, rel in walked.changed)
+                return False
+            changed = {(r.id, rel) for r, rel in walked.changed} | self._pending
+            self._pending.clear()
+            if changed:
+                by_key = {(f.root_id, f.rel): f for f in walked.files}
+                found = {k: by_key.get(k) for k in changed}
+                gone = [k for k, f in found.items() if f is None]
+                # re-read even when the stamp is unchanged: the walk's watch saw a write
+                self._index_files(ws, [f for f in found.values() if f is not None], walked, gone, force=True)
+            if self._too_many_tombstones():
+                return self._start_fill(ws, walked, roots)  # the fill empties the index first
+            return True
 
     def ready_for(self, ws: Workspace) -> bool:
         """Whether the index was complete for these roots at the last walk (a
         build then need not start ripgrep before its walk)."""
-        return not self._is_filling() and self._roots == tuple((r.id, r.path) for r in ws.roots)
+        with self._state:
+            return not self._is_filling() and self._roots == tuple((r.id, r.path) for r in ws.roots)
 
     def wait(self, timeout: float | None = None) -> None:
         """Wait for a background fill (benchmarks and tests)."""
@@ -175,8 +183,12 @@ class TermIndex:
         """Start the fill a walk asked for. The builder calls it when its
         build is done: a fill beside the first build took it 1.2 s longer
         (the two share the GIL and the cores)."""
-        if self._filling is not None and self._filling.ident is None:
-            self._filling.start()
+        with self._state:
+            if self._filling is not None and self._filling.ident is None:
+                self._filling.start()
+
+    def _too_many_tombstones(self) -> bool:
+        return self._dead > max(REFILL_MIN_DEAD, len(self._rows))
 
     def _is_filling(self) -> bool:
         """A fill asked for and not finished (maybe not started yet)."""
@@ -200,7 +212,7 @@ class TermIndex:
     ) -> None:
         try:
             store = self._open()
-            if self._dead > max(REFILL_MIN_DEAD, len(self._rows) - self._dead):
+            if self._too_many_tombstones():
                 self._empty(store)
             for i in range(0, len(files), BATCH):
                 if gen != self._generation:
@@ -210,6 +222,7 @@ class TermIndex:
                 self._roots = roots
         except Exception:  # a broken index leaves the builds on ripgrep, never breaks one
             self._roots = None
+            self._failed = roots
 
     def _index_files(
         self,
