@@ -171,19 +171,28 @@ def selection_changes(rt: object, paths: list[str], n: int = 10) -> tuple[list[f
     return wall, cpu
 
 
-def main() -> None:
+def tree_options() -> argparse.ArgumentParser:
+    """``--tree DIR`` or ``--files N`` (a tree assembled here): this script's and term_counts.py's."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree")
     ap.add_argument("--files", type=int, default=14_000)
+    return ap
+
+
+def tree_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The tree to measure, and the temp folder to remove after (None: the caller's ``--tree``)."""
+    if args.tree:
+        return Path(args.tree), None
+    made = Path(tempfile.mkdtemp(prefix="tdk-context-tree-"))
+    return build_tree(made / "tree", args.files), made
+
+
+def main() -> None:
+    ap = tree_options()
     ap.add_argument("--budget", type=int, default=30_000)
     ap.add_argument("--reps", type=int, default=1, help="passes over the 15 tasks")
     args = ap.parse_args()
-    made = None
-    if args.tree:
-        tree = Path(args.tree)
-    else:
-        made = Path(tempfile.mkdtemp(prefix="tdk-context-tree-"))
-        tree = build_tree(made / "tree", args.files)
+    tree, made = tree_of(args)
     state = tempfile.mkdtemp(prefix="tdk-speed-state-")
     from tooldeck.codemap import pool
     from tooldeck.codemap.service import codemap_service

@@ -13,7 +13,6 @@ entries whose counts differ (expected: none).
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import sys
@@ -27,16 +26,7 @@ import context_speed as cs  # the same tree and tasks
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tree")
-    ap.add_argument("--files", type=int, default=14_000)
-    args = ap.parse_args()
-    made = None
-    if args.tree:
-        tree = Path(args.tree)
-    else:
-        made = Path(tempfile.mkdtemp(prefix="tdk-terms-tree-"))
-        tree = cs.build_tree(made / "tree", args.files)
+    tree, made = cs.tree_of(cs.tree_options().parse_args())
     state = Path(tempfile.mkdtemp(prefix="tdk-terms-state-"))
     from tooldeck.context.query import parse_query
     from tooldeck.context.retrieve import content_terms, start_content

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tooldeck.context.universe import Universe
+from tooldeck.context.universe import Universe, Walked
 from tooldeck.runtime import Runtime
 from tooldeck.workspace import watch as watch_mod
 from tooldeck.workspace.watch import events_reliable
@@ -28,6 +29,14 @@ def rels(walked) -> list[str]:  # type: ignore[no-untyped-def]
 
 def changed(walked) -> set[str]:  # type: ignore[no-untyped-def]
     return {rel for _root, rel in walked.changed}
+
+
+def walk_after(runtime: Runtime, change: Callable[[], object]) -> tuple[Universe, Walked]:
+    """A first walk, then ``change()``, then the walk under test."""
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    change()
+    return uni, uni.walk(runtime.workspace)
 
 
 @pytest.fixture
@@ -68,20 +77,14 @@ def test_an_edit_a_stamp_cannot_see_is_still_reported(runtime: Runtime, tree: Pa
 
 
 def test_a_removed_file_leaves_without_a_walk(runtime: Runtime, tree: Path) -> None:
-    uni = Universe()
-    uni.walk(runtime.workspace)
-    (tree / "b.py").unlink()
-    walked = uni.walk(runtime.workspace)
+    uni, walked = walk_after(runtime, (tree / "b.py").unlink)
     assert rels(walked) == ["a.py", "pkg/c.py", "pkg/d.py"]
     assert changed(walked) == {"b.py"} and not walked.same_files
     assert uni.full_walks == 1
 
 
 def test_a_new_file_is_placed_by_a_walk(runtime: Runtime, tree: Path) -> None:
-    uni = Universe()
-    uni.walk(runtime.workspace)
-    (tree / "pkg/bb.py").write_text("y = 1\n")
-    walked = uni.walk(runtime.workspace)
+    uni, walked = walk_after(runtime, lambda: (tree / "pkg/bb.py").write_text("y = 1\n"))
     assert rels(walked) == ["a.py", "b.py", "pkg/bb.py", "pkg/c.py", "pkg/d.py"]
     assert "pkg/bb.py" in changed(walked)
     assert uni.full_walks == 2
@@ -89,21 +92,19 @@ def test_a_new_file_is_placed_by_a_walk(runtime: Runtime, tree: Path) -> None:
 
 def test_ignored_newcomers_cost_no_walk(runtime: Runtime, tree: Path) -> None:
     (tree / ".gitignore").write_text("*.log\n")
-    uni = Universe()
-    uni.walk(runtime.workspace)
-    (tree / "run.log").write_text("noise\n")
-    (tree / "pkg" / "__pycache__").mkdir()
-    (tree / "pkg" / "__pycache__" / "c.cpython-311.pyc").write_bytes(b"\0")
-    walked = uni.walk(runtime.workspace)
+
+    def noise() -> None:
+        (tree / "run.log").write_text("noise\n")
+        (tree / "pkg" / "__pycache__").mkdir()
+        (tree / "pkg" / "__pycache__" / "c.cpython-311.pyc").write_bytes(b"\0")
+
+    uni, walked = walk_after(runtime, noise)
     assert "run.log" not in rels(walked) and walked.changed == []
     assert uni.full_walks == 1
 
 
 def test_a_rule_file_change_walks_and_applies_the_new_rules(runtime: Runtime, tree: Path) -> None:
-    uni = Universe()
-    uni.walk(runtime.workspace)
-    (tree / ".gitignore").write_text("pkg/d.py\n")
-    walked = uni.walk(runtime.workspace)
+    uni, walked = walk_after(runtime, lambda: (tree / ".gitignore").write_text("pkg/d.py\n"))
     assert "pkg/d.py" not in rels(walked) and "pkg/d.py" in changed(walked)
     assert uni.full_walks == 2
 
@@ -123,10 +124,7 @@ def test_a_new_folder_is_walked_then_watched(runtime: Runtime, tree: Path) -> No
 
 
 def test_a_renamed_folder_walks(runtime: Runtime, tree: Path) -> None:
-    uni = Universe()
-    uni.walk(runtime.workspace)
-    (tree / "pkg").rename(tree / "lib")
-    walked = uni.walk(runtime.workspace)
+    _uni, walked = walk_after(runtime, lambda: (tree / "pkg").rename(tree / "lib"))
     assert rels(walked) == ["a.py", "b.py", "lib/c.py", "lib/d.py"]
     assert changed(walked) >= {"pkg/c.py", "lib/c.py"}
 
