@@ -177,6 +177,18 @@ def test_new_roots_close_the_old_watches(runtime: Runtime, tree: Path, tmp_path:
     assert all(w is not None and w._ino.closed for w in old)
 
 
+def test_a_network_mount_inside_the_root_keeps_the_builds_walking(
+    runtime: Runtime, tree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = tmp_path / "mountinfo"
+    info.write_text(f"22 1 8:1 / / rw - ext4 /dev/sda1 rw\n40 22 0:50 / {tree / 'pkg'} rw - nfs4 host:/x rw\n")
+    monkeypatch.setattr(watch_mod, "MOUNTINFO", str(info))
+    uni = Universe()
+    uni.walk(runtime.workspace)
+    uni.walk(runtime.workspace)
+    assert uni.full_walks == 2  # pkg/ could change on another machine: no queue can say
+
+
 def test_mount_types_that_hide_remote_changes_are_not_watched(tmp_path: Path) -> None:
     info = tmp_path / "mountinfo"
     info.write_text(

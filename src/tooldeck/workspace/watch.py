@@ -17,8 +17,9 @@ watched folder gone, or more folders than :data:`MAX_WATCHED_DIRS`.
 Not seen, as by every inotify-based watcher: writes through a shared memory
 map, writes through another hard link outside the watched folders, and changes
 made by other machines on a network file system. Roots on network or FUSE file
-systems (:func:`events_reliable`) and systems without inotify are never
-watched: their builds keep walking.
+systems (:func:`events_reliable`), roots with such a mount inside a folder the
+walk enters (:func:`unreliable_mounts_below`) and systems without inotify are
+never watched: their builds keep walking.
 """
 
 from __future__ import annotations
@@ -63,35 +64,53 @@ class Drained:
     paths: set[str] = field(default_factory=set)
 
 
-def _mount_type(path: str, mountinfo: str = "/proc/self/mountinfo") -> str | None:
-    """The file system type of the mount holding ``path`` (the longest mount
-    point that prefixes it), or None when mountinfo cannot be read."""
-    best, fstype = "", None
+MOUNTINFO = "/proc/self/mountinfo"
+
+
+def _mounts(mountinfo: str | None = None) -> list[tuple[str, str]] | None:
+    """``(mount point, file system type)`` of every mount, or None when
+    mountinfo cannot be read."""
+    out = []
     try:
-        with open(mountinfo, encoding="utf-8", errors="replace") as fh:
+        with open(mountinfo or MOUNTINFO, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 left, _, right = line.partition(" - ")
                 fields = left.split()
-                if len(fields) < 5 or not right:
-                    continue
-                point = fields[4].replace("\\040", " ")
-                inside = path == point or path.startswith(point.rstrip("/") + "/")
-                if inside and len(point) >= len(best):
-                    best, fstype = point, right.split()[0]
+                if len(fields) >= 5 and right:
+                    out.append((fields[4].replace("\\040", " "), right.split()[0]))
     except OSError:
         return None
-    return fstype
+    return out
 
 
-def events_reliable(path: str, mountinfo: str = "/proc/self/mountinfo") -> bool:
+def _inside(path: str, point: str) -> bool:
+    return path == point or path.startswith(point.rstrip("/") + "/")
+
+
+def _unwatchable(fstype: str) -> bool:
+    return fstype in _UNWATCHABLE_FS or fstype.startswith("fuse.")
+
+
+def events_reliable(path: str, mountinfo: str | None = None) -> bool:
     """Whether every change to files under ``path`` raises a local inotify
-    event: Linux, and a local file system (not NFS, SMB, 9p, FUSE...)."""
+    event: Linux, and a local file system (not NFS, SMB, 9p, FUSE...) at
+    ``path`` (the longest mount point that holds it)."""
     if INotify is None or not sys.platform.startswith("linux"):
         return False
-    fstype = _mount_type(path, mountinfo)
-    if fstype is None:
+    mounts = _mounts(mountinfo)
+    if mounts is None:
         return False
-    return fstype not in _UNWATCHABLE_FS and not fstype.startswith("fuse.")
+    best, fstype = "", None
+    for point, kind in mounts:
+        if _inside(path, point) and len(point) >= len(best):
+            best, fstype = point, kind
+    return fstype is not None and not _unwatchable(fstype)
+
+
+def unreliable_mounts_below(path: str, mountinfo: str | None = None) -> set[str]:
+    """Mount points strictly inside ``path`` whose changes may raise no local
+    event (an NFS share mounted in a project folder)."""
+    return {p for p, kind in _mounts(mountinfo) or [] if p != path and _inside(p, path) and _unwatchable(kind)}
 
 
 class TreeWatch:
@@ -104,6 +123,7 @@ class TreeWatch:
         self._ino: Any = INotify()
         self._dirs: dict[int, str] = {}  # watch descriptor -> folder rel ("" = the root)
         self.broken = False  # a folder could not be watched: the next drain asks for a walk
+        self._blind = unreliable_mounts_below(self.root)  # a walk that enters one of these keeps walking
 
     @classmethod
     def open(cls, rules: IgnoreRules) -> TreeWatch | None:
@@ -125,6 +145,9 @@ class TreeWatch:
             self.broken = True
             return
         path = os.path.join(self.root, rel_dir) if rel_dir else self.root
+        if path in self._blind:
+            self.broken = True
+            return
         try:
             self._dirs[self._ino.add_watch(path, _MASK)] = rel_dir
         except OSError:  # vanished, swapped for a link, or the watch limit was reached
