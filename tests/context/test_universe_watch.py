@@ -4,6 +4,7 @@ when the queue cannot say exactly what changed, and no change is missed."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -155,6 +156,19 @@ def test_an_overflowed_queue_falls_back_to_a_walk(runtime: Runtime, tree: Path) 
     walked = uni.walk(runtime.workspace)
     assert uni.full_walks == 2
     assert {"a.py", "b.py", "pkg/c.py"} <= changed(walked)
+
+
+def test_one_folder_under_two_paths_keeps_walking(runtime: Runtime, tree: Path) -> None:
+    """A bind mount shows one folder twice; the kernel gives both paths one
+    watch, so its events could name only one of them."""
+    (tree / "mirror").mkdir()
+    if subprocess.run(["mount", "--bind", str(tree / "pkg"), str(tree / "mirror")], capture_output=True).returncode:
+        pytest.skip("cannot bind-mount here (needs root)")
+    try:
+        uni, _walked = walk_after(runtime, lambda: None)
+        assert uni.full_walks == 2
+    finally:
+        subprocess.run(["umount", str(tree / "mirror")], check=True)
 
 
 def test_too_many_folders_keep_walking(runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:

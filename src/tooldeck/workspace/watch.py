@@ -149,8 +149,13 @@ class TreeWatch:
             self.broken = True
             return
         try:
-            self._dirs[self._ino.add_watch(path, _MASK)] = rel_dir
+            wd = self._ino.add_watch(path, _MASK)
         except OSError:  # vanished, swapped for a link, or the watch limit was reached
+            self.broken = True
+            return
+        if self._dirs.setdefault(wd, rel_dir) != rel_dir:
+            # one folder under two paths (a bind mount): the kernel gives both one watch,
+            # whose events would be told under one path only
             self.broken = True
 
     def drain(self) -> Drained:
