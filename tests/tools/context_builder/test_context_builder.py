@@ -130,3 +130,18 @@ def test_bad_input_is_rejected(call, project):
 def test_response_type_without_a_model_still_builds_context(call, project):
     out = call.ok("context_builder", {"instructions": "shipping_cost", "response_type": "plan", "budget": 5000})
     assert "shop/shipping.py" in out and "no model is configured" in out
+
+
+def test_a_later_call_sees_an_edit_made_outside_tooldeck(call, runtime, project):
+    """The second call counts the task's words from the term index (filled
+    after the first) and the watch or walk that tells it what changed."""
+    from tooldeck.context.builder import context_builder_service
+
+    call.ok("context_builder", {"instructions": "shipping cost by weight", "budget": 8000})
+    context_builder_service(runtime).terms.wait()
+    notes = project / "docs" / "notes.md"
+    notes.write_text("# Notes\n\nThe invoice rounding rule: round each invoice line to cents.\n")
+    out = call.ok("context_builder", {"instructions": "invoice rounding is off by a cent", "budget": 8000})
+    assert context_builder_service(runtime).terms.ready_for(runtime.workspace)
+    first = out.splitlines()[1]
+    assert "docs/notes.md" in first and "invoice" in first, out
