@@ -157,3 +157,26 @@ def test_a_broken_index_leaves_builds_on_ripgrep(runtime: Runtime, tree: Path, s
         res = builder.build("the quarterly invoice total is wrong", 5000, apply=False)
         assert res.selected[0].candidate.shown.endswith("billing.py")
     assert not builder.terms.ready_for(runtime.workspace)
+
+
+def test_two_processes_share_one_index(runtime: Runtime, tree: Path, state_dir: Path) -> None:
+    """Two indexes on one state directory (a server and a `tooldeck call`)
+    number their documents from the database, and one that empties the index
+    makes the other read it again."""
+    uni_a, a = Universe(), TermIndex(state_dir)
+    uni_b, b = Universe(), TermIndex(state_dir)
+    index_of(runtime, uni_a, a)
+    index_of(runtime, uni_b, b)
+    (tree / "f1.txt").write_text("zebra\n")
+    (tree / "f2.txt").write_text("yak yak\n")
+    files_a = index_of(runtime, uni_a, a)  # numbers two new documents
+    files_b = index_of(runtime, uni_b, b)  # and these two must not reuse them
+    for terms, files in ((a, files_a), (b, files_b)):
+        got = counted(runtime, terms, files, ["zebra", "yak"])
+        assert got == {"f1.txt": Counter({"zebra": 1}), "f2.txt": Counter({"yak": 2})}
+    a._empty(a._open())  # what a's fill does first when tombstones outnumber files
+    (tree / "f3.txt").write_text("zebra zebra zebra\n")
+    walked = uni_b.walk(runtime.workspace)
+    assert not b.refresh(runtime.workspace, walked)  # b's map is void: it reads the index again
+    files_b = index_of(runtime, uni_b, b)
+    assert counted(runtime, b, files_b, ["zebra"]) == {"f1.txt": Counter({"zebra": 1}), "f3.txt": Counter({"zebra": 3})}

@@ -15,7 +15,10 @@ The index lives in its own database in the state directory (bulk inserts never
 hold the main store's write lock) and is *contentless*: the texts are not kept
 a second time. A file that changes gets a new document; the old one is left
 behind as a tombstone that no query maps back to a file, and when tombstones
-outnumber live documents the index is emptied and refilled.
+outnumber live documents the index is emptied and refilled. Processes sharing
+a state directory (a server and a ``tooldeck call``) take document numbers
+from the database inside their write transaction, and one that empties the
+index moves an epoch the others check before each build (then re-read it).
 
 It is kept up to date from the walks the builder already makes: the first walk
 of a set of roots fills it in a background thread (builds meanwhile count with
@@ -74,7 +77,14 @@ MIGRATIONS = [
     CREATE TABLE term_dead (doc INTEGER PRIMARY KEY);
     CREATE VIRTUAL TABLE term_text USING fts5(body, content='', columnsize=0, tokenize="ascii tokenchars '_'");
     CREATE VIRTUAL TABLE term_vocab USING fts5vocab(term_text, instance);
+    """,
+    # processes sharing a state directory take document numbers from here, inside their write
+    # transaction; ``epoch`` moves when one of them empties the index (the others' maps are void)
     """
+    CREATE TABLE term_seq (id INTEGER PRIMARY KEY CHECK (id = 0), next_doc INTEGER NOT NULL, epoch INTEGER NOT NULL);
+    INSERT INTO term_seq(id, next_doc, epoch) SELECT 0, 1 + max(
+        coalesce((SELECT max(doc) FROM term_files), 0), coalesce((SELECT max(doc) FROM term_dead), 0)), 0;
+    """,
 ]
 
 
@@ -117,7 +127,8 @@ class TermIndex:
         self._state_dir = state_dir
         self._store: Store | None = None
         self._rows: dict[str, _Row] = {}
-        self._next_doc = 1
+        self._next_doc = 1  # read from term_seq in each write transaction
+        self._epoch = 0
         self._dead = 0
         self._lock = threading.Lock()  # one writer: the filling thread or a build
         self._roots: tuple[tuple[str, str], ...] | None = None  # the roots the index is complete for
@@ -163,8 +174,8 @@ class TermIndex:
                 gone = [k for k, f in found.items() if f is None]
                 # re-read even when the stamp is unchanged: the walk's watch saw a write
                 self._index_files(ws, [f for f in found.values() if f is not None], walked, gone, force=True)
-            if self._too_many_tombstones():
-                return self._start_fill(ws, walked, roots)  # the fill empties the index first
+            if self._too_many_tombstones() or self._emptied_elsewhere():
+                return self._start_fill(ws, walked, roots)  # the fill empties (or re-reads) the index first
             return True
 
     def ready_for(self, ws: Workspace) -> bool:
@@ -212,6 +223,8 @@ class TermIndex:
     ) -> None:
         try:
             store = self._open()
+            if self._emptied_elsewhere():
+                self._load(store)
             if self._too_many_tombstones():
                 self._empty(store)
             for i in range(0, len(files), BATCH):
@@ -240,6 +253,7 @@ class TermIndex:
         root_paths = {r.id: r.path for r in ws.roots}
         now = time.time_ns()
         with self._lock, store.transaction() as db:
+            self._next_doc = db.execute("SELECT next_doc FROM term_seq").fetchone()[0]
             for root_id, rel in gone_keys:
                 path = f"{root_paths.get(root_id, '').rstrip('/')}/{rel}"
                 row = self._rows.pop(path, None)
@@ -252,6 +266,7 @@ class TermIndex:
                 if not force and row is not None and stamp is not None and _trusted(row, stamp):
                     continue
                 self._index_one(db, f, root_paths.get(f.root_id, ""), stamp or (f.size, 0), row, now)
+            db.execute("UPDATE term_seq SET next_doc=?", (self._next_doc,))
 
     def _index_one(self, db, f: FileInfo, root_path: str, stamp: Stamp, row: _Row | None, now: int) -> None:  # type: ignore[no-untyped-def]
         data = _text_of(f, root_path) if root_path else None
@@ -282,6 +297,8 @@ class TermIndex:
             db.execute("INSERT INTO term_text(term_text) VALUES('delete-all')")
             db.execute("DELETE FROM term_files")
             db.execute("DELETE FROM term_dead")
+            db.execute("UPDATE term_seq SET epoch = epoch + 1")
+            self._epoch = db.execute("SELECT epoch FROM term_seq").fetchone()[0]
             self._rows.clear()
             self._dead = 0
 
@@ -289,15 +306,23 @@ class TermIndex:
         if self._store is None:
             store = Store(self._state_dir, name=DB_NAME)
             store.migrate("terms", MIGRATIONS)
-            for r in store.execute("SELECT path, doc, size, mtime_ns, indexed_ns, digest FROM term_files"):
-                self._rows[r["path"]] = _Row(r["doc"], r["size"], r["mtime_ns"], r["indexed_ns"], r["digest"])
-            # every document ever written is a live file's or a tombstone
-            top = max((row.doc or 0 for row in self._rows.values()), default=0)
-            dead_top = store.execute("SELECT max(doc), count(*) FROM term_dead").fetchone()
-            self._next_doc = max(top, dead_top[0] or 0) + 1
-            self._dead = dead_top[1]
+            self._load(store)
             self._store = store
         return self._store
+
+    def _load(self, store: Store) -> None:
+        """The files' rows as stored (maybe by another process), and the epoch they belong to."""
+        with self._lock, store.transaction(immediate=False) as db:
+            self._epoch = db.execute("SELECT epoch FROM term_seq").fetchone()[0]
+            rows = db.execute("SELECT path, doc, size, mtime_ns, indexed_ns, digest FROM term_files")
+            self._rows = {path: _Row(*rest) for path, *rest in rows}
+            self._dead = db.execute("SELECT count(*) FROM term_dead").fetchone()[0]
+
+    def _emptied_elsewhere(self) -> bool:
+        """Another process sharing the state directory emptied the index since it was loaded."""
+        if self._store is None:
+            return False
+        return bool(self._store.execute("SELECT epoch FROM term_seq").fetchone()[0] != self._epoch)
 
     # answering --------------------------------------------------------------------------
     def counts(self, ws: Workspace, files: list[FileInfo], terms: list[str]) -> list[tuple[str, Counted]]:
