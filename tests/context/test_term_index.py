@@ -15,9 +15,10 @@ import pytest
 
 from tooldeck.context import term_index as ti_mod
 from tooldeck.context.builder import ContextBuilder
-from tooldeck.context.term_index import MAX_PER_FILE, TermIndex
+from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe
 from tooldeck.runtime import Runtime
+from tooldeck.workspace.ripgrep import MAX_PER_FILE, MAX_SEARCH_BYTES
 
 WORDS = ["order", "node", "Query", "case-insensitive", "x.order", "runtime", "session_id", "pool"]
 NOISE = ["ORDER", "Node", "orders", "node_id", "runtime·call", "sessión", "case insensitive", "(pool)", "naïve"]
@@ -91,7 +92,7 @@ def test_changes_between_walks_reach_the_counts(runtime: Runtime, tree: Path, st
 def test_what_ripgrep_skips_is_not_indexed(runtime: Runtime, root: Path, state_dir: Path) -> None:
     (root / "text.py").write_text("needle\n")
     (root / "blob.bin").write_bytes(b"needle\0needle\n")
-    (root / "huge.txt").write_bytes(b"needle\n" * (ti_mod.MAX_FILE_BYTES // 7 + 1))
+    (root / "huge.txt").write_bytes(b"needle\n" * (MAX_SEARCH_BYTES // 7 + 1))
     os.symlink("text.py", root / "link.py")
     uni, terms = Universe(), TermIndex(state_dir)
     files = index_of(runtime, uni, terms)

@@ -26,10 +26,12 @@ ripgrep, as before); every later walk names the files that changed, which are
 re-read before the query. A file is re-indexed only when its bytes differ
 (BLAKE2 digest), so a link reported at every walk costs one refused open.
 
-What it reads is what ripgrep would have searched: regular files (a link is
-not followed), at most :data:`MAX_FILE_BYTES`, no NUL byte in the first 8 KiB.
-Term frequencies are capped at :data:`MAX_PER_FILE` per word (ripgrep capped
-matching *lines* per file; BM25 saturates long before either cap).
+What it reads is what ripgrep searches
+(:func:`~tooldeck.workspace.ripgrep.searchable_bytes`: regular files, a link
+not followed, at most 2 MiB, no NUL byte in the first 8 KiB), and a word's
+count is capped per file as ripgrep's is
+(:data:`~tooldeck.workspace.ripgrep.MAX_PER_FILE`): the two give the same
+counts.
 """
 
 from __future__ import annotations
@@ -46,15 +48,11 @@ from pathlib import Path
 from tooldeck.context.query import Query
 from tooldeck.context.retrieve import ContentSearch, FileInfo, content_terms, start_content
 from tooldeck.context.universe import RACY_NS, Stamp, Walked
-from tooldeck.core.errors import ToolError
 from tooldeck.store.db import Store
-from tooldeck.workspace.content import read_bytes
-from tooldeck.workspace.ripgrep import count_terms_in
+from tooldeck.workspace.ripgrep import MAX_PER_FILE, count_terms_in, searchable_bytes
 from tooldeck.workspace.roots import Workspace
 
 DB_NAME = "terms.sqlite3"
-MAX_FILE_BYTES = 2 * 1024 * 1024  # ripgrep's --max-filesize of the same search
-MAX_PER_FILE = 64
 BATCH = 256  # files per write transaction while filling
 REFILL_MIN_DEAD = 2_000  # tombstones tolerated before the index is emptied and refilled
 
@@ -106,18 +104,6 @@ class Counted:
 
     def result(self) -> dict[str, Counter[str]]:
         return self._hits
-
-
-def _text_of(f: FileInfo, root_path: str) -> bytes | None:
-    """The bytes ripgrep would have searched, or None (link, binary, too large, gone)."""
-    try:
-        got = read_bytes(f.abs, f.shown, MAX_FILE_BYTES + 1, root=root_path)
-    except (ToolError, OSError):
-        return None
-    data = got.data
-    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
-        return None
-    return data
 
 
 class TermIndex:
@@ -269,7 +255,7 @@ class TermIndex:
             db.execute("UPDATE term_seq SET next_doc=?", (self._next_doc,))
 
     def _index_one(self, db, f: FileInfo, root_path: str, stamp: Stamp, row: _Row | None, now: int) -> None:  # type: ignore[no-untyped-def]
-        data = _text_of(f, root_path) if root_path else None
+        data = searchable_bytes(root_path, f.abs, f.shown) if root_path else None
         digest = hashlib.blake2b(data, digest_size=16).digest() if data is not None else None
         doc = row.doc if row is not None and row.digest == digest else None
         if doc is None and data is not None:

@@ -33,6 +33,8 @@ from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
 
 _EXE = "rg.exe" if os.name == "nt" else "rg"
+MAX_SEARCH_BYTES = 2 * 1024 * 1024  # larger files are not searched (rg's --max-filesize 2M)
+MAX_PER_FILE = 64  # a word's count in one file is capped here
 DENY_GLOBS: tuple[str, ...] = (
     *(f"!{d}/" for d in sorted(DENY_DIRS)),
     *(f"!*{s}" for s in DENY_FILE_SUFFIXES),
@@ -67,7 +69,7 @@ def ignore_args(root_path: str) -> list[str]:
 
 
 def term_hits(
-    rules: IgnoreRules, terms: list[str], *, max_per_file: int = 64, timeout: float = 60.0
+    rules: IgnoreRules, terms: list[str], *, max_per_file: int = MAX_PER_FILE, timeout: float = 60.0
 ) -> dict[str, Counter[str]]:
     """rel path → how often each term (case-insensitive, whole word) occurs,
     each count capped at ``max_per_file`` (BM25 saturates long before: the
@@ -105,7 +107,9 @@ class TermSearch:
     output as soon as it comes, so the caller can do other work meanwhile
     (the context builder walks the tree while rg searches it)."""
 
-    def __init__(self, rules: IgnoreRules, terms: list[str], *, max_per_file: int = 64, timeout: float = 60.0) -> None:
+    def __init__(
+        self, rules: IgnoreRules, terms: list[str], *, max_per_file: int = MAX_PER_FILE, timeout: float = 60.0
+    ) -> None:
         self._rules, self._max = rules, max_per_file
         self._lowered = {t.lower(): t for t in terms}
         self._matches: Counter[bytes] | None = None
@@ -160,7 +164,7 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Pope
         "--no-line-number",
         "--no-heading",
         "--max-filesize",
-        "2M",
+        str(MAX_SEARCH_BYTES),
         *ignore_args(rules.root),
     ]
     for t in terms:
@@ -196,7 +200,7 @@ def _python_term_hits(rules: IgnoreRules, terms: list[str], max_per_file: int) -
 
 
 def count_terms_in(
-    rules: IgnoreRules, rels: Iterable[str], terms: list[str], max_per_file: int = 64
+    rules: IgnoreRules, rels: Iterable[str], terms: list[str], max_per_file: int = MAX_PER_FILE
 ) -> dict[str, Counter[str]]:
     """:func:`term_hits`'s counts in the files ``rels`` of ``rules.root``
     only, in Python (rg's fallback, and the term index's check of words it
@@ -208,11 +212,8 @@ def count_terms_in(
     canon = {t.lower(): t for t in terms}
     hits: dict[str, Counter[str]] = {}
     for rel in rels:
-        try:
-            data = read_bytes(os.path.join(rules.root, rel), rel, 2 * 1024 * 1024 + 1, root=rules.root).data
-        except (ToolError, OSError):
-            continue
-        if len(data) > 2 * 1024 * 1024 or b"\0" in data[:8192]:
+        data = searchable_bytes(rules.root, os.path.join(rules.root, rel), rel)
+        if data is None:
             continue
         text = data.decode("utf-8", "replace")
         counts: Counter[str] = Counter()
@@ -225,3 +226,16 @@ def count_terms_in(
         if counts:
             hits[rel] = Counter({t: min(c, max_per_file) for t, c in counts.items()})
     return hits
+
+
+def searchable_bytes(root: str, abs_path: str, shown: str) -> bytes | None:
+    """The bytes a term search reads in a file, or None where rg would not
+    search it: not a regular file (a link is not followed), larger than
+    :data:`MAX_SEARCH_BYTES`, or a NUL byte in its first 8 KiB (binary)."""
+    try:
+        data = read_bytes(abs_path, shown, MAX_SEARCH_BYTES + 1, root=root).data
+    except (ToolError, OSError):
+        return None
+    if len(data) > MAX_SEARCH_BYTES or b"\0" in data[:8192]:
+        return None
+    return data
