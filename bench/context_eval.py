@@ -240,7 +240,7 @@ def main() -> None:
     )
     print(f"budget {args.budget:,} tokens; fresh state directory per commit and strategy (build times are cold)")
     print(
-        f"{'repository':<22}{'strategy':<26}{'commits':>8}{'mean recall':>12}{'files/commit':>14}"
+        f"{'repository':<30}{'strategy':<26}{'commits':>8}{'mean recall':>12}{'files/commit':>14}"
         f"{'p50 build s':>13}{'p50 CPU s':>11}{'ratio':>7}"
     )
     for name, repo in repos:
@@ -252,7 +252,7 @@ def main() -> None:
             p50 = statistics.median(times[strategy]) if times[strategy] else 0.0
             cpu = statistics.median(cpus[strategy]) if cpus[strategy] else 0.0
             ratio = f"{rec / base:.2f}" if strategy == "graph" else ""
-            print(f"{name:<22}{label:<26}{n:>8}{rec:>12.3f}{files:>14.1f}{p50:>13.2f}{cpu:>11.2f}{ratio:>7}")
+            print(f"{name:<30}{label:<26}{n:>8}{rec:>12.3f}{files:>14.1f}{p50:>13.2f}{cpu:>11.2f}{ratio:>7}")
 
 
 if __name__ == "__main__":

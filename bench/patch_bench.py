@@ -37,14 +37,24 @@ clock. Every size runs the same number of repetitions (``--runs``, default
 weighs on each alike; each run on a freshly restored tree under a temp
 directory, the CPU time being the contender's own process's. The contenders
 share that one tree (each restores it before its run; only one runs at a
-time): on this project's VM, creating a file costs 0.02 to 1.2 ms depending
-on the moment and on the folder (100 creates in each of 12 fresh temp
-folders: the same within a folder, about 7x apart between two parent folders
-in one minute), so trees of their own gave one contender cheaper temp files
-than another by chance. The table gives
-min and median milliseconds, ratios from medians.
+time): creating a file can cost 0.02 to 1.2 ms depending on the moment, so
+trees of their own gave one contender cheaper temp files than another by
+chance. The table gives min and median milliseconds, ratios from medians.
 
-Run: ``python bench/patch_bench.py [--runs 21] [--scales 1,4,16] [--case big|many]``; each row
+What a create costs depends on the filesystem, so the header names it and a
+probe times 200 creates in the tree's folder before and after the runs. On
+ext4 *without a journal* (this project's VM's root disk) the kernel's inode
+allocator skips every inode freed in the last 60 to 300 seconds, reading the
+inode table for each (``find_inode_bit`` -> ``recently_deleted``; 34% of
+perf samples in a 16x run): each run's freed inodes (tooldeck's backups
+after the reply, the minimal applier's replaced files) make the next runs'
+creates slower, about 0.03 ms per create at the start and 0.5-0.8 ms after a
+few runs. Ext4 with a journal (mkfs's default) does not do that scan.
+``bench/scratch_ext4.sh`` runs the bench on a fresh default ext4 image
+(root and a loop device needed), as ``bench/run_all.sh`` does after the
+run on the temp directory.
+
+Run: ``python bench/patch_bench.py [--runs 21] [--scales 1,4,16] [--case big|many] [--dir DIR]``; each row
 prints wall and CPU milliseconds as min/median/max.
 """
 
@@ -301,14 +311,16 @@ def main() -> None:
     )
     ap.add_argument("--scales", default="1,4,16", help="comma-separated scales (default 1,4,16)")
     ap.add_argument("--case", choices=("big", "many", "both"), default="both", help="which workload")
+    ap.add_argument("--dir", default=None, help="folder to hold the temp tree (default: the system temp dir)")
     args = ap.parse_args()
     runs = args.runs
     scales = [int(x) for x in args.scales.split(",")]
-    work = Path(tempfile.mkdtemp(prefix="tooldeck-patch-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="tooldeck-patch-bench-", dir=args.dir))
     print(
         f"patch_bench — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: {platform.node()} {platform.machine()}, "
         f"{os.cpu_count()} cpus, Python {sys.version.split()[0]}; load average {os.getloadavg()[0]:.2f}"
     )
+    print(f"tree under {work.parent}: {filesystem_of(work)}; file create probe {create_probe(work):.3f} ms at start")
     print(f"tree: generated Python files in a temp directory; {runs} runs at every scale, interleaved, fresh tree;")
     print("each contender in its own process (own allocator and GC state); no side fsyncs file data")
     print("each row: wall ms and CPU ms (process time) as min/median/max for read+write (r+w, the I/O floor), the")
@@ -340,8 +352,58 @@ def main() -> None:
                         f"{statistics.median(t) / statistics.median(m):>9.2f}{mins}"
                     )
                 shutil.rmtree(here)
+        print(f"file create probe {create_probe(work):.3f} ms at end ({PROBE_FILES} new 12 KB files in one folder)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+PROBE_FILES = 200
+
+
+def create_probe(work: Path) -> float:
+    """Milliseconds per file to create, write and close 200 new 12 KB files
+    in a fresh folder under ``work`` (what every atomic write pays once)."""
+    folder = Path(tempfile.mkdtemp(prefix="probe-", dir=work))
+    data = b"x" * 12_000
+    t0 = time.perf_counter()
+    for i in range(PROBE_FILES):
+        fd = os.open(folder / f"f{i}", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        os.write(fd, data)
+        os.close(fd)
+    took = time.perf_counter() - t0
+    shutil.rmtree(folder)
+    return took / PROBE_FILES * 1e3
+
+
+def filesystem_of(path: Path) -> str:
+    """``ext4 on /dev/vda, no journal``: the type and source of the mount
+    holding ``path`` (from /proc/self/mountinfo) and, for ext4, whether it has
+    a journal (a /proc/fs/jbd2 entry for its device)."""
+    real = os.path.realpath(path)
+    best: tuple[str, str, str] | None = None
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return "filesystem unknown (no /proc/self/mountinfo)"
+    for line in lines:
+        head, _, tail = line.partition(" - ")
+        point = head.split()[4].replace("\\040", " ")
+        fstype, source = tail.split()[:2]
+        inside = real == point or real.startswith(point.rstrip("/") + "/")
+        if inside and (best is None or len(point) > len(best[0])):
+            best = (point, fstype, source)
+    if best is None:
+        return "filesystem unknown"
+    _point, fstype, source = best
+    text = f"{fstype} on {source}"
+    if fstype == "ext4":
+        dev = os.path.basename(source)
+        try:
+            journaled = any(name.startswith(dev + "-") for name in os.listdir("/proc/fs/jbd2"))
+        except OSError:
+            journaled = False
+        text += ", journal" if journaled else ", no journal"
+    return text
 
 
 CASES.update(big=big_file_case, many=many_files_case)

@@ -22,6 +22,8 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
     run bench/term_counts.py --files 3000
     run bench/context_eval.py --commits 10
     run bench/patch_bench.py --runs 2
+    echo; echo "\$ bench/scratch_ext4.sh bench/patch_bench.py --runs 2 --dir {}"
+    bench/scratch_ext4.sh "$py" bench/patch_bench.py --runs 2 --dir {}
     run bench/mcp_roundtrip.py --calls 100 --spawns 3
   else
     run bench/codemap_bench.py
@@ -29,6 +31,8 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
     run bench/term_counts.py
     run bench/context_eval.py
     run bench/patch_bench.py
+    echo; echo "\$ bench/scratch_ext4.sh bench/patch_bench.py --dir {}  (the same on a default, journaled ext4)"
+    bench/scratch_ext4.sh "$py" bench/patch_bench.py --dir {}
     run bench/mcp_roundtrip.py
   fi
   for b in search_bench git_bench tree_walk selection_context web_convert shell_bench index_eval mcp_mount \
