@@ -3,8 +3,11 @@ when the queue cannot say exactly what changed, and no change is missed."""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -219,3 +222,48 @@ def test_mount_types_that_hide_remote_changes_are_not_watched(tmp_path: Path) ->
     assert events_reliable("/srv/nfs/local/x", m)  # the deeper, local mount wins
     assert not events_reliable("/mnt/my disk/x", m)
     assert not events_reliable("/x", str(tmp_path / "missing"))
+
+
+_LOCKED_SCENARIO = """
+import json, sys
+from tooldeck.context.universe import Universe
+from tooldeck.runtime import Runtime
+uni = Universe()
+ws = Runtime.for_dirs([sys.argv[1]], state_dir=sys.argv[2]).workspace
+for _ in range(2):
+    walked = uni.walk(ws)
+print(json.dumps([uni.full_walks, sorted(f.rel for f in walked.files)]), flush=True)
+sys.stdin.readline()  # the folder is opened meanwhile
+walked = uni.walk(ws)
+print(json.dumps([uni.full_walks, sorted(f.rel for f in walked.files)]), flush=True)
+"""
+
+
+def test_a_folder_this_user_cannot_read_costs_no_walk_until_it_opens(tmp_path: Path) -> None:
+    """The walk skips a folder it may not list, and no watch can be put on it;
+    its parent's watch reports a change of its mode, which walks. Root reads
+    every folder, so as root the scenario runs without the two capabilities
+    that let it (``setpriv`` drops them from its bounding set)."""
+    locked = tmp_path / "root" / "locked"
+    locked.mkdir(parents=True)
+    (tmp_path / "state").mkdir()
+    (tmp_path / "root" / "a.py").write_text("a = 1\n")
+    (locked / "b.py").write_text("b = 1\n")
+    locked.chmod(0)
+    command = [sys.executable, "-c", _LOCKED_SCENARIO, str(tmp_path / "root"), str(tmp_path / "state")]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("as root, needs setpriv (util-linux) to give up reading every folder")
+        command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
+    proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        assert json.loads(proc.stdout.readline()) == [1, ["a.py"]]  # the second build did not walk
+        locked.chmod(0o755)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline()) == [2, ["a.py", "locked/b.py"]]
+        assert proc.wait(30) == 0
+    finally:
+        proc.kill()
+        locked.chmod(0o755)

@@ -12,7 +12,9 @@ non-blocking read of the queue at the start of a build sees every change that
 completed before it. Anything the queue cannot describe exactly asks for a full
 walk instead (:attr:`Drained.full`): a queue overflow, a folder created,
 removed, renamed or re-permissioned, a rule file (``.gitignore``...) touched, a
-watched folder gone, or more folders than :data:`MAX_WATCHED_DIRS`.
+watched folder gone, or more folders than :data:`MAX_WATCHED_DIRS`. A folder
+the user may not read needs no watch: the walk cannot list it either, and a
+change of its mode or owner is an event of its parent's watch.
 
 Not seen, as by every inotify-based watcher: writes through a shared memory
 map, writes through another hard link outside the watched folders, and changes
@@ -150,6 +152,12 @@ class TreeWatch:
             return
         try:
             wd = self._ino.add_watch(path, _MASK)
+        except PermissionError:
+            # a folder this user cannot read: the walk cannot list it either, and a change
+            # of its mode or owner is an event of its parent's watch (a walk then follows);
+            # the root has no watched parent
+            self.broken = self.broken or not rel_dir
+            return
         except OSError:  # vanished, swapped for a link, or the watch limit was reached
             self.broken = True
             return
