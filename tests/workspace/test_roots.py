@@ -161,3 +161,55 @@ def test_relative_of_symlinked_root_directory(tmp_path: Path) -> None:
     ws = Workspace.from_dirs([tmp_path / "via"])
     rp = ws.resolve(str(tmp_path / "via" / "f.txt"))
     assert rp.rel == "f.txt" and os.path.samefile(rp.abs, real / "f.txt")
+
+
+def _outcome(ws: Workspace, path: str, **kw):  # type: ignore[no-untyped-def]
+    """What resolving ``path`` gives: the resolved fields, or the error's code and message."""
+    try:
+        rp = ws.resolve(path, must_exist=False, write=True, **kw)
+    except ToolError as exc:
+        return ("error", exc.code, exc.message)
+    return (rp.root.id, rp.abs, rp.rel, rp.exists)
+
+
+def test_resolving_with_a_folder_cache_answers_as_without_it(tmp_path: Path) -> None:
+    """The cache of one call's folders (an 800-file patch resolved each of its
+    10 folders 80 times) gives every path the answer of a whole realpath:
+    links as the last name, folder links inside and out, ``..``, missing
+    folders and files, a file used as a folder."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "pkg" / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.py").write_text("s = 1\n")
+    (root / "pkg" / "a.py").write_text("a = 1\n")
+    (root / "pkg" / "sub" / "b.py").write_text("b = 1\n")
+    (root / "pkg" / "link.py").symlink_to(root / "pkg" / "a.py")
+    (root / "pkg" / "out.py").symlink_to(outside / "secret.py")
+    (root / "inner").symlink_to(root / "pkg")
+    (root / "away").symlink_to(outside)
+    ws = Workspace([make_root(root)])
+    paths = [
+        "pkg/a.py",
+        "pkg/sub/b.py",
+        "pkg/new.py",
+        "pkg/link.py",
+        "pkg/out.py",
+        "inner/a.py",
+        "inner/sub/b.py",
+        "inner/new.py",
+        "away/secret.py",
+        "away/new.py",
+        "pkg/sub/../a.py",
+        "pkg/..",
+        "pkg/.",
+        "missing/x.py",
+        "pkg/a.py/x.py",
+        "pkg/sub/",
+        str(root / "pkg" / "a.py"),
+        str(outside / "secret.py"),
+    ]
+    folders: dict[str, str] = {}
+    for _ in range(2):  # the second round answers from a full cache
+        for p in paths:
+            assert _outcome(ws, p, folders=folders) == _outcome(ws, p), p
+    assert folders  # the cache was used

@@ -207,7 +207,7 @@ class AtomicBatch:
             for op in self._ops:
                 self.failed_rel = op.rel
                 self._stage(op)
-            with locks.hold(self.state_dir, [e.key for e in entries], self._what()):
+            with locks.hold(self.state_dir, journal.keys_of(entries), self._what()):
                 try:
                     self._swap(jr)
                 except BaseException:

@@ -72,9 +72,10 @@ class Entry:
     crc: int = 0
     created: list[str] = field(default_factory=list)  # folders this batch made, relative to the root
 
-    @property
-    def key(self) -> int:
-        return locks.lock_key(self.root, [*self.dirs, self.name])
+
+def keys_of(entries: list[Entry]) -> list[int]:
+    """The lock keys of ``entries`` (:func:`locks.lock_keys`: each root resolved once)."""
+    return locks.lock_keys((e.root, [*e.dirs, e.name]) for e in entries)
 
 
 def crc_of(data: bytes) -> int:
@@ -330,7 +331,7 @@ def _recover_one(state_dir: str, base: str, batch_id: str) -> int:
 
 
 def _settle(state_dir: str, entries: list[Entry], jfd: int, *, undo: bool) -> None:
-    with locks.hold(state_dir, [e.key for e in entries], "files of an interrupted write"):
+    with locks.hold(state_dir, keys_of(entries), "files of an interrupted write"):
         for e in reversed(entries):
             try:
                 dfd = open_dir(e.root, e.dirs, create=False)

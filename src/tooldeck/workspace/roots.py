@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -175,8 +176,12 @@ class Workspace:
         must_exist: bool = True,
         write: bool = False,
         field_name: str = "path",
+        folders: dict[str, str] | None = None,
     ) -> ResolvedPath:
-        """Resolve ``path`` under the rules above, or raise ToolError."""
+        """Resolve ``path`` under the rules above, or raise ToolError.
+
+        ``folders``: a cache of folders' canonical paths that the caller keeps
+        for the paths of one call (see :func:`_in_known_folder`)."""
         if not isinstance(path, str) or not path.strip():
             raise invalid_arguments(f"field `{field_name}`: a non-empty path is required", field=field_name)
         if "\x00" in path:
@@ -214,7 +219,8 @@ class Workspace:
                 raise self._ambiguous_new(path, shown, field_name)
             candidates = existing[:1] or candidates[:1]
         lexical = candidates[0]
-        real, exists = _canonical(lexical, shown, field_name)
+        known = _in_known_folder(lexical, folders) if folders is not None else None
+        real, exists = known if known is not None else _canonical(lexical, shown, field_name)
         owner = self.containing_root(real)
         if owner is None:
             raise ToolError(
@@ -277,6 +283,33 @@ def _check_write_name(path: str, lexical: str, real: str, exists: bool, shown: s
             "new file names must be printable",
             field=field_name,
         )
+
+
+def _in_known_folder(lexical: str, folders: dict[str, str]) -> tuple[str, bool] | None:
+    """:func:`_canonical` for a path whose folder was resolved before in the
+    same call: the folder's canonical path plus the name, when the name is no
+    link (one ``lstat`` instead of one per component: an 800-file patch in 10
+    folders made 6,400). None (resolve it whole) for a link, ``.``/``..``, or
+    any error. A folder swapped for a link after it was cached changes nothing
+    that matters: every open walks from the root without following links."""
+    parent, name = os.path.split(lexical)
+    if not parent or name in ("", ".", ".."):
+        return None
+    real_parent = folders.get(parent)
+    if real_parent is None:
+        try:
+            real_parent = os.path.realpath(parent, strict=True)
+        except OSError:
+            return None
+        folders[parent] = real_parent
+    real = os.path.join(real_parent, name)
+    try:
+        st = os.lstat(real)
+    except FileNotFoundError:
+        return real, False
+    except OSError:
+        return None
+    return None if stat.S_ISLNK(st.st_mode) else (real, True)
 
 
 def _canonical(lexical: str, shown: str, field_name: str = "path") -> tuple[str, bool]:

@@ -111,11 +111,12 @@ def _paths(patch: Patch) -> list[tuple[str, int]]:
 
 def _resolve_all(ws: Workspace, patch: Patch) -> dict[str, ResolvedPath]:
     resolved: dict[str, ResolvedPath] = {}
+    folders: dict[str, str] = {}  # a patch's files share a few folders: each is resolved once
     for path, line in _paths(patch):
         if path in resolved:
             continue
         try:
-            resolved[path] = ws.resolve(path, must_exist=False, write=True, field_name="path")
+            resolved[path] = ws.resolve(path, must_exist=False, write=True, field_name="path", folders=folders)
         except ToolError as exc:
             raise ToolError(
                 exc.code, f"patch line {line} ({path}): {exc.message}. Nothing was changed.", exc.details
