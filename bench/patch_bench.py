@@ -82,6 +82,7 @@ from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools import edits
 from tooldeck.workspace import journal
+from tooldeck.workspace.watch import mount_of
 
 FUNC = '''def func_{i}(a, b):
     """Docstring {i}."""
@@ -377,27 +378,14 @@ def create_probe(work: Path) -> float:
 
 def filesystem_of(path: Path) -> str:
     """``ext4 on /dev/vda, no journal``: the type and source of the mount
-    holding ``path`` (from /proc/self/mountinfo) and, for ext4, whether it has
-    a journal (a /proc/fs/jbd2 entry for its device)."""
-    real = os.path.realpath(path)
-    best: tuple[str, str, str] | None = None
-    try:
-        lines = Path("/proc/self/mountinfo").read_text().splitlines()
-    except OSError:
-        return "filesystem unknown (no /proc/self/mountinfo)"
-    for line in lines:
-        head, _, tail = line.partition(" - ")
-        point = head.split()[4].replace("\\040", " ")
-        fstype, source = tail.split()[:2]
-        inside = real == point or real.startswith(point.rstrip("/") + "/")
-        if inside and (best is None or len(point) > len(best[0])):
-            best = (point, fstype, source)
-    if best is None:
+    holding ``path`` and, for ext4, whether it has a journal (a
+    /proc/fs/jbd2 entry for its device)."""
+    mount = mount_of(os.path.realpath(path))
+    if mount is None:
         return "filesystem unknown"
-    _point, fstype, source = best
-    text = f"{fstype} on {source}"
-    if fstype == "ext4":
-        dev = os.path.basename(source)
+    text = f"{mount.fstype} on {mount.source}"
+    if mount.fstype == "ext4":
+        dev = os.path.basename(mount.source)
         try:
             journaled = any(name.startswith(dev + "-") for name in os.listdir("/proc/fs/jbd2"))
         except OSError:

@@ -69,17 +69,25 @@ class Drained:
 MOUNTINFO = "/proc/self/mountinfo"
 
 
-def _mounts(mountinfo: str | None = None) -> list[tuple[str, str]] | None:
-    """``(mount point, file system type)`` of every mount, or None when
-    mountinfo cannot be read."""
+@dataclass(frozen=True, slots=True)
+class Mount:
+    """One line of mountinfo: where, what file system, from which source."""
+
+    point: str
+    fstype: str
+    source: str
+
+
+def _mounts(mountinfo: str | None = None) -> list[Mount] | None:
+    """Every mount, or None when mountinfo cannot be read."""
     out = []
     try:
         with open(mountinfo or MOUNTINFO, encoding="utf-8", errors="replace") as fh:
             for line in fh:
                 left, _, right = line.partition(" - ")
-                fields = left.split()
-                if len(fields) >= 5 and right:
-                    out.append((fields[4].replace("\\040", " "), right.split()[0]))
+                fields, tail = left.split(), right.split()
+                if len(fields) >= 5 and len(tail) >= 2:
+                    out.append(Mount(fields[4].replace("\\040", " "), tail[0], tail[1]))
     except OSError:
         return None
     return out
@@ -93,26 +101,34 @@ def _unwatchable(fstype: str) -> bool:
     return fstype in _UNWATCHABLE_FS or fstype.startswith("fuse.")
 
 
+def mount_of(path: str, mountinfo: str | None = None) -> Mount | None:
+    """The mount holding ``path`` (the longest mount point that prefixes it),
+    or None when mountinfo cannot be read."""
+    best: Mount | None = None
+    for m in _mounts(mountinfo) or []:
+        if _inside(path, m.point) and (best is None or len(m.point) >= len(best.point)):
+            best = m
+    return best
+
+
 def events_reliable(path: str, mountinfo: str | None = None) -> bool:
     """Whether every change to files under ``path`` raises a local inotify
     event: Linux, and a local file system (not NFS, SMB, 9p, FUSE...) at
-    ``path`` (the longest mount point that holds it)."""
+    ``path``."""
     if INotify is None or not sys.platform.startswith("linux"):
         return False
-    mounts = _mounts(mountinfo)
-    if mounts is None:
-        return False
-    best, fstype = "", None
-    for point, kind in mounts:
-        if _inside(path, point) and len(point) >= len(best):
-            best, fstype = point, kind
-    return fstype is not None and not _unwatchable(fstype)
+    mount = mount_of(path, mountinfo)
+    return mount is not None and not _unwatchable(mount.fstype)
 
 
 def unreliable_mounts_below(path: str, mountinfo: str | None = None) -> set[str]:
     """Mount points strictly inside ``path`` whose changes may raise no local
     event (an NFS share mounted in a project folder)."""
-    return {p for p, kind in _mounts(mountinfo) or [] if p != path and _inside(p, path) and _unwatchable(kind)}
+    return {
+        m.point
+        for m in _mounts(mountinfo) or []
+        if m.point != path and _inside(m.point, path) and _unwatchable(m.fstype)
+    }
 
 
 class TreeWatch:
@@ -156,7 +172,7 @@ class TreeWatch:
             # a folder this user cannot read: the walk cannot list it either, and a change
             # of its mode or owner is an event of its parent's watch (a walk then follows);
             # the root has no watched parent
-            self.broken = self.broken or not rel_dir
+            self.broken = not rel_dir
             return
         except OSError:  # vanished, swapped for a link, or the watch limit was reached
             self.broken = True
