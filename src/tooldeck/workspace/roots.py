@@ -230,7 +230,8 @@ class Workspace:
         if write:
             if owner.read_only:
                 raise ToolError(ErrorCode.READ_ONLY, f"root {owner.id!r} is read-only; {shown} cannot be changed")
-            if os.path.islink(lexical):
+            # the folder cache answers only for a name that is no link: no second lstat of it
+            if known is None and os.path.islink(lexical):
                 raise ToolError(
                     ErrorCode.DENIED,
                     f"{shown} is a symbolic link; tooldeck never writes through a link. "
