@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -48,3 +49,54 @@ def append_private(path: str | os.PathLike[str], data: bytes) -> None:
         os.write(fd, data)
     finally:
         os.close(fd)
+
+
+def write_private_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` (mode 0600): written to a temp file in the
+    same folder, flushed, then renamed over it, so a reader (another process)
+    sees the old bytes or the new ones, never a half-written file."""
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def read_private(path: str | os.PathLike[str], limit: int = 16 * 1024 * 1024) -> bytes | None:
+    """The bytes of a state file, or None when it does not exist; a state file
+    that is not a regular file (a FIFO, a link planted by someone) is refused
+    with OSError instead of blocking or being followed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _CLOEXEC | getattr(os, "O_NOFOLLOW", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(f"{os.fspath(path)}: not a regular file")
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise OSError(f"{os.fspath(path)}: larger than {limit} bytes")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
