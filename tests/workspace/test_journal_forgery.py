@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tooldeck.runtime import Runtime
-from tooldeck.workspace import intent, journal
+from tooldeck.workspace import journal
 from tooldeck.workspace.atomic import AtomicBatch
 
 pytestmark = pytest.mark.timeout(180)
@@ -122,14 +122,14 @@ def test_the_model_cannot_write_a_journal_and_a_forged_one_is_never_acted_on(
     v2 = state / "journal" / "1-dddddddddd"
     v2.mkdir()
     body = json.dumps({**record, "batch": "1-dddddddddd", "roots": [str(outside)]})
-    (v2 / "intent.json").write_bytes(intent.MAGIC + b"0" * 64 + b"\n" + body.encode())
+    (v2 / "intent.json").write_bytes(b"tooldeck-intent-v2 " + b"0" * 64 + b"\n" + body.encode())
     (v2 / "payload").write_text("written by the model\n")
     r = tooldeck(state, home, "read_directory", {"path": "src"})
     assert r.returncode == 0, r.stderr
     outside_intact(outside)
     assert "was not acted on" in r.stderr  # reported (the host check above is what matters)
     assert not list((state / "journal").iterdir())  # moved aside, not read again at every write
-    assert len(list((state / journal.QUARANTINE).iterdir())) == 4
+    assert len(list((state / "journal-quarantine").iterdir())) == 4
     r = tooldeck(state, home, "file_actions", {"action": "create", "path": "src/c.txt", "content": "c"})
     assert r.returncode == 0 and "was not acted on" not in r.stderr, r.stderr
 
@@ -137,6 +137,8 @@ def test_the_model_cannot_write_a_journal_and_a_forged_one_is_never_acted_on(
 def test_a_genuine_intent_with_a_bad_entry_acts_on_the_rest_only(tmp_path: Path) -> None:
     """Even under a valid MAC (a leaked key), entries that climb out of their
     root or name files that are not the batch's own temp files are ignored."""
+    from tooldeck.workspace import intent
+
     root, state, outside = tmp_path / "root", tmp_path / "state", tmp_path / "outside"
     root.mkdir()
     outside.mkdir()
@@ -173,6 +175,8 @@ def test_a_genuine_intent_with_a_bad_entry_acts_on_the_rest_only(tmp_path: Path)
 
 
 def test_a_killed_batch_is_still_recovered_and_signed(tmp_path: Path) -> None:
+    from tooldeck.workspace import intent
+
     root, state = tmp_path / "root", tmp_path / "state"
     root.mkdir()
     (root / "a.txt").write_text("old a\n")
@@ -192,6 +196,8 @@ def test_a_killed_batch_is_still_recovered_and_signed(tmp_path: Path) -> None:
 
 
 def test_the_key_is_made_once_and_a_planted_link_is_not_followed(tmp_path: Path) -> None:
+    from tooldeck.workspace import intent
+
     state = tmp_path / "state"
     state.mkdir()
     target = tmp_path / "elsewhere.key"

@@ -31,12 +31,12 @@ import threading
 _lock = threading.Lock()
 _dirs: tuple[str, ...] = ()  # canonical, no trailing separator
 _set: frozenset[str] = frozenset()
-_LINEAR = 8  # up to this many folders: compare prefixes; beyond, look each ancestor up
+_prefixes: tuple[str, ...] = ()  # each with a trailing separator: one C-level startswith for all
 
 
 def hide(path: str | os.PathLike[str]) -> str:
     """Treat ``path`` (a folder) as outside every root from now on; its canonical form."""
-    global _dirs, _set
+    global _dirs, _set, _prefixes
     real = os.path.realpath(os.path.expanduser(os.fspath(path)))
     if real == os.sep:
         raise ValueError("the filesystem root cannot be hidden")
@@ -44,6 +44,7 @@ def hide(path: str | os.PathLike[str]) -> str:
         if real not in _set:
             _dirs = (*_dirs, real)
             _set = frozenset(_dirs)
+            _prefixes = tuple(d + os.sep for d in _dirs)
     return real
 
 
@@ -52,19 +53,9 @@ def hidden_dirs() -> tuple[str, ...]:
 
 
 def is_hidden(real: str) -> bool:
-    """Whether the canonical path ``real`` is a hidden folder or lies beneath one."""
-    dirs = _dirs
-    if not dirs:
-        return False
-    if len(dirs) <= _LINEAR:
-        return any(real.startswith(d) and (len(real) == len(d) or real[len(d)] == os.sep) for d in dirs)
-    found = _set
-    path = real
-    while len(path) > 1:
-        if path in found:
-            return True
-        path = path[: path.rfind(os.sep)] or os.sep
-    return False
+    """Whether the canonical path ``real`` is a hidden folder or lies beneath
+    one (~0.3 µs: it runs for every path a tool resolves or opens)."""
+    return bool(_dirs) and (real.startswith(_prefixes) or real in _set)
 
 
 def hidden_below(folder: str) -> frozenset[str]:
