@@ -49,25 +49,27 @@ def state(home: Path) -> Path:
 
 
 @pytest.fixture
-def call(home: Path, state: Path) -> Caller:
-    rt = Runtime.for_dirs([home], state_dir=state)
-    box = build_toolbox(rt)
-    c = Caller(box)
+def rt(home: Path, state: Path) -> Runtime:
+    return Runtime.for_dirs([home], state_dir=state)
+
+
+@pytest.fixture
+def call(rt: Runtime) -> Caller:
+    c = Caller(build_toolbox(rt))
     c.ok("file_actions", {"action": "create", "path": "made.txt", "content": "x"})  # a journal and its key exist
     c.ok("apply_patch", "*** Begin Patch\n*** Add File: two.txt\n+2\n*** Add File: three.txt\n+3\n*** End Patch\n")
     journal.flush()
-    c.rt = rt  # type: ignore[attr-defined]
     return c
 
 
-def test_reading_the_state_dir_is_refused(call: Caller, home: Path, state: Path) -> None:
+def test_reading_the_state_dir_is_refused(call: Caller, rt: Runtime, home: Path, state: Path) -> None:
     for path in (f"{STATE_REL}/secret.txt", str(state / "secret.txt"), f"{STATE_REL}/journal.key", STATE_REL):
         res = call.err("read_file", {"file": path}, "outside_roots")
         assert MARK not in res.text
     call.err("read_directory", {"path": STATE_REL}, "outside_roots")
     call.err("read_directory", {"path": str(state / "journal")}, "outside_roots")
     assert "tooldeck" not in call.ok("read_directory", {"path": ".local/state"}).split()  # not even its name
-    provider = ResourceProvider(lambda: call.rt.workspace)  # type: ignore[attr-defined]
+    provider = ResourceProvider(lambda: rt.workspace)
     with pytest.raises(Exception, match="outside"):
         provider.read(file_uri(str(state / "secret.txt")))
     listed = [r.uri for r in provider.list(None).resources]
@@ -100,8 +102,8 @@ def test_tree_search_and_codemaps_never_show_it(call: Caller, home: Path, state:
     call.err("manage_selection", {"op": "add", "paths": [f"{STATE_REL}/secret.txt"]})
 
 
-def test_walks_skip_it_even_without_ignore_rules(call: Caller, home: Path) -> None:
-    ws = call.rt.workspace  # type: ignore[attr-defined]
+def test_walks_skip_it_even_without_ignore_rules(call: Caller, rt: Runtime) -> None:
+    ws = rt.workspace
     rels = [e.rel for e in walk(ws.rules(ws.primary), respect_ignore=False)]
     assert "src/app.py" in rels and ".local/state" in rels
     assert not [r for r in rels if r.startswith(STATE_REL)]
