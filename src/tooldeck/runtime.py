@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tooldeck.store.db import Store, default_state_dir
+from tooldeck.workspace.hidden import hide
 from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
 from tooldeck.workspace.tokens import count_with
@@ -43,6 +44,8 @@ class Runtime:
         self.ask_person: AskPerson | None = None
         self._started = False
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
+        # outside every root, even one that contains it (serving $HOME): no tool reads, lists or writes it
+        hide(self.state_dir)
         self.budget_tokens = budget_tokens
         self.settings: dict[str, Any] = dict(settings or {})
         self._store: Store | None = None

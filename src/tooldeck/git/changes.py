@@ -22,6 +22,7 @@ from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
 from tooldeck.git.worktree_check import patch_matches_worktree, sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
+from tooldeck.workspace.hidden import is_hidden
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
@@ -134,7 +135,8 @@ def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None)
 
 def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
     res = repo.git.run(["ls-files", "--others", "--exclude-standard", "-z", *_pathspec(paths)])
-    names = sorted(n for n in res.text.split("\0") if n)
+    # the state directory is outside every root, even untracked inside this checkout
+    names = sorted(n for n in res.text.split("\0") if n and not is_hidden(repo.path_of(n)))
     out: list[FileChange] = []
     for name in names[:MAX_UNTRACKED]:
         fc = FileChange("?", name, new_mode="100644")

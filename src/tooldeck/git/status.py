@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.git.repo import Repo
+from tooldeck.workspace.hidden import is_hidden
 
 _STATE_MARKERS = (
     ("rebase-merge", "rebase in progress"),
@@ -111,5 +112,7 @@ def repo_status(repo: Repo, paths: Sequence[str] | None = None) -> RepoStatus:
     if paths:
         args += ["--", *paths]
     st = parse_status(repo.git.text(args))
+    # the state directory is outside every root, even untracked inside this checkout
+    st.untracked = [e for e in st.untracked if not is_hidden(repo.path_of(e.path).rstrip("/"))]
     st.operation = operation_in_progress(repo)
     return st

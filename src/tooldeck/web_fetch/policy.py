@@ -3,7 +3,8 @@
 Why this is its own module: ``webpage_to_markdown`` takes a URL from a model,
 so the host running tooldeck must not become a way into its own network
 (cloud metadata at 169.254.169.254, a database on 127.0.0.1, the office LAN).
-Every host is resolved here and *every* address it resolves to is checked;
+Every host is resolved here and *every* address it resolves to is checked
+(with every IPv4 address an IPv6 address embeds: :mod:`.addresses`);
 the fetcher then connects to the address that was checked (never resolving
 again), so a DNS answer that changes between the check and the connection
 (DNS rebinding) cannot slip through. Redirects are checked hop by hop.
@@ -23,9 +24,19 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.web_fetch.addresses import IPAddress, IPNetwork, admitted, embedded_ipv4, is_public
 
-IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+__all__ = [
+    "IPAddress",
+    "IPNetwork",
+    "Target",
+    "WebPolicy",
+    "check_address",
+    "is_public",
+    "parse_target",
+    "resolve_checked",
+]
+
 
 DEFAULT_GITHUB_RAW = "https://raw.githubusercontent.com"
 
@@ -135,27 +146,23 @@ def parse_target(url: str) -> Target:
     return Target(text, scheme, host.lower(), port or (443 if scheme == "https" else 80), path)
 
 
-def is_public(addr: IPAddress) -> bool:
-    """Globally routable unicast: not private, loopback, link-local, multicast,
-    reserved, unspecified, shared (CGNAT) or documentation space."""
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        return is_public(addr.ipv4_mapped)
-    return addr.is_global and not addr.is_multicast
-
-
 def check_address(addr: IPAddress, host: str, policy: WebPolicy) -> None:
-    """Refuse a non-public ``addr`` unless the policy allows its network."""
-    if is_public(addr):
-        return
-    if any(addr.version == net.version and addr in net for net in policy.allow_private):
+    """Refuse ``addr`` unless it is public (:func:`is_public`: every IPv4
+    address it embeds included) or the policy allows it, embedded IPv4 too."""
+    if admitted(addr, policy.allow_private):
         return
     where = f"{host} is" if host.strip("[]") == str(addr) else f"{host} resolves to {addr},"
+    details: dict[str, Any] = {"reason": "private_address", "address": str(addr)}
+    embedded = embedded_ipv4(addr)
+    if embedded:
+        where += " an IPv6 form of " + " and ".join(f"{v4} ({form})" for form, v4 in embedded) + ","
+        details["embedded"] = [str(v4) for _form, v4 in embedded]
     raise ToolError(
         ErrorCode.DENIED,
         f"{where} a private, loopback or otherwise non-public address; "
         "webpage_to_markdown only fetches public web pages. (The person running tooldeck can allow "
         "such addresses with `allow_private_hosts` in the [web] table of their config file.)",
-        {"reason": "private_address", "address": str(addr)},
+        details,
     )
 
 

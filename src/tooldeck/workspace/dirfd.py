@@ -23,6 +23,7 @@ import stat
 from collections.abc import Iterable, Sequence
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.workspace.hidden import is_hidden
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
@@ -124,7 +125,10 @@ def loop_error(shown: str) -> ToolError:
 def open_beneath(root: str, abs_path: str, shown: str, *, directory: bool = False) -> int:
     """Open ``abs_path`` (a file, or a folder with ``directory``) for reading,
     walking from ``root`` without following any symbolic link. Errors are
-    :class:`ToolError` worded for the model (``shown`` names the path)."""
+    :class:`ToolError` worded for the model (``shown`` names the path). The
+    state directory is never opened here, whatever the root (:mod:`.hidden`)."""
+    if is_hidden(abs_path):
+        raise ToolError(ErrorCode.OUTSIDE_ROOTS, f"{shown!r} is outside the workspace roots")
     parts = components(root, abs_path)
     if not parts:
         try:

@@ -16,26 +16,33 @@ reached ``done.json`` is finished (only its leftovers are removed); any other
 is undone file by file (the backup renamed back, a created file removed) —
 except a file that no longer holds the batch's new bytes, which another
 writer has changed since and is left alone. Temp files are removed either way.
+
+Recovery acts only on what a tooldeck writer of this state directory wrote
+(:mod:`tooldeck.workspace.intent`): an intent carries an HMAC under the state
+directory's key, and each entry must name one of the batch's recorded roots,
+plain names beneath it and the batch's own temp files. An intent or entry
+that fails is never acted on: it is logged and the journal is moved to
+``<state_dir>/journal-quarantine/``. The state directory itself is outside
+every root (:mod:`tooldeck.workspace.hidden`), so no tool can write a journal.
 """
 
 from __future__ import annotations
 
-import atexit
 import fcntl
-import json
 import logging
 import os
-import queue
 import secrets
+import stat
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace import locks
+from tooldeck.workspace.deferred import after_reply as after_reply  # re-exported: callers reach them here
+from tooldeck.workspace.deferred import flush as flush
+from tooldeck.workspace.deferred import later as later
 from tooldeck.workspace.fsops import (
     CHUNK,
     CLOEXEC,
@@ -46,12 +53,14 @@ from tooldeck.workspace.fsops import (
     rmdirs_quiet,
     unlink_quiet,
 )
+from tooldeck.workspace.intent import BadIntent, encode_intent, entry_problem, read_intent
 
 log = logging.getLogger("tooldeck.journal")
 
 INTENT = "intent.json"
 INTENT_TMP = "intent.json.new"
 DONE = "done.json"
+QUARANTINE = "journal-quarantine"
 STALE_EMPTY_SECONDS = 60.0
 
 _live: set[str] = set()  # batch ids of this process still running or awaiting cleanup
@@ -120,7 +129,8 @@ class Journal:
             os.mkdir(os.path.join(base, batch_id), 0o700)
         dir_fd = os.open(os.path.join(base, batch_id), os.O_RDONLY | os.O_DIRECTORY | CLOEXEC)
         try:
-            fd = cls._write_intent(dir_fd, entries, undoable)
+            data = encode_intent(state_dir, batch_id, [vars(e) for e in entries], undoable)
+            fd = cls._write_intent(dir_fd, data, undoable)
         except BaseException:
             unlink_quiet(dir_fd, INTENT_TMP)
             unlink_quiet(dir_fd, INTENT)
@@ -136,14 +146,13 @@ class Journal:
         return cls(state_dir, batch_id, dir_fd, fd)
 
     @staticmethod
-    def _write_intent(dir_fd: int, entries: list[Entry], undoable: bool) -> int:
+    def _write_intent(dir_fd: int, data: bytes, undoable: bool) -> int:
         # written under another name, locked, then renamed: an intent.json
         # another process can open is always complete and always locked
-        data = json.dumps({"version": 1, "undoable": undoable, "entries": [vars(e) for e in entries]})
         fd = os.open(INTENT_TMP, os.O_RDWR | os.O_CREAT | os.O_EXCL | CLOEXEC, 0o600, dir_fd=dir_fd)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            view = memoryview(data.encode("utf-8"))
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
             if undoable:  # the intent must be on disk before the first rename
@@ -160,6 +169,15 @@ class Journal:
     def mark_done(self) -> None:
         """The commit point: from here on recovery finishes the batch."""
         os.rename(INTENT, DONE, src_dir_fd=self.dir_fd, dst_dir_fd=self.dir_fd)
+
+    def release(self) -> None:
+        """Let go of the journal without deleting anything (recovery refused it)."""
+        if not self.closed:
+            self.closed = True
+            os.close(self._file_fd)
+            os.close(self.dir_fd)
+            with _live_lock:
+                _live.discard(self.batch_id)
 
     def remove(self) -> None:
         """Delete the journal folder and everything in it, then let go of it."""
@@ -256,7 +274,7 @@ def recover(state_dir: str | os.PathLike[str]) -> int:
     done = 0
     for name in names:
         with _live_lock:
-            if name in _live:
+            if name in _live or name in _ignored:
                 continue
         try:
             done += _recover_one(os.fspath(state_dir), base, name)
@@ -281,19 +299,33 @@ def _alive(batch_id: str) -> bool:
     return True
 
 
+def _open_intent(dir_fd: int) -> int:
+    """The batch's ``done.json`` or ``intent.json`` (-1 when neither), never
+    through a link and never blocking on a FIFO planted under its name."""
+    for fname in (DONE, INTENT):
+        try:
+            fd = os.open(fname, READ_FLAGS, dir_fd=dir_fd)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(f"{fname} is not a regular file")
+        return fd
+    return -1
+
+
 def _recover_one(state_dir: str, base: str, batch_id: str) -> int:
     path = os.path.join(base, batch_id)
     try:
         dir_fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | CLOEXEC)
     except OSError:
         return 0
-    file_fd = -1
-    for fname in (DONE, INTENT):
-        try:
-            file_fd = os.open(fname, os.O_RDONLY | CLOEXEC, dir_fd=dir_fd)
-            break
-        except FileNotFoundError:
-            continue
+    try:
+        file_fd = _open_intent(dir_fd)
+    except OSError as exc:
+        os.close(dir_fd)
+        _ignore(state_dir, base, batch_id, str(exc))
+        return 0
     if file_fd < 0:  # died before its intent was complete (or while removing it): nothing was staged
         try:
             if not _alive(batch_id) or time.time() - os.fstat(dir_fd).st_mtime > STALE_EMPTY_SECONDS:
@@ -313,21 +345,60 @@ def _recover_one(state_dir: str, base: str, batch_id: str) -> int:
     journal = Journal(state_dir, batch_id, dir_fd, file_fd)
     with _live_lock:
         _live.add(batch_id)
+    problem: str | None = None
     try:
         if os.fstat(file_fd).st_nlink == 0:
             return 0  # another process recovered it meanwhile
-        finished = lstat_at(dir_fd, DONE) is not None
-        raw = b"".join(iter(lambda: os.read(file_fd, CHUNK), b""))
-        try:
-            record = json.loads(raw)
-            entries = [Entry(**e) for e in record["entries"]]
-        except (ValueError, KeyError, TypeError):
-            return 1  # torn intent: written before any temp file, nothing to undo
-        _settle(state_dir, entries, dir_fd, undo=record.get("undoable", False) and not finished)
-        log.warning("recovered interrupted write %s (%s)", batch_id, "finished" if finished else "undone")
-        return 1
+        problem = _recover_record(state_dir, batch_id, file_fd, dir_fd)
+        return 1 if problem is None else 0
     finally:
-        journal.remove()
+        if problem is None:
+            journal.remove()
+        else:
+            journal.release()
+            _ignore(state_dir, base, batch_id, problem)
+
+
+def _recover_record(state_dir: str, batch_id: str, file_fd: int, dir_fd: int) -> str | None:
+    """Act on the authenticated entries of one dead batch; what was wrong
+    with the intent or an entry (nothing was done for those), or None."""
+    finished = lstat_at(dir_fd, DONE) is not None
+    raw = b"".join(iter(lambda: os.read(file_fd, CHUNK), b""))
+    try:
+        record = read_intent(state_dir, batch_id, raw)
+    except BadIntent as exc:
+        return f"intent ignored: {exc}"
+    entries: list[Entry] = []
+    problems: list[str] = []
+    for i, item in enumerate(record["entries"]):
+        bad = entry_problem(item, record["roots"], batch_id)
+        if bad is None:
+            entries.append(Entry(**item))
+        else:
+            problems.append(f"entry {i} ignored: {bad}")
+    _settle(state_dir, entries, dir_fd, undo=record.get("undoable") is True and not finished)
+    log.warning("recovered interrupted write %s (%s)", batch_id, "finished" if finished else "undone")
+    return "; ".join(problems) or None
+
+
+_ignored: set[str] = set()  # batch ids reported and left in place (quarantine failed): not read again
+
+
+def _ignore(state_dir: str, base: str, batch_id: str, why: str) -> None:
+    """Report a journal recovery will not act on (whole, or some entries) and
+    move it out of the way, to ``<state_dir>/journal-quarantine/``: never
+    acted on, kept for whoever looks into it, and not read again at the next
+    batch. Left in place (and skipped by this process) if it cannot be moved."""
+    where = os.path.join(state_dir, QUARANTINE)
+    dest = os.path.join(where, f"{batch_id}-{int(time.time())}")
+    try:
+        os.makedirs(where, mode=0o700, exist_ok=True)
+        os.rename(os.path.join(base, batch_id), dest)
+    except OSError as exc:
+        dest = f"left in place ({exc.strerror or exc})"
+        with _live_lock:
+            _ignored.add(batch_id)
+    log.error("journal %s of %s was not acted on: %s; %s", batch_id, state_dir, why, dest)
 
 
 def _settle(state_dir: str, entries: list[Entry], jfd: int, *, undo: bool) -> None:
@@ -346,112 +417,3 @@ def _settle(state_dir: str, entries: list[Entry], jfd: int, *, undo: bool) -> No
             finally:
                 os.close(dfd)
             rmdirs_quiet(e.root, e.created)
-
-
-# ---------------------------------------------------------------------------
-# cleanup off the critical path
-
-
-# A released job waits this long before it runs, unless flush() hurries it: the
-# call that queued it has rendered its reply, and the host is writing it out.
-CLEANUP_DELAY = 0.02
-_jobs: queue.SimpleQueue[tuple[float, Callable[[], None]] | None] = queue.SimpleQueue()
-_hurry = threading.Event()
-_worker: threading.Thread | None = None
-_worker_lock = threading.Lock()
-_pending = 0
-_idle = threading.Condition()
-_held = threading.local()  # .jobs: this thread's jobs held until its reply is made (see after_reply)
-
-
-def later(job: Callable[[], None]) -> None:
-    """Run ``job`` (removing backups and a journal) after the caller replies.
-    Inside :func:`after_reply` the job waits for the end of that block; jobs
-    left at exit run then; a job a crash loses is done by :func:`recover`."""
-    global _pending
-    with _idle:
-        _pending += 1
-    held: list[Callable[[], None]] | None = getattr(_held, "jobs", None)
-    if held is not None:
-        held.append(job)
-    else:
-        _submit(job)
-
-
-def _submit(job: Callable[[], None]) -> None:
-    global _worker
-    if _worker is None or not _worker.is_alive():
-        with _worker_lock:
-            if _worker is None or not _worker.is_alive():
-                _worker = threading.Thread(target=_work, name="tooldeck-journal-cleanup", daemon=True)
-                _worker.start()
-    _jobs.put((time.monotonic() + CLEANUP_DELAY, job))
-
-
-@contextmanager
-def after_reply() -> Iterator[None]:
-    """Hold the cleanup of the writes this thread commits in the block until
-    the block ends. A tool wraps its whole call in it — the writes and the
-    reply it renders — so unlinking backups and journals never competes with
-    making the reply. A crash meanwhile loses nothing: every batch is
-    committed, and recovery finishes a committed batch whose cleanup never ran."""
-    if getattr(_held, "jobs", None) is not None:  # nested: the outer block releases
-        yield
-        return
-    _held.jobs = []
-    try:
-        yield
-    finally:
-        _release()
-
-
-def _release() -> None:
-    jobs: list[Callable[[], None]] = getattr(_held, "jobs", None) or []
-    _held.jobs = None
-    for job in jobs:
-        _submit(job)
-
-
-def _work() -> None:
-    global _pending
-    while True:
-        item = _jobs.get()
-        if item is None:
-            return
-        due, job = item
-        left = due - time.monotonic()
-        if left > 0:  # let the reply go out first (flush() cuts the wait short)
-            _hurry.wait(left)
-        try:
-            job()
-        except Exception:  # a cleanup failure must not kill the worker
-            log.exception("journal cleanup failed")
-        finally:
-            with _idle:
-                _pending -= 1
-                if not _pending:
-                    _hurry.clear()
-                _idle.notify_all()
-
-
-def flush(timeout: float = 30.0) -> bool:
-    """Run every deferred cleanup now and wait until it has run (tests,
-    process exit); the jobs this thread holds in :func:`after_reply` are
-    released first."""
-    if getattr(_held, "jobs", None):
-        held = _held.jobs
-        _held.jobs = []
-        for job in held:
-            _submit(job)
-    deadline = time.monotonic() + timeout
-    with _idle:
-        while _pending:
-            _hurry.set()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            _idle.wait(left)
-    return True
-
-
-atexit.register(flush)

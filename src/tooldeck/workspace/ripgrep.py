@@ -27,12 +27,14 @@ from pathlib import Path
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import read_bytes
+from tooldeck.workspace.hidden import hidden_below
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
 from tooldeck.workspace.rulefiles import stalling_rule_files
 from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
 
 _EXE = "rg.exe" if os.name == "nt" else "rg"
+_GLOB_SPECIAL = re.compile(r"[\\*?\[\]{}!]")  # escaped so a folder's name matches itself only
 MAX_SEARCH_BYTES = 2 * 1024 * 1024  # larger files are not searched (rg's --max-filesize 2M)
 MAX_PER_FILE = 64  # a word's count in one file is capped here
 DENY_GLOBS: tuple[str, ...] = (
@@ -65,6 +67,8 @@ def ignore_args(root_path: str) -> list[str]:
         args += ["--ignore-file", ".tooldeckignore"]
     for glob in DENY_GLOBS:
         args += ["--glob", glob]
+    for rel in sorted(hidden_below(root_path)):  # the state directory: outside every root
+        args += ["--glob", "!/" + _GLOB_SPECIAL.sub(r"\\\g<0>", rel) + "/"]
     return args
 
 

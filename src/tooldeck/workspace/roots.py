@@ -10,6 +10,8 @@ Rules (SPEC §3), applied to every tool that touches a file:
   checked with a separator-aware prefix test (``/x/root-evil`` is not inside
   ``/x/root``); for a path that does not exist yet, its nearest existing
   parent is what gets canonicalised, so ``..`` and symlinks never escape;
+* a path inside the state directory (:mod:`~tooldeck.workspace.hidden`) is
+  outside every root, even when a root contains it;
 * a relative path may name its root with a prefix, ``docs:notes.md``;
 * writes refuse read-only roots and a symlink as the final component, any
   path inside version-control metadata (``.git/``, ``.hg/``, ``.svn/``,
@@ -32,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.workspace.hidden import is_hidden
 from tooldeck.workspace.ignore import IgnoreRules
 
 ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -222,7 +225,7 @@ class Workspace:
         known = _in_known_folder(lexical, folders) if folders is not None else None
         real, exists = known if known is not None else _canonical(lexical, shown, field_name)
         owner = self.containing_root(real)
-        if owner is None:
+        if owner is None or is_hidden(real):  # the state directory is outside, even inside a root
             raise ToolError(
                 ErrorCode.OUTSIDE_ROOTS,
                 f"{shown} resolves outside the workspace roots; use a path inside one of:\n{self.describe_roots()}",

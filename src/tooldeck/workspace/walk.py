@@ -10,6 +10,9 @@ descriptor (:mod:`tooldeck.workspace.dirfd`: ``O_NOFOLLOW``, from the root
 down) whose inode must be the one seen when its parent was listed: a folder
 swapped for a symlink (to the outside) while the walk runs is skipped, never
 listed.
+
+The state directory (:mod:`tooldeck.workspace.hidden`) is skipped whatever
+the rules, ``respect_ignore=False`` included: it is outside every root.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import NamedTuple
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
+from tooldeck.workspace.hidden import hidden_below, is_hidden
 from tooldeck.workspace.ignore import IGNORE_FILES, DirSpec, IgnoreRules
 from tooldeck.workspace.tempnames import is_temp_name
 
@@ -138,6 +142,9 @@ def walk(
     start_rel = start_rel.strip("/")
     if start_rel in (".",):
         start_rel = ""
+    if is_hidden(os.path.join(root, start_rel) if start_rel else root):
+        return
+    skip = hidden_below(root)  # the state directory, when this root holds it
     chain = _rules_above(rules, start_rel) if respect_ignore else []
     check = respect_ignore and rules.has_root_rules
     start_fd = _open_start(root, start_rel)
@@ -163,6 +170,8 @@ def walk(
                         continue
                 if not is_dir:
                     yield Entry(rel, False, is_link, depth + 1, n, mtime)
+                    continue
+                if skip and rel in skip:
                     continue
                 if include_dirs:
                     yield Entry(rel, True, is_link, depth + 1)

@@ -10,6 +10,7 @@ import gzip
 import time
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import unquote
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><title>Widget manual</title>
@@ -104,6 +105,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._redirect("/page")
         elif path == "/to-metadata":
             self._redirect("http://169.254.169.254/latest/meta-data/")
+        elif path == "/to":  # /to?u=URL: a redirect to any URL a test names
+            self._redirect(unquote(self.path.split("?u=", 1)[1]))
         elif path == "/to-loopback":
             self._redirect(f"http://127.0.0.2:{self.server.server_port}/page")
         elif path == "/slow":

@@ -12,6 +12,7 @@ from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.tools.common import set_root_enum
 from tooldeck.workspace.content import open_nofollow
+from tooldeck.workspace.hidden import hidden_names_in
 from tooldeck.workspace.tempnames import is_temp_name
 
 
@@ -29,13 +30,14 @@ def build(rt: Runtime) -> Tool:
         if not os.path.isdir(rp.abs):
             raise ToolError(ErrorCode.NOT_A_DIRECTORY, f"{args.path!r} is a file; read it with read_file")
         names: list[str] = []
+        hidden = hidden_names_in(rp.abs)  # the state directory, outside every root
         # list through a descriptor opened without following any link below
         # the root: a folder swapped for a symlink after the check is refused
         fd = open_nofollow(rp.abs, ws.display(rp.abs), rp.root.path, directory=True)
         try:
             with os.scandir(fd) as it:
                 for e in it:
-                    if is_temp_name(e.name):  # a write in progress: never listed
+                    if is_temp_name(e.name) or e.name in hidden:  # a write in progress: never listed
                         continue
                     try:
                         is_dir = e.is_dir(follow_symlinks=False)
