@@ -1,6 +1,7 @@
 """Shell: the model-facing shell tools, declared in the TOML config (SPEC §4, seed 000).
 
-Tools come from ``[shell.tools.<name>]`` (user file and ``.tooldeck.toml``),
+Tools come from ``[shell.tools.<name>]`` (user file, and a ``.tooldeck.toml``
+the person approved with ``tooldeck trust allow``),
 each running under a runtime from ``[shell.runtimes.<id>]`` or a built-in
 profile. With no tool declared, one ``shell`` tool is offered: structured
 argv (``{program, arguments}``) on the runtime named ``default`` if the config
@@ -52,7 +53,7 @@ def tools(rt: Runtime) -> list[Tool]:
     from tooldeck.shell.tool_factory import make_tool
 
     try:
-        cfg = load_shell_config(rt.workspace.roots[0].path)
+        cfg = load_shell_config(rt.workspace.roots[0].path, state_dir=rt.state_dir)
     except ConfigError as exc:
         log.error("shell configuration: %s", exc)
         return [_unavailable(str(exc))]
