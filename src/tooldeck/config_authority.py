@@ -222,8 +222,9 @@ def _line_of(lines: list[str], path: tuple[str, ...]) -> int | None:
     headers = [(i, _norm(m.group(1))) for i, text in enumerate(lines) if (m := _HEADER.match(text))]
     for depth in range(len(path), -1, -1):
         table, rest = ".".join(path[:depth]), path[depth:]
-        if not rest:
+        if not rest:  # its own header, else the first header of a table inside it
             hit = next((i for i, h in headers if h == table), None)
+            hit = hit if hit is not None else next((i for i, h in headers if h.startswith(table + ".")), None)
             if hit is not None:
                 return hit + 1
             continue

@@ -34,13 +34,20 @@ def shell_service(rt: Runtime):  # type: ignore[no-untyped-def]
 
 
 def _unavailable(reason: str) -> Tool:
-    """A bad shell configuration fails closed without taking the other tools
-    down: one `shell` tool that runs nothing and says what to fix."""
+    """A bad shell configuration (the person's own file, or one they approved)
+    fails closed without taking the other tools down: one `shell` tool that
+    runs nothing, takes any arguments, and says what to fix."""
+    from pydantic import BaseModel, ConfigDict
+
     from tooldeck.core.errors import ErrorCode, ToolError
     from tooldeck.core.tool import tool
 
-    def shell() -> str:
-        raise ToolError(ErrorCode.UNSUPPORTED, f"shell tools are unavailable: {reason}; fix the configuration")
+    class AnyInput(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    def shell(args: AnyInput) -> str:
+        raise ToolError(ErrorCode.UNSUPPORTED, f"shell tools are unavailable: {reason}; ask the user to fix "
+                        "their configuration (nothing was run)")  # fmt: skip
 
     return tool(shell, name=DEFAULT_TOOL, description=f"Unavailable: the shell configuration is invalid ({reason}).")
 
