@@ -131,3 +131,24 @@ def test_a_malformed_or_strange_project_file_is_ignored_not_fatal(tmp_path: Path
     os.mkfifo(project / ".tooldeck.toml")  # would block a reader that waits for a writer
     cfg = load_config(project, user_path=user, state_dir=tmp_path / "state")
     assert cfg.data == {"models": {"default_model": "mine"}} and "not a regular file" in cfg.notices[0].text()
+
+
+def test_what_is_shown_of_a_file_cannot_drive_the_terminal_nor_flood_it(tmp_path: Path) -> None:
+    body = '[shell.runtimes."x\\u001b[2J\\u001b]0;owned\\u0007"]\n' + "".join(
+        f"[shell.tools.t{i}]\n" for i in range(50)
+    )
+    project = _project(tmp_path, body)
+    cfg = load_config(project, user_path=tmp_path / "none.toml", state_dir=tmp_path / "state")
+    texts = [n.text() for n in cfg.notices]
+    assert len(texts) == 21 and "31 more settings beyond the safe subset" in texts[-1]
+    assert all(ch not in "".join(texts) for ch in "\x1b\x07") and "\\x1b[2J" in texts[0]
+
+
+def test_a_project_file_nested_too_deeply_is_ignored(tmp_path: Path) -> None:
+    project = _project(tmp_path, "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    cfg = load_config(project, user_path=tmp_path / "none.toml", state_dir=tmp_path / "state")
+    assert cfg.data == {} and "nested too deeply" in cfg.notices[0].text()
+    user = tmp_path / "user.toml"
+    user.write_text("a = " + "[" * 5000 + "]" * 5000 + "\n")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load_config(None, user_path=user)

@@ -228,3 +228,22 @@ def test_trust_list_and_revoke(box: Box) -> None:
     assert missing.returncode == 1 and "not a readable regular file" in missing.stderr
     help_text = box.run("--help").stdout
     assert "trust" in help_text
+
+
+def test_a_state_directory_inside_the_root_approves_nothing(box: Box, listener: tuple[int, list[bytes]]) -> None:
+    """With the state directory inside a root, the model can write `approvals.json`
+    itself (file tools): such approvals must grant nothing."""
+    import hashlib
+
+    port, seen = listener
+    box.state = box.root / ".state"
+    box.state.mkdir()
+    box.model_writes(widening(box, typed=True))
+    forged = {"format": 1, "files": {os.path.realpath(box.project): {
+        "sha256": hashlib.sha256(box.project.read_bytes()).hexdigest(), "approved_at": 1.0}}}  # fmt: skip
+    body = json.dumps(forged)
+    res = box.call("apply_patch", f"*** Begin Patch\n*** Add File: .state/approvals.json\n+{body}\n*** End Patch")
+    assert res.returncode == 0 and (box.state / "approvals.json").exists(), res.stderr  # the write itself lands
+    done = attempts(box, port)
+    assert_confined(box, done, seen)
+    assert "state directory" in done["read"].stderr and "--state-dir" in done["read"].stderr

@@ -91,6 +91,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
     try:
         raw = read_bytes(path)  # a FIFO would block start-up forever: refused
         return tomllib.loads(raw.decode("utf-8")) if raw else {}
+    except RecursionError as exc:
+        raise ConfigError(f"your config file {path} is nested too deeply to be a configuration; {hint}") from exc
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"your config file {path} is not valid TOML ({exc}); {hint}") from exc
     except OSError as exc:

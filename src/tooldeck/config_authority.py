@@ -100,6 +100,8 @@ def parse(raw: bytes) -> dict[str, Any]:
     except tomllib.TOMLDecodeError as exc:
         m = re.search(r"line (\d+)", str(exc))
         raise _Malformed(str(exc), int(m.group(1)) if m else None) from exc
+    except RecursionError as exc:  # tomllib recurses per nested table or array
+        raise _Malformed("nested too deeply", None) from exc
 
 
 def project_layer(
@@ -122,22 +124,40 @@ def project_layer(
     ignored = tuple(sorted(k for k in data if k in USER_ONLY))
     for key in ignored:
         remedy = "only your own config file may set it (`$TOOLDECK_CONFIG` or ~/.config/tooldeck/config.toml)"
-        notices.append(ConfigNotice(str(path), f"sets {USER_ONLY[key]}", _line_of(lines, (key,)), remedy))
+        notices.append(ConfigNotice(str(path), f"sets {USER_ONLY[key]}", _line_of(lines, _headers(lines), (key,)),
+                                    remedy))  # fmt: skip
     data = {k: v for k, v in data.items() if k not in USER_ONLY}
     real = os.path.realpath(path)
     own = real == os.path.join(os.path.realpath(path.parent), path.name)
-    approved = own and has_authority(path, raw, state_dir=state_dir)
+    exposed = _state_inside(path.parent, state_dir)
+    approved = own and not exposed and has_authority(path, raw, state_dir=state_dir)
     if not approved:
         data, refused = _split(data, SAFE, ())
         refused += _shell_default_tool(data, user)
-        if refused and not own:
-            remedy = f"a linked project file has no authority: replace the link with a copy of {real} and approve that"
-            notices.append(ConfigNotice(str(path), f"is a link to {real} and asks for authority", None, remedy))
+        if refused and exposed:
+            remedy = "start tooldeck with --state-dir (or TOOLDECK_STATE_DIR) outside the folders it serves"
+            what = (f"asks for authority, but the state directory {_shown(exposed, 200)} (where approvals are kept) "
+                    "is inside this folder, where the model can write, so no approval there counts")  # fmt: skip
+            notices.append(ConfigNotice(str(path), what, None, remedy))
+        elif refused and not own:
+            shown = _shown(real, 200)
+            remedy = f"a linked project file has no authority: replace the link with a copy of {shown} and approve that"
+            notices.append(ConfigNotice(str(path), f"is a link to {shown} and asks for authority", None, remedy))
         elif refused:
-            notices += [Notice(str(path), _what(p, v), _line_of(lines, p)) for p, v in refused]
+            notices += _refusals(str(path), lines, refused)
     for n in notices:
         report(n)
     return ProjectLayer(path, data, approved, tuple(notices), ignored)
+
+
+def _state_inside(folder: Path, state_dir: str | os.PathLike[str] | None) -> str | None:
+    """The state directory when it lies inside ``folder`` (a root): the file
+    tools could write its ``approvals.json`` there, so it approves nothing."""
+    from tooldeck.statedir import resolve_state_dir
+
+    state = os.path.realpath(resolve_state_dir(os.fspath(state_dir) if state_dir is not None else None))
+    top = os.path.realpath(folder)
+    return state if state == top or state.startswith(top.rstrip(os.sep) + os.sep) else None
 
 
 def asks(raw: bytes) -> list[str]:
@@ -149,7 +169,20 @@ def asks(raw: bytes) -> list[str]:
         return []
     lines = raw.decode("utf-8").splitlines()
     _, refused = _split({k: v for k, v in data.items() if k not in USER_ONLY}, SAFE, ())
-    return [f"line {line}: {_what(p, v)}" if (line := _line_of(lines, p)) else _what(p, v) for p, v in refused]
+    headers = _headers(lines)
+    return [f"line {line}: {_what(p, v)}" if (line := _line_of(lines, headers, p)) else _what(p, v)
+            for p, v in refused]  # fmt: skip
+
+
+MAX_NOTICES = 20  # per file: a model writing ten thousand tables must not flood the person's terminal
+
+
+def _refusals(path: str, lines: list[str], refused: Refused) -> list[Notice]:
+    headers = _headers(lines)
+    out = [Notice(path, _what(p, v), _line_of(lines, headers, p)) for p, v in refused[:MAX_NOTICES]]
+    if len(refused) > MAX_NOTICES:
+        out.append(Notice(path, f"{len(refused) - MAX_NOTICES} more settings beyond the safe subset"))
+    return out
 
 
 def _ignored(notice: Notice) -> ProjectLayer:
@@ -192,7 +225,16 @@ def _shell_default_tool(data: dict[str, Any], user: dict[str, Any]) -> Refused:
     return [(("shell", "default_tool"), value)] if user_shell.get("default_tool") is False else []
 
 
+def _shown(text: str, limit: int = 64) -> str:
+    """A name or value from the file as it may be printed on the person's
+    terminal: control characters escaped (no escape sequence of the model's
+    reaches it), long text cut."""
+    text = text if text.isprintable() else text.encode("unicode_escape").decode("ascii")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _what(path: tuple[str, ...], value: Any) -> str:
+    path = tuple(_shown(p) for p in path)
     dotted = ".".join(path)
     if path[:2] == ("shell", "runtimes") and len(path) == 3:
         return f"shell runtime `{path[2]}` (a sandbox, policy, environment, secrets or hooks of its own)"
@@ -201,11 +243,11 @@ def _what(path: tuple[str, ...], value: Any) -> str:
     if path == ("shell", "default_tool"):
         return "the default `shell` tool, which your own config turns off"
     if path[-1] == "base_url":
-        return f"a model endpoint (`{dotted} = {str(value)[:80]!r}`), which would receive your API key"
+        return f"a model endpoint (`{dotted} = {_shown(str(value), 80)!r}`), which would receive your API key"
     if path[-1] == "api_key":
         return f"a model API key (`{dotted}`)"
     if path[-1] == "api_key_env":
-        return f"the environment variable {str(value)[:64]!r} as a model key (`{dotted}`)"
+        return f"the environment variable {_shown(str(value))!r} as a model key (`{dotted}`)"
     return f"the setting `{dotted}` (only approved files may set it)"
 
 
@@ -216,10 +258,14 @@ def _norm(key: str) -> str:
     return re.sub(r"\s+|\"|'", "", key)
 
 
-def _line_of(lines: list[str], path: tuple[str, ...]) -> int | None:
+def _headers(lines: list[str]) -> list[tuple[int, str]]:
+    """(index, dotted name) of every ``[table]`` / ``[[array]]`` header line."""
+    return [(i, _norm(m.group(1))) for i, text in enumerate(lines) if (m := _HEADER.match(text))]
+
+
+def _line_of(lines: list[str], headers: list[tuple[int, str]], path: tuple[str, ...]) -> int | None:
     """The 1-based line that declares ``path``: its own ``[table]`` header,
     else a ``key =`` line under the nearest enclosing header; None if unsure."""
-    headers = [(i, _norm(m.group(1))) for i, text in enumerate(lines) if (m := _HEADER.match(text))]
     for depth in range(len(path), -1, -1):
         table, rest = ".".join(path[:depth]), path[depth:]
         if not rest:  # its own header, else the first header of a table inside it
