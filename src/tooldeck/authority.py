@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shlex
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tooldeck.state.approvals import Approvals
@@ -66,16 +67,32 @@ def has_authority(
 
 _lock = threading.Lock()
 _seen: dict[tuple[str, str, int | None], Notice] = {}
+_sinks: list[Callable[[Notice], None]] = []
 
 
 def report(notice: Notice) -> bool:
-    """Record ``notice`` for this process; True the first time it is seen (say it once)."""
+    """Record ``notice`` for this process; True the first time it is seen (say it once).
+    A new notice also goes to every sink a host registered (:func:`announce_to`)."""
     key = (notice.path, notice.what, notice.line)
     with _lock:
         if key in _seen:
             return False
         _seen[key] = notice
-        return True
+        sinks = list(_sinks)
+    for sink in sinks:
+        sink(notice)
+    return True
+
+
+def announce_to(sink: Callable[[Notice], None]) -> None:
+    """Send every notice, those already recorded and those to come, to ``sink``
+    once each: a host's stderr (never stdout: a stdio MCP server speaks there),
+    so the person learns at start-up which declarations are ignored and why."""
+    with _lock:
+        past = list(_seen.values())
+        _sinks.append(sink)
+    for notice in past:
+        sink(notice)
 
 
 def notices() -> list[Notice]:

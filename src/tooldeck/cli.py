@@ -18,6 +18,8 @@ from typing import Annotated
 
 import typer
 
+from tooldeck.launch import announce_authority
+
 app = typer.Typer(
     name="tooldeck",
     help="A tool host for LLM agents that work on codebases.",
@@ -98,6 +100,7 @@ def call(
     if raw is None and not sys.stdin.isatty():
         raw = sys.stdin.read()
     rt = _runtime(root, state_dir, allow_root)
+    announce_authority(rt.workspace.primary.path, rt.state_dir)
     box = build_toolbox(rt)
     box.pager.store = _page_store(rt.state_dir)  # a printed cursor works in the next `tooldeck call`
     name = canonical_name(tool)
@@ -184,6 +187,7 @@ def run(
     """Run a ChatMD file: call the model, run its tools, append the transcript to the file."""
     from tooldeck.chatmd.runner import run_file
 
+    announce_authority(os.getcwd(), state_dir)
     code = run_file(file, parallel=parallel_tool_calls, state_dir=state_dir)
     if code:
         raise typer.Exit(code)
@@ -249,6 +253,9 @@ from tooldeck.cli_index import index_app, search  # noqa: E402  (index and searc
 
 app.add_typer(index_app, name="index")
 app.command("search")(search)
+from tooldeck.cli_trust import trust_app  # noqa: E402  (tooldeck trust allow|list|revoke, docs/workspaces.md)
+
+app.add_typer(trust_app, name="trust")
 
 
 def main() -> None:

@@ -1,22 +1,26 @@
 """Configuration files (SPEC §7): the user's TOML file and a project's ``.tooldeck.toml``.
 
-Why two files with different trust: the user's file is written by the person
-who runs tooldeck, so it may widen authority (``allow_roots``, model keys,
-permissive shell runtimes); a project file arrives with a checkout, so it may
-only add project conveniences (model presets, shell runtimes that the
-sandbox still confines, tool profiles) and can never widen the roots. The
-split is enforced here: :data:`USER_ONLY_KEYS` found in a project file are
-ignored and reported.
+Why two files with different trust (SPEC §3, "authority"): the user's file is
+written by the person who runs tooldeck, so everything in it applies
+(``allow_roots``, model endpoints and keys, permissive shell runtimes). A
+project file sits inside a root, where the model can write, so only its
+safe subset applies (model presets without endpoint or key, roles,
+workflows) unless the person approved its exact bytes with ``tooldeck trust
+allow``; see :mod:`tooldeck.config_authority` for the split and the table.
+What is ignored is reported (:attr:`Config.notices`), and a project file that
+cannot be parsed is ignored whole instead of failing: the model must not be
+able to disable tools by writing a broken file. A broken *user* file stays
+an error (:class:`ConfigError`): the person can fix it.
 
 Layout (every section optional)::
 
     allow_roots = ["~/src"]              # user file only: parents a model may open
-    [models.presets.fast]                # model presets (list_models, ChatMD <config model>)
+    [models]                             # model presets (list_models, ChatMD <config model>)
+    default_model = "fast"
+    [models.presets.fast]
     model = "gpt-4.1-mini"
-    [shell.runtimes.dev]                 # shell runtimes (see docs/shell.md)
+    [shell.runtimes.dev]                 # shell runtimes (see docs/shell.md): user or approved file
     extends = "builtin:workspace-development@1"
-    [output]
-    budget_tokens = 20000
 
 Environment variables override files where a setting declares one
 (``OPENAI_BASE_URL``...); that is resolved by the consumers, not here.
@@ -25,13 +29,24 @@ Environment variables override files where a setting declares one
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # imported when a project file is read: `tooldeck serve` starts without them
+    from tooldeck.authority import Notice
 
 PROJECT_FILE = ".tooldeck.toml"
-USER_ONLY_KEYS = frozenset({"allow_roots"})
+# set by the person's own file only, approved project file or not (config_authority)
+USER_ONLY: dict[str, str] = {
+    "allow_roots": "`allow_roots` (folders a model may open)",
+    "web": "`[web]` (which hosts and networks webpage_to_markdown may reach)",
+    "index": "`[index]` (where code is sent to be embedded)",
+}
+USER_ONLY_KEYS = frozenset(USER_ONLY)
+MAX_BYTES = 1 << 20
 
 
 class ConfigError(ValueError):
@@ -47,20 +62,41 @@ def user_config_path() -> Path:
     return Path(base) / "tooldeck" / "config.toml"
 
 
+def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes | None:
+    """A config file's bytes (links followed), None when absent. A FIFO, a
+    device or a directory raises OSError instead of blocking start-up."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path}: not a regular file")
+        data = b""
+        while len(data) <= limit:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return data
+            data += chunk
+        raise OSError(f"{path}: larger than {limit} bytes")
+    finally:
+        os.close(fd)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
+    """The person's own file: an error here is theirs to fix, so it is raised."""
     if str(path) == os.devnull:  # the usual way to say "no user config"
         return {}
-    if path.exists() and not path.is_file():  # a FIFO would block start-up forever
-        raise ConfigError(f"{path}: not a regular file")
+    hint = "fix your config file, or start with TOOLDECK_CONFIG=/dev/null to do without it"
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
+        raw = read_bytes(path)  # a FIFO would block start-up forever: refused
+        return tomllib.loads(raw.decode("utf-8")) if raw else {}
+    except RecursionError as exc:
+        raise ConfigError(f"your config file {path} is nested too deeply to be a configuration; {hint}") from exc
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"your config file {path} is not valid TOML ({exc}); {hint}") from exc
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+        raise ConfigError(f"your config file {path} cannot be read ({exc.strerror or exc}); {hint}") from exc
 
 
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +118,8 @@ class Config:
     user_path: Path | None = None
     project_path: Path | None = None
     ignored: tuple[str, ...] = ()  # user-only keys a project file tried to set
+    notices: tuple[Notice, ...] = ()  # what of the project file was ignored, and why
+    project_approved: bool = False  # the project file's bytes are approved: all of it applies
 
     def section(self, *names: str) -> dict[str, Any]:
         """The table at ``names`` (``section("shell", "runtimes")``), or {}."""
@@ -102,20 +140,31 @@ class Config:
         return [Path(str(p)).expanduser() for p in raw if str(p).strip()]
 
 
-def load_config(project_dir: str | os.PathLike[str] | None = None, *, user_path: Path | None = None) -> Config:
-    """The user's file merged under the project's ``.tooldeck.toml`` (project wins).
+def load_config(
+    project_dir: str | os.PathLike[str] | None = None,
+    *,
+    user_path: Path | None = None,
+    state_dir: str | os.PathLike[str] | None = None,
+) -> Config:
+    """The user's file merged under what applies of the project's ``.tooldeck.toml``
+    (project wins where it may set a key at all).
 
     ``project_dir`` is usually the first root; None reads the user file only.
-    Raises :class:`ConfigError` naming the file when one is malformed."""
+    ``state_dir`` holds the approvals (default: the usual state directory).
+    Raises :class:`ConfigError` naming the user's file when it is malformed; a
+    malformed project file is ignored and reported in :attr:`Config.notices`."""
     upath = user_path if user_path is not None else user_config_path()
     user = _read_toml(upath)
-    ppath = Path(project_dir) / PROJECT_FILE if project_dir is not None else None
-    project = _read_toml(ppath) if ppath is not None else {}
-    ignored = tuple(sorted(k for k in project if k in USER_ONLY_KEYS))
-    project = {k: v for k, v in project.items() if k not in USER_ONLY_KEYS}
+    if project_dir is None:
+        return Config(data=user, user_path=upath if user else None)
+    from tooldeck.config_authority import project_layer
+
+    layer = project_layer(Path(project_dir) / PROJECT_FILE, user=user, state_dir=state_dir)
     return Config(
-        data=_merge(user, project),
+        data=_merge(user, layer.data),
         user_path=upath if user else None,
-        project_path=ppath if project or ignored else None,
-        ignored=ignored,
+        project_path=layer.path,
+        ignored=layer.ignored,
+        notices=layer.notices,
+        project_approved=layer.approved,
     )

@@ -80,6 +80,28 @@ def allowed_parents(extra: list[str]) -> list[str]:
     return [*(str(p) for p in load_config(None).allow_roots), *extra]
 
 
+_announcing = False
+
+
+def announce_authority(project_dir: str | os.PathLike[str] | None, state_dir: str | os.PathLike[str] | None) -> None:
+    """From now on, name once on stderr (never stdout: a stdio MCP server speaks
+    there) every declaration ignored for want of authority, with the command
+    that allows it; starting with what ``project_dir``'s ``.tooldeck.toml``
+    asks (SPEC §3). A broken user config is left to the code that reads it."""
+    global _announcing
+    from tooldeck import authority
+    from tooldeck.config import ConfigError, load_config
+
+    if not _announcing:
+        _announcing = True
+        authority.announce_to(lambda notice: print(f"tooldeck: {notice.text()}", file=sys.stderr, flush=True))
+    if project_dir is not None:
+        try:
+            load_config(project_dir, state_dir=state_dir)
+        except ConfigError:
+            pass
+
+
 def run_serve(args: ServeArgs) -> int:
     """Serve the catalog over MCP (stdio, or HTTP with ``args.http``); returns
     the exit status (2 for a usage error found before serving).
@@ -125,6 +147,7 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int
         rt = Runtime.for_dirs(args.roots or None, state_dir=args.state_dir, allow_roots=allowed)
     except (FileNotFoundError, ValueError) as exc:  # a missing root, a bad config file
         return _usage(str(exc))
+    announce_authority(rt.workspace.primary.path, rt.state_dir)
     if args.prompts is not None:
         rt.settings["prompts_dir"] = args.prompts
     extras = _server_extras(rt, args.prompts)

@@ -81,3 +81,21 @@ def test_stored_settings_are_the_last_resort(tmp_path: Path, monkeypatch: pytest
 def test_bad_api_is_a_config_error(cfg) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ModelError, match="api must be"):
         resolve_model(cfg, "fast", api="soap")
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [
+        ('[models]\ndefault_model = "m"\nstream = "1"\n', "models.stream"),
+        ('[models]\ndefault_model = "m"\n[models.presets.m]\nstream = "false"\n', "models.presets.m.stream"),
+        ('[models]\ndefault_model = "m"\n[models.presets.m]\nmax_tokens = "100"\n', "models.presets.m.max_tokens"),
+        ('[models]\ndefault_model = "m"\ntimeout = "60"\n', "models.timeout"),
+        ('[models]\ndefault_model = ["m"]\n', "models.default_model"),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_an_error_naming_the_key(tmp_path: Path, table: str, key: str) -> None:
+    user = tmp_path / "config.toml"
+    user.write_text(table)
+    with pytest.raises(ModelError) as exc:
+        resolve_model(load_config(None, user_path=user))
+    assert exc.value.message.startswith(f"{key}: expected"), exc.value.message

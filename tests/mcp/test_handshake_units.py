@@ -157,3 +157,25 @@ def test_front_answers_buffers_and_taps(tmp_path: Path) -> None:
     assert not tap.active or tap.outgoing("x\n") == ["x\n"]
     for fd in (in_r, in_w, out_r):
         os.close(fd)
+
+
+def test_key_follows_the_persons_approvals(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`tooldeck trust allow|revoke` changes which runtimes a project file grants, so the
+    cached tools/list must not be answered across it; nor across a same-size edit of the file."""
+    from tooldeck.state.approvals import Approvals
+
+    monkeypatch.chdir(tmp_path)
+    state = tmp_path / "state"
+    project = tmp_path / ".tooldeck.toml"
+    project.write_text("[shell.tools.a]\n")
+    args = {"roots": [], "state_dir": str(state)}
+    base = cache_key(args, [str(tmp_path)], None)
+    Approvals(state).allow([project])
+    approved = cache_key(args, [str(tmp_path)], None)
+    assert approved != base
+    Approvals(state).revoke([project])
+    assert cache_key(args, [str(tmp_path)], None) != approved
+    stat = project.stat()
+    project.write_text("[shell.tools.b]\n")  # same size, same mtime: another file all the same
+    os.utime(project, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert cache_key(args, [str(tmp_path)], None)["roots"] != base["roots"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.shell.shell_harness import Shell, needs_bwrap
+from tests.support.trust import approve
 from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.config import ConfigError, load_config
 from tooldeck.shell.chatmd_decl import legacy_command_tool, runtime_from_element, tool_from_element
@@ -46,7 +47,7 @@ def test_runtime_from_element(root: Path) -> None:
     assert rt.sandbox.write == ("workspace",) and rt.sandbox.network is False
 
 
-def test_same_runtime_from_toml(root: Path) -> None:
+def test_same_runtime_from_toml(root: Path, state_dir: Path) -> None:
     (root / ".tooldeck.toml").write_text(
         """
 [shell.runtimes.dev]
@@ -74,7 +75,8 @@ write = ["workspace"]
 child_processes = true
 """
     )
-    cfg = shell_config(load_config(root, user_path=root / "none.toml"), root)
+    approve(root, state_dir)
+    cfg = shell_config(load_config(root, user_path=root / "none.toml", state_dir=state_dir), root)
     from_element = runtime_from_element(dev_element(), base_dir=root)
     toml_rt = cfg.runtimes["dev"]
     for section in ("policy", "limits", "environment", "secrets", "sandbox"):
@@ -180,18 +182,25 @@ def test_legacy_command_tool_is_fixed(root: Path, state_dir: Path) -> None:
         legacy_command_tool(el("tool", {"name": "bad", "command": "ls > x"}), service=s.service)
 
 
-def test_toml_errors_name_the_file(root: Path) -> None:
+def test_toml_errors_name_the_file(root: Path, state_dir: Path) -> None:
     (root / ".tooldeck.toml").write_text('[shell.runtimes.x]\nextends = "builtin:workspace-readonly@1"\nnetwork = 1\n')
+    approve(root, state_dir)
     with pytest.raises(ConfigError, match=r"\.tooldeck\.toml.*unknown shell_access setting 'network'"):
-        shell_config(load_config(root, user_path=root / "none.toml"), root)
+        shell_config(load_config(root, user_path=root / "none.toml", state_dir=state_dir), root)
 
 
 @pytest.mark.parametrize("table", ['[sandbox]\nmode = "off"', "[sandbox]\nnetwork = true", '[policy]\nraw = "allow"'])
-def test_project_file_cannot_weaken_the_sandbox(root: Path, tmp_path: Path, table: str) -> None:
+def test_project_runtime_needs_approval(root: Path, tmp_path: Path, state_dir: Path, table: str) -> None:
     body = f'[shell.runtimes.x]\nextends = "builtin:workspace-development@1"\n[shell.runtimes.x.{table[1:]}\n'
     (root / ".tooldeck.toml").write_text(body)
-    with pytest.raises(ConfigError, match="user config"):
-        shell_config(load_config(root, user_path=tmp_path / "none.toml"), root)
+    cfg = load_config(root, user_path=tmp_path / "none.toml", state_dir=state_dir)
+    assert "x" not in shell_config(cfg, root).runtimes  # written by whoever: ignored, and said so
+    assert [n.what for n in cfg.notices] == [
+        "shell runtime `x` (a sandbox, policy, environment, secrets or hooks of its own)"
+    ]
+    assert cfg.notices[0].line == 1 and "tooldeck trust allow" in cfg.notices[0].text()
+    approve(root, state_dir)  # the person approved these bytes: it applies
+    assert "x" in shell_config(load_config(root, user_path=tmp_path / "none.toml", state_dir=state_dir), root).runtimes
     user = tmp_path / "user.toml"  # the same runtime from the user's own file is accepted
     user.write_text(body)
     (root / ".tooldeck.toml").unlink()
@@ -199,13 +208,14 @@ def test_project_file_cannot_weaken_the_sandbox(root: Path, tmp_path: Path, tabl
     assert "x" in cfg.runtimes
 
 
-def test_runtimes_extend_each_other_in_toml(root: Path) -> None:
+def test_runtimes_extend_each_other_in_toml(root: Path, state_dir: Path) -> None:
     (root / ".tooldeck.toml").write_text(
         '[shell.runtimes.child]\nextends = "base"\n[shell.runtimes.child.limits]\nwall = 5\n'
         '[shell.runtimes.base]\nextends = "builtin:workspace-development@1"\n[shell.runtimes.base.limits]\nidle = 3\n'
         '[shell.tools.t]\nmode = "chain"\nruntime = "child"\n'
     )
-    cfg = shell_config(load_config(root, user_path=root / "none.toml"), root)
+    approve(root, state_dir)
+    cfg = shell_config(load_config(root, user_path=root / "none.toml", state_dir=state_dir), root)
     child = cfg.runtimes["child"]
     assert child.limits.wall_seconds == 5 and child.limits.idle_seconds == 3 and child.sandbox.write == ("workspace",)
     assert [t.name for t in cfg.tools] == ["t"]
@@ -229,6 +239,8 @@ def test_declared_tools_replace_the_default_tool(root: Path, state_dir: Path, mo
     rt = Runtime.for_dirs([root], state_dir=state_dir)
     assert [t.name for t in tools(rt)] == ["shell"]
     (root / ".tooldeck.toml").write_text('[shell.tools.run]\nmode = "chain"\n')
+    assert [t.name for t in tools(rt)] == ["shell"]  # a project's tool needs the person's approval
+    approve(root, state_dir)
     assert [t.name for t in tools(rt)] == ["run"]
-    (root / ".tooldeck.toml").write_text("[shell]\ndefault_tool = false\n")
+    (root / ".tooldeck.toml").write_text("[shell]\ndefault_tool = false\n")  # narrowing needs none
     assert tools(rt) == []

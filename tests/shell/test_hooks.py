@@ -10,6 +10,7 @@ import pytest
 
 from tests.shell.shell_harness import Shell, dev_runtime, needs_bwrap
 from tests.shell.test_surfaces import cli
+from tests.support.trust import approve
 from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.config import ConfigError, load_config
 from tooldeck.shell.chatmd_decl import runtime_from_element
@@ -92,8 +93,8 @@ def test_a_missing_hook_program_fails_closed(root: Path, state_dir: Path) -> Non
     assert "hook 'absent.sh'" in res.error.message and not (root / "made").exists()
 
 
-def test_toml_hooks_and_extension_keeps_the_parents(root: Path) -> None:
-    (root / ".tooldeck.toml").write_text(
+def test_toml_hooks_and_extension_keeps_the_parents(root: Path, tmp_path: Path) -> None:
+    (tmp_path / "user.toml").write_text(
         """
 [shell.runtimes.base]
 extends = "builtin:workspace-development@1"
@@ -105,7 +106,7 @@ event = "after"
 command = "./note.sh 'two words'"
 """
     )
-    cfg = shell_config(load_config(root, user_path=root / "none.toml"), root)
+    cfg = shell_config(load_config(root, user_path=tmp_path / "user.toml"), root)
     assert cfg.runtimes["base"].hooks == (Hook("before", ("./guard.sh", "--strict"), "guard"),)
     assert cfg.runtimes["child"].hooks == (
         Hook("before", ("./guard.sh", "--strict"), "guard"),
@@ -122,10 +123,10 @@ command = "./note.sh 'two words'"
         ('{ event = "before" }', "expected a list"),
     ],
 )
-def test_toml_hook_errors(root: Path, hooks: str, needle: str) -> None:
-    (root / ".tooldeck.toml").write_text(f"[shell.runtimes.x]\nhooks = {hooks}\n")
+def test_toml_hook_errors(root: Path, tmp_path: Path, hooks: str, needle: str) -> None:
+    (tmp_path / "user.toml").write_text(f"[shell.runtimes.x]\nhooks = {hooks}\n")
     with pytest.raises(ConfigError) as exc:
-        shell_config(load_config(root, user_path=root / "none.toml"), root)
+        shell_config(load_config(root, user_path=tmp_path / "user.toml"), root)
     assert needle in str(exc.value)
 
 
@@ -171,6 +172,7 @@ hooks = [{ event = "before", command = "./guard.sh" }]
 default = "allow"
 """
     )
+    approve(root, state_dir)
     done = cli(root, state_dir, "shell", {"program": "echo", "arguments": ["forbidden"]})
     assert done.returncode != 0 and "no forbidden things" in (done.stdout + done.stderr)
     done = cli(root, state_dir, "shell", {"program": "echo", "arguments": ["fine"]})

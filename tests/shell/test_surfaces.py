@@ -16,6 +16,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.shell.shell_harness import needs_bwrap
+from tests.support.trust import write_approved
 
 pytestmark = needs_bwrap
 
@@ -52,7 +53,9 @@ def test_cli_default_tool_is_read_only(root: Path, state_dir: Path) -> None:
 
 
 def test_cli_with_a_project_config(root: Path, state_dir: Path) -> None:
-    (root / ".tooldeck.toml").write_text(
+    write_approved(
+        root,
+        state_dir,
         """
 [shell.runtimes.build]
 extends = "builtin:workspace-development@1"
@@ -76,7 +79,12 @@ command = "python3 --version"
 
 
 def test_cli_bad_config_is_reported(root: Path, state_dir: Path) -> None:
-    (root / ".tooldeck.toml").write_text('[shell.runtimes.x]\nextends = "builtin:workspace-readonly@1"\nnetwrok = 1\n')
+    body = '[shell.runtimes.x]\nextends = "builtin:workspace-readonly@1"\nnetwrok = 1\n'
+    (root / ".tooldeck.toml").write_text(body)  # not approved: ignored, the default shell works
+    done = cli(root, state_dir, "shell", {"program": "ls", "arguments": ["-A"]})
+    assert done.returncode == 0 and ".tooldeck.toml" in done.stdout, done.stderr
+    assert "shell runtime `x`" in done.stderr and "tooldeck trust allow" in done.stderr
+    write_approved(root, state_dir, body)  # approved: the person's mistake, named
     done = cli(root, state_dir, "shell", {})
     assert done.returncode == 1 and "error [unsupported]" in done.stderr and "netwrok" in done.stderr
     done = cli(root, state_dir, "read_file", {"path": ".tooldeck.toml"})  # the other tools still work
@@ -99,7 +107,7 @@ def _text(result: types.CallToolResult) -> str:
 
 
 def test_mcp_elicitation_answers_ask(root: Path, state_dir: Path) -> None:
-    (root / ".tooldeck.toml").write_text(ASKING)
+    write_approved(root, state_dir, ASKING)
     answers = ["once", "deny", "session"]
     messages: list[str] = []
 
@@ -126,7 +134,7 @@ def test_mcp_elicitation_answers_ask(root: Path, state_dir: Path) -> None:
 
 
 def test_mcp_client_without_elicitation_is_denied(root: Path, state_dir: Path) -> None:
-    (root / ".tooldeck.toml").write_text(ASKING)
+    write_approved(root, state_dir, ASKING)
 
     async def body(s: ClientSession) -> types.CallToolResult:
         return await s.call_tool("shell", {"program": "touch", "arguments": ["x"]})
@@ -137,7 +145,7 @@ def test_mcp_client_without_elicitation_is_denied(root: Path, state_dir: Path) -
 
 
 def test_mcp_progress_streams_output(root: Path, state_dir: Path) -> None:
-    (root / ".tooldeck.toml").write_text(ASKING.replace('default = "ask"', 'default = "allow"'))
+    write_approved(root, state_dir, ASKING.replace('default = "ask"', 'default = "allow"'))
     progress: list[str] = []
 
     async def on_progress(done: float, total: float | None, message: str | None) -> None:
@@ -172,7 +180,7 @@ def test_mcp_elicitation_over_streamable_http(root: Path, state_dir: Path) -> No
     import httpx2
     from mcp.client.streamable_http import streamable_http_client
 
-    (root / ".tooldeck.toml").write_text(ASKING)
+    write_approved(root, state_dir, ASKING)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -48,7 +48,7 @@ class Preset:
 
 def config_of(rt: Runtime) -> Config:
     try:
-        return load_config(rt.workspace.primary.path)
+        return load_config(rt.workspace.primary.path, state_dir=rt.state_dir)
     except ConfigError as exc:
         raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"config: {exc}") from exc
 
@@ -79,9 +79,9 @@ def presets(rt: Runtime, cfg: Config | None = None) -> list[Preset]:
     for pid, spec in table.items():
         if not isinstance(spec, dict):
             continue
-        roles = {str(r) for r in spec.get("roles", []) if r in ROLES}
+        roles = {str(r) for r in _strings(spec, "roles", [], pid) if r in ROLES}
         roles |= {r for r, target in roles_map.items() if target == pid and r in ROLES}
-        modes = tuple(m for m in spec.get("modes", MODES) if m in MODES) or MODES
+        modes = tuple(m for m in _strings(spec, "modes", MODES, pid) if m in MODES) or MODES
         name, desc = str(spec.get("name") or pid), str(spec.get("description") or "")
         out.append(Preset(str(pid), name, desc, str(spec.get("model") or pid), modes, tuple(sorted(roles))))
     if not out:
@@ -89,6 +89,15 @@ def presets(rt: Runtime, cfg: Config | None = None) -> list[Preset]:
         if name:
             out.append(Preset("default", name, "The default model (models.default_model).", name, MODES, ROLES))
     return out
+
+
+def _strings(spec: dict[str, Any], key: str, default: Any, pid: str) -> Any:
+    """A list of strings (``modes``, ``roles``): a bare string is an error, not a list of its letters."""
+    value = spec.get(key, default)
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, f"config: models.presets.{pid}.{key}: expected a list of "
+                        f"strings, got {value!r}; fix the configuration file")  # fmt: skip
+    return value
 
 
 def preset_for(rt: Runtime, ref: str | None, cfg: Config | None = None) -> str | None:

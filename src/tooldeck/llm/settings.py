@@ -6,7 +6,10 @@ Precedence, most specific first: the environment (``OPENAI_BASE_URL``,
 ``[models]`` table of the config files, then the stored settings
 (``models.base_url``/``models.api_key``/``models.default_model``, set with
 ``app_settings``). A preset may name its key by variable (``api_key_env``)
-so the key itself never sits in a project file.
+so the key itself never sits in a file. A project's ``.tooldeck.toml``
+sets ``base_url``, ``api_key`` and ``api_key_env`` only when the person
+approved it (:mod:`tooldeck.config_authority`): an endpoint receives the key.
+Config values are typed: ``stream = "1"`` is an error naming the key.
 """
 
 from __future__ import annotations
@@ -50,13 +53,6 @@ def _stored(rt: Runtime | None, key: str) -> Any:
         return None
 
 
-def _pick(*values: Any) -> Any:
-    for v in values:
-        if v is not None and v != "":
-            return v
-    return None
-
-
 def _api(value: Any) -> Api:
     if value in (None, ""):
         return "chat"
@@ -65,12 +61,38 @@ def _api(value: Any) -> Api:
     return value  # type: ignore[no-any-return]
 
 
-def _bool(value: Any, default: bool) -> bool:
-    if value is None:
-        return default
-    if isinstance(value, bool):
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+_CHECKS: dict[str, tuple[Any, str]] = {
+    "model": (lambda v: isinstance(v, str), "a string"),
+    "base_url": (lambda v: isinstance(v, str), "a string (a URL)"),
+    "api_key": (lambda v: isinstance(v, str), "a string"),
+    "api_key_env": (lambda v: isinstance(v, str), "a string (a variable name)"),
+    "api": (lambda v: isinstance(v, str), "'chat' or 'responses'"),
+    "stream": (lambda v: isinstance(v, bool), "true or false (a TOML boolean, not a string)"),
+    "max_tokens": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0, "a positive integer"),
+    "temperature": (_is_number, "a number"),
+    "reasoning_effort": (lambda v: isinstance(v, str), "a string"),
+    "max_retries": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= 0, "an integer >= 0"),
+    "backoff_seconds": (lambda v: _is_number(v) and v >= 0, "a number of seconds"),
+    "timeout": (lambda v: _is_number(v) and v > 0, "a positive number of seconds"),
+}
+
+
+def _first(name: str, *candidates: tuple[str, Any]) -> Any:
+    """The first given value among ``(where, value)`` candidates, checked for
+    its type: a config value of the wrong type (``stream = "1"``) is an error
+    naming the key, never a truthy guess."""
+    check, expected = _CHECKS[name]
+    for where, value in candidates:
+        if value is None or value == "":
+            continue
+        if not check(value):
+            raise ModelError("config", f"{where}: expected {expected}, got {value!r}")
         return value
-    return str(value).strip().lower() not in ("0", "false", "no", "off")
+    return None
 
 
 def resolve_model(
@@ -80,35 +102,45 @@ def resolve_model(
 
     ``overrides`` (``api``, ``stream``, ``max_tokens``...) come from the
     conversation (``<config>``) and win over the preset. Raises ModelError
-    (kind ``config``) when no model is named anywhere."""
+    (kind ``config``) when no model is named anywhere, or a value has the wrong type."""
     models = config.section("models") if config is not None else {}
     presets = models.get("presets") if isinstance(models.get("presets"), dict) else {}
-    name = _pick(model, models.get("default_model"), _stored(rt, "models.default_model"))
+    name = _first("model", ("the model name", model), ("models.default_model", models.get("default_model")),
+                  ("stored setting models.default_model", _stored(rt, "models.default_model")))  # fmt: skip
     if name is None:
         raise ModelError(
             "config",
             'no model named: add <config model="..."/> to the file, or default_model under [models] in the config',
         )
     preset: dict[str, Any] = presets.get(name, {}) if isinstance(presets.get(name), dict) else {}
-    key_env = preset.get("api_key_env")
-    env_url, env_key = os.environ.get("OPENAI_BASE_URL"), os.environ.get("OPENAI_API_KEY")
     o = {k: v for k, v in overrides.items() if v is not None}
+
+    def pick(key: str, *, over: bool = False, top: bool = True, stored: bool = False) -> Any:
+        candidates = [(f"<config {key}>", o.get(key))] if over else []
+        candidates.append((f"models.presets.{name}.{key}", preset.get(key)))
+        if top:
+            candidates.append((f"models.{key}", models.get(key)))
+        if stored:
+            candidates.append((f"stored setting models.{key}", _stored(rt, f"models.{key}")))
+        return _first(key, *candidates)
+
+    key_env = pick("api_key_env", top=False)
+    backoff = models.get("backoff_seconds")
     return ModelConfig(
-        model=str(_pick(preset.get("model"), name)),
-        base_url=_pick(env_url, preset.get("base_url"), models.get("base_url"), _stored(rt, "models.base_url")),
-        api_key=_pick(
-            os.environ.get(key_env) if key_env else None,
-            env_key,
-            preset.get("api_key"),
-            models.get("api_key"),
-            _stored(rt, "models.api_key"),
-        ),
-        api=_api(_pick(o.get("api"), preset.get("api"), models.get("api"))),
-        stream=_bool(_pick(o.get("stream"), preset.get("stream"), models.get("stream")), True),
-        max_tokens=_pick(o.get("max_tokens"), preset.get("max_tokens")),
-        temperature=_pick(o.get("temperature"), preset.get("temperature")),
-        reasoning_effort=_pick(o.get("reasoning_effort"), preset.get("reasoning_effort")),
-        max_retries=int(_pick(preset.get("max_retries"), models.get("max_retries"), 4)),
-        backoff_seconds=float(_pick(models.get("backoff_seconds"), 0.5)),
-        timeout=float(_pick(preset.get("timeout"), models.get("timeout"), 600.0)),
+        model=str(pick("model", top=False) or name),
+        base_url=os.environ.get("OPENAI_BASE_URL") or pick("base_url", stored=True),
+        api_key=(os.environ.get(key_env) if key_env else None) or os.environ.get("OPENAI_API_KEY")
+        or pick("api_key", stored=True),
+        api=_api(pick("api", over=True)),
+        stream=_default(pick("stream", over=True), True),
+        max_tokens=pick("max_tokens", over=True, top=False),
+        temperature=pick("temperature", over=True, top=False),
+        reasoning_effort=pick("reasoning_effort", over=True, top=False),
+        max_retries=int(_default(pick("max_retries"), 4)),
+        backoff_seconds=float(_default(_first("backoff_seconds", ("models.backoff_seconds", backoff)), 0.5)),
+        timeout=float(_default(pick("timeout"), 600.0)),
     )
+
+
+def _default(value: Any, default: Any) -> Any:
+    return default if value is None else value

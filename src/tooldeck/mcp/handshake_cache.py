@@ -17,8 +17,10 @@ that can change them:
   variable plus the few others the launch reads (``MCP_PROMPTS_DIR``,
   ``HOME``, ``XDG_CONFIG_HOME``, ``XDG_STATE_HOME``);
 * the roots (resolved path, whether each is a directory), the identity of
-  the user's config file and of each root's ``.tooldeck.toml``, and the
-  listing of the prompts directory.
+  the user's config file, the content digest of each root's
+  ``.tooldeck.toml`` and of the person's approvals (``approvals.json`` in
+  the state directory: ``tooldeck trust allow|revoke`` changes which runtimes
+  and tools a project file grants), and the listing of the prompts directory.
 
 What the key cannot see (the state store's saved workspace folders, a tool
 module edited in place) is corrected after the fact: the ``tools/list``
@@ -35,6 +37,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import sys
 import threading
 from typing import Any
@@ -66,6 +69,25 @@ def _identity(path: str) -> list[Any]:
     except OSError:
         return [path]
     return [path, st.st_size, st.st_mtime_ns]
+
+
+def _digest(path: str, limit: int = 1 << 20) -> list[Any]:
+    """path + a digest of the content (a file the next start reads whole), or
+    the path alone; a FIFO planted there must not block the start: O_NONBLOCK
+    and regular files only."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return [path]
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return [path, "not a regular file"]
+        data = os.read(fd, limit + 1)
+    except OSError:
+        return [path]
+    finally:
+        os.close(fd)
+    return [path, hashlib.blake2b(data, digest_size=12).hexdigest()]
 
 
 def _listing(directory: str) -> list[Any]:
@@ -131,8 +153,9 @@ def cache_key(args: dict[str, Any], roots: list[str], prompts: str | None) -> di
         "args": args,
         "cwd": cwd,
         "env": sorted((k, v) for k, v in os.environ.items() if k.startswith("TOOLDECK_") or k in _ENV_NAMES),
-        "roots": [[r, os.path.isdir(r), _identity(os.path.join(r, ".tooldeck.toml"))] for r in resolved],
+        "roots": [[r, os.path.isdir(r), _digest(os.path.join(r, ".tooldeck.toml"))] for r in resolved],
         "config": _identity(_user_config()),
+        "approvals": _digest(os.path.join(state_dir(args.get("state_dir")), "approvals.json")),
         "prompts": _listing(os.path.join(cwd, _prompts_dir(prompts))),
     }
 

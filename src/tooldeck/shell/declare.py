@@ -64,14 +64,16 @@ def as_list(value: Any, key: str, fail: Fail) -> tuple[str, ...]:
 
 
 def as_bool(value: Any, key: str, fail: Fail) -> bool:
+    """A boolean: TOML's own, a ChatMD flag, or a ChatMD word (on/off, true/false,
+    yes/no, exactly). No numbers or other words: a value that only looks truthy
+    (``"1"``, ``"allow"``) is an error, never a wider sandbox."""
     if isinstance(value, bool):
         return value
     if value is None:  # a ChatMD flag attribute
         return True
-    text = str(value).strip().lower()
-    if text in ("true", "on", "yes", "1", "allow", "allowed"):
+    if value in ("true", "on", "yes"):
         return True
-    if text in ("false", "off", "no", "0", "deny", "denied"):
+    if value in ("false", "off", "no"):
         return False
     fail(f"{key}: expected on/off (true/false), got {value!r}", key)
 

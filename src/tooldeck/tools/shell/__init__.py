@@ -1,6 +1,7 @@
 """Shell: the model-facing shell tools, declared in the TOML config (SPEC §4, seed 000).
 
-Tools come from ``[shell.tools.<name>]`` (user file and ``.tooldeck.toml``),
+Tools come from ``[shell.tools.<name>]`` (user file, and a ``.tooldeck.toml``
+the person approved with ``tooldeck trust allow``),
 each running under a runtime from ``[shell.runtimes.<id>]`` or a built-in
 profile. With no tool declared, one ``shell`` tool is offered: structured
 argv (``{program, arguments}``) on the runtime named ``default`` if the config
@@ -33,13 +34,20 @@ def shell_service(rt: Runtime):  # type: ignore[no-untyped-def]
 
 
 def _unavailable(reason: str) -> Tool:
-    """A bad shell configuration fails closed without taking the other tools
-    down: one `shell` tool that runs nothing and says what to fix."""
+    """A bad shell configuration (the person's own file, or one they approved)
+    fails closed without taking the other tools down: one `shell` tool that
+    runs nothing, takes any arguments, and says what to fix."""
+    from pydantic import BaseModel, ConfigDict
+
     from tooldeck.core.errors import ErrorCode, ToolError
     from tooldeck.core.tool import tool
 
-    def shell() -> str:
-        raise ToolError(ErrorCode.UNSUPPORTED, f"shell tools are unavailable: {reason}; fix the configuration")
+    class AnyInput(BaseModel):
+        model_config = ConfigDict(extra="allow")
+
+    def shell(args: AnyInput) -> str:
+        raise ToolError(ErrorCode.UNSUPPORTED, f"shell tools are unavailable: {reason}; ask the user to fix "
+                        "their configuration (nothing was run)")  # fmt: skip
 
     return tool(shell, name=DEFAULT_TOOL, description=f"Unavailable: the shell configuration is invalid ({reason}).")
 
@@ -52,7 +60,7 @@ def tools(rt: Runtime) -> list[Tool]:
     from tooldeck.shell.tool_factory import make_tool
 
     try:
-        cfg = load_shell_config(rt.workspace.roots[0].path)
+        cfg = load_shell_config(rt.workspace.roots[0].path, state_dir=rt.state_dir)
     except ConfigError as exc:
         log.error("shell configuration: %s", exc)
         return [_unavailable(str(exc))]
