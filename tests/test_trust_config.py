@@ -243,7 +243,9 @@ def test_a_state_directory_inside_the_root_approves_nothing(box: Box, listener: 
         "sha256": hashlib.sha256(box.project.read_bytes()).hexdigest(), "approved_at": 1.0}}}  # fmt: skip
     body = json.dumps(forged)
     res = box.call("apply_patch", f"*** Begin Patch\n*** Add File: .state/approvals.json\n+{body}\n*** End Patch")
-    assert res.returncode == 0 and (box.state / "approvals.json").exists(), res.stderr  # the write itself lands
+    assert res.returncode == 1 and "outside_roots" in res.stderr, res.stderr  # the state dir is outside every root
+    assert not (box.state / "approvals.json").exists()
+    (box.state / "approvals.json").write_text(body)  # forged by other means (a shell, another tool host)
     done = attempts(box, port)
     assert_confined(box, done, seen)
     assert "state directory" in done["read"].stderr and "--state-dir" in done["read"].stderr
