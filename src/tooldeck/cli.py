@@ -249,6 +249,9 @@ from tooldeck.cli_index import index_app, search  # noqa: E402  (index and searc
 
 app.add_typer(index_app, name="index")
 app.command("search")(search)
+from tooldeck.cli_settings import settings_app  # noqa: E402  (the person's settings verb, docs/workspaces.md)
+
+app.add_typer(settings_app, name="settings")
 
 
 def main() -> None:
