@@ -247,7 +247,8 @@ def validate(spec: Setting, value: Any) -> Any:
     or invalid_arguments naming the field ``value``."""
 
     def bad(expected: str) -> ToolError:
-        got = "a value of another kind" if spec.secret else json.dumps(value)[:60]  # never echo a secret
+        # never echo a secret, nor a URL (it may carry user:password@)
+        got = "a value of another kind" if spec.secret else "that value" if spec.format else json.dumps(value)[:60]
         return invalid_arguments(f"field `value`: {spec.key} takes {expected}, got {got}", field="value")
 
     if spec.type == "bool":
@@ -307,7 +308,7 @@ def parse_text(spec: Setting, text: str) -> Any:
     strings as given. Then :func:`validate`."""
 
     def bad(expected: str) -> ToolError:
-        got = "another value" if spec.secret else json.dumps(text)[:60]
+        got = "another value" if spec.secret or spec.format else json.dumps(text)[:60]
         return invalid_arguments(f"{spec.key} takes {expected}, got {got}", field="value")
 
     value: Any = text

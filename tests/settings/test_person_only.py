@@ -138,22 +138,32 @@ def test_a_project_file_cannot_name_the_endpoint_or_the_key(home: dict[str, Path
 
 
 def test_values_are_parsed_strictly_by_type(home: dict[str, Path]) -> None:
-    for key, value in (
-        ("code_maps.enabled", "1"),
+    from tooldeck.core.errors import ToolError
+    from tooldeck.settings import lookup, parse_text
+
+    for key, value in (  # in process: the parser the verb uses
         ("code_maps.enabled", "yes"),
         ("code_maps.enabled", "True"),
-        ("output.budget_tokens", "12000.0"),
         ("output.budget_tokens", "12k"),
+        ("output.budget_tokens", " 12000"),
         ("editing.fuzzy_threshold", "nan"),
+        ("editing.fuzzy_threshold", "1e400"),
         ("tree.default_mode", "sideways"),
         ("models.base_url", "file:///etc/passwd"),
+        ("models.base_url", "http://127.0.0.1:1/v1\nX-Injected: 1"),
+    ):
+        with pytest.raises(ToolError):
+            parse_text(lookup(key), value)
+    for key, value in (  # through the verb: exit 2, nothing stored, nothing echoed of a credential
+        ("code_maps.enabled", "1"),
+        ("output.budget_tokens", "12000.0"),
         ("models.base_url", "http://user:secret@127.0.0.1:1/v1"),
         ("nope.key", "1"),
     ):
         res = tooldeck(home, "settings", "set", key, value)
         assert res.returncode == 2, (key, value, res.stdout, res.stderr)
         assert stored(home, key) is None
-    assert "secret@" not in res.stderr
+        assert "secret" not in res.stdout + res.stderr
     assert tooldeck(home, "settings", "set", "code_maps.enabled", "false").returncode == 0
     assert tooldeck(home, "settings", "set", "output.budget_tokens", "12000").returncode == 0
     assert (stored(home, "code_maps.enabled"), stored(home, "output.budget_tokens")) == ("false", "12000")
