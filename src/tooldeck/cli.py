@@ -257,6 +257,10 @@ from tooldeck.cli_trust import trust_app  # noqa: E402  (tooldeck trust allow|li
 
 app.add_typer(trust_app, name="trust")
 
+from tooldeck.cli_settings import settings_app  # noqa: E402  (the person's settings verb, docs/workspaces.md)
+
+app.add_typer(settings_app, name="settings")
+
 
 def main() -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")

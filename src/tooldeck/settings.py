@@ -5,6 +5,14 @@ preferences, so every key it can touch is declared here with a type, bounds
 and a group, and nothing outside the list is reachable. Secrets (an API key)
 are write-only: listing or reading one shows only whether it is set.
 
+Who may set a key (SPEC §3, authority): every setting states ``person_only``,
+either None (a preference a model may change through ``app_settings``) or
+the reason only the person may set it: it names an endpoint that receives
+credentials, a secret, a command or a path outside the roots. Such a key is
+written only with ``by="person"`` (``tooldeck settings set``, :mod:`tooldeck.cli_settings`);
+a tool gets ``denied``. Each stored row records who wrote it, and a
+person-only value a tool stored (before the rule existed) is ignored.
+
 Effective value of a key: its environment variable when one is declared and
 set, else the stored value, else the default (SPEC §7: environment overrides).
 Domains read settings with :func:`setting` (cheap: one indexed SELECT, cached
@@ -16,9 +24,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
@@ -28,6 +37,7 @@ if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
 
 SettingType = Literal["bool", "int", "float", "string", "enum"]
+Writer = Literal["person", "tool"]
 
 MIGRATIONS = [
     """
@@ -37,7 +47,13 @@ MIGRATIONS = [
         updated REAL NOT NULL
     );
     """,
+    # who wrote the row; every row before this column was written by app_settings
+    "ALTER TABLE settings ADD COLUMN set_by TEXT NOT NULL DEFAULT 'tool';",
 ]
+
+ENDPOINT = "it names the endpoint that receives the API key and every prompt"
+SECRET = "it is a secret: the API key sent to the model endpoint"
+USER_CONFIG = "~/.config/tooldeck/config.toml, or $TOOLDECK_CONFIG"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +69,10 @@ class Setting:
     secret: bool = False
     env: str | None = None
     applies: Literal["now", "next start"] = "now"
+    format: Literal["url"] | None = None  # a string that must be an http(s) URL
+    # why only the person may set it (None: a model may, through app_settings); no default, so
+    # every new setting has to answer the question
+    person_only: str | None = field(kw_only=True)
 
     @property
     def group(self) -> str:
@@ -81,6 +101,7 @@ REGISTRY: dict[str, Setting] = {
             minimum=1_000,
             maximum=200_000,
             applies="next start",
+            person_only=None,
         ),
         Setting(
             "tree.default_mode",
@@ -88,13 +109,21 @@ REGISTRY: dict[str, Setting] = {
             "auto",
             "Default get_file_tree mode.",
             choices=("auto", "full", "folders", "selected"),
+            person_only=None,
         ),
-        Setting("code_maps.enabled", "bool", True, "Build codemaps (get_code_structure, selection codemaps)."),
+        Setting(
+            "code_maps.enabled",
+            "bool",
+            True,
+            "Build codemaps (get_code_structure, selection codemaps).",
+            person_only=None,
+        ),
         Setting(
             "code_maps.auto_codemap",
             "bool",
             True,
             "New selections add the imports and definitions of full/slices files as codemaps.",
+            person_only=None,
         ),
         Setting(
             "code_maps.auto_max_files",
@@ -103,6 +132,7 @@ REGISTRY: dict[str, Setting] = {
             "At most this many automatic codemap files per selection (ranked by relevance).",
             minimum=0,
             maximum=100,
+            person_only=None,
         ),
         Setting(
             "context_builder.default_budget",
@@ -111,6 +141,7 @@ REGISTRY: dict[str, Setting] = {
             "Token budget context_builder fits the selection into when the call gives none.",
             minimum=1_000,
             maximum=2_000_000,
+            person_only=None,
         ),
         Setting(
             "context_builder.response_type",
@@ -118,6 +149,7 @@ REGISTRY: dict[str, Setting] = {
             "clarify",
             "Default context_builder response_type.",
             choices=("clarify", "question", "plan", "review"),
+            person_only=None,
         ),
         Setting(
             "tokens.encoding",
@@ -125,8 +157,15 @@ REGISTRY: dict[str, Setting] = {
             "o200k_base",
             "BPE encoding for token counts and breakdowns (o200k: GPT-4o and later; cl100k: GPT-4/3.5).",
             choices=("o200k_base", "cl100k_base"),
+            person_only=None,
         ),
-        Setting("editing.verbose", "bool", False, "apply_edits shows a unified diff unless the call says otherwise."),
+        Setting(
+            "editing.verbose",
+            "bool",
+            False,
+            "apply_edits shows a unified diff unless the call says otherwise.",
+            person_only=None,
+        ),
         Setting(
             "editing.fuzzy_threshold",
             "float",
@@ -134,14 +173,28 @@ REGISTRY: dict[str, Setting] = {
             "Similarity a fuzzy apply_edits match needs (1.0 = exact only).",
             minimum=0.5,
             maximum=1.0,
+            person_only=None,
         ),
-        Setting("prompt_packaging.include_tree", "bool", True, "Exported context packages include the file tree."),
-        Setting("prompt_packaging.include_codemaps", "bool", True, "Exported context packages include codemap files."),
+        Setting(
+            "prompt_packaging.include_tree",
+            "bool",
+            True,
+            "Exported context packages include the file tree.",
+            person_only=None,
+        ),
+        Setting(
+            "prompt_packaging.include_codemaps",
+            "bool",
+            True,
+            "Exported context packages include codemap files.",
+            person_only=None,
+        ),
         Setting(
             "prompt_packaging.line_numbers",
             "bool",
             False,
             "Number the lines of full files in context packages (slices are always numbered).",
+            person_only=None,
         ),
         Setting(
             "models.default_model",
@@ -150,27 +203,32 @@ REGISTRY: dict[str, Setting] = {
             "Default model id for chat and agents (TOOLDECK_MODEL overrides).",
             nullable=True,
             env="TOOLDECK_MODEL",
+            # a model name or preset id: it picks among the endpoints the person configured, never names one
+            person_only=None,
         ),
         Setting(
             "models.base_url",
             "string",
             None,
-            "OpenAI-compatible base URL (OPENAI_BASE_URL overrides).",
+            "OpenAI-compatible base URL (OPENAI_BASE_URL overrides). Set by the person only.",
             nullable=True,
             env="OPENAI_BASE_URL",
+            format="url",
+            person_only=ENDPOINT,
         ),
         Setting(
             "models.api_key",
             "string",
             None,
-            "API key for the model endpoint (OPENAI_API_KEY overrides). Write-only: never shown.",
+            "API key for the model endpoint (OPENAI_API_KEY overrides). Write-only: never shown. "
+            "Set by the person only.",
             nullable=True,
             secret=True,
             env="OPENAI_API_KEY",
+            person_only=SECRET,
         ),
     )
 }
-
 _CACHE_SECONDS = 1.0
 
 
@@ -178,7 +236,8 @@ def lookup(key: str) -> Setting:
     spec = REGISTRY.get(key)
     if spec is None:
         close = [k for k in REGISTRY if k.split(".", 1)[-1] == key or k.startswith(key)]
-        hint = f"; did you mean {', '.join(close[:3])}?" if close else "; list them with app_settings op=list"
+        listed = "; list them with app_settings op=list (or `tooldeck settings list`)"
+        hint = f"; did you mean {', '.join(close[:3])}?" if close else listed
         raise ToolError(ErrorCode.NOT_FOUND, f"unknown setting {key!r}{hint}", {"field": "key"})
     return spec
 
@@ -188,7 +247,8 @@ def validate(spec: Setting, value: Any) -> Any:
     or invalid_arguments naming the field ``value``."""
 
     def bad(expected: str) -> ToolError:
-        got = "a value of another kind" if spec.secret else json.dumps(value)[:60]  # never echo a secret
+        # never echo a secret, nor a URL (it may carry user:password@)
+        got = "a value of another kind" if spec.secret else "that value" if spec.format else json.dumps(value)[:60]
         return invalid_arguments(f"field `value`: {spec.key} takes {expected}, got {got}", field="value")
 
     if spec.type == "bool":
@@ -219,7 +279,70 @@ def validate(spec: Setting, value: Any) -> Any:
         raise bad("a string")
     if "\x00" in value or len(value) > 4096:
         raise bad("a string without NUL bytes, at most 4096 characters")
+    if (spec.secret or spec.format) and _CONTROL.search(value):
+        raise bad("a single line without control characters")
+    if spec.format == "url" and not _is_url(value):
+        raise bad("an http:// or https:// URL with a host and no user:password@ (the key goes in models.api_key)")
     return value
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _is_url(value: str) -> bool:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError:
+        return False
+    no_space = not any(c.isspace() for c in value)
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and "@" not in parts.netloc and no_space
+
+
+def parse_text(spec: Setting, text: str) -> Any:
+    """A value the person typed (``tooldeck settings set KEY VALUE``), read
+    strictly by the key's type: ``true``/``false`` only for a boolean (never
+    ``1`` or ``yes``), digits for an integer, a decimal number for a float;
+    strings as given. Then :func:`validate`."""
+
+    def bad(expected: str) -> ToolError:
+        got = "another value" if spec.secret or spec.format else json.dumps(text)[:60]
+        return invalid_arguments(f"{spec.key} takes {expected}, got {got}", field="value")
+
+    value: Any = text
+    if spec.type == "bool":
+        if text not in ("true", "false"):
+            raise bad("true or false")
+        value = text == "true"
+    elif spec.type == "int":
+        if not re.fullmatch(r"[+-]?[0-9]+", text):
+            raise bad("an integer (digits only)")
+        value = int(text)
+    elif spec.type == "float":
+        if not re.fullmatch(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", text):
+            raise bad("a decimal number")
+        value = float(text)
+    return validate(spec, value)
+
+
+def denial(spec: Setting) -> ToolError:
+    """The ``denied`` a tool gets for a person-only key: why, and how the person sets it."""
+    how = (
+        f"`tooldeck settings set {spec.key} -` (reads the value from stdin)"
+        if spec.secret
+        else (f"`tooldeck settings set {spec.key} VALUE`")
+    )
+    group, name = spec.key.split(".", 1)
+    env = f", or the {spec.env} environment variable" if spec.env else ""
+    return ToolError(
+        ErrorCode.DENIED,
+        f"{spec.key} is set by the person only ({spec.person_only}); a tool cannot set or reset it. "
+        f"Ask the person to run {how}, or to put `{name} = ...` under [{group}] in their user config "
+        f"({USER_CONFIG}){env}.",
+        {"field": "key", "person_only": True},
+    )
 
 
 def _num(x: float | None) -> str:
@@ -243,8 +366,8 @@ class Settings:
         with self._lock:
             if now - self._cache_at < _CACHE_SECONDS:
                 return self._cache
-        rows = self.store.execute("SELECT key, value FROM settings").fetchall()
-        data = {r["key"]: json.loads(r["value"]) for r in rows if r["key"] in REGISTRY}
+        rows = self.store.execute("SELECT key, value, set_by FROM settings").fetchall()
+        data = {r["key"]: json.loads(r["value"]) for r in rows if _honoured(r["key"], r["set_by"])}
         with self._lock:
             self._cache, self._cache_at = data, now
         return data
@@ -263,9 +386,12 @@ class Settings:
         stored = self._stored()
         return stored.get(key, spec.default)
 
-    def set(self, key: str, value: Any) -> Any:
-        """Store ``value`` (validated); ``None`` restores the default."""
+    def set(self, key: str, value: Any, *, by: Writer = "tool") -> Any:
+        """Store ``value`` (validated); ``None`` restores the default. ``by``
+        says who asks: a person-only key refuses ``"tool"`` with ``denied``."""
         spec = lookup(key)
+        if spec.person_only and by != "person":
+            raise denial(spec)
         if value is None:
             with self.store.transaction() as db:
                 db.execute("DELETE FROM settings WHERE key=?", (key,))
@@ -273,9 +399,9 @@ class Settings:
             value = validate(spec, value)
             with self.store.transaction() as db:
                 db.execute(
-                    "INSERT INTO settings(key, value, updated) VALUES(?, ?, ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value=excluded.value, updated=excluded.updated",
-                    (key, json.dumps(value), time.time()),
+                    "INSERT INTO settings(key, value, updated, set_by) VALUES(?, ?, ?, ?) ON CONFLICT(key) "
+                    "DO UPDATE SET value=excluded.value, updated=excluded.updated, set_by=excluded.set_by",
+                    (key, json.dumps(value), time.time(), by),
                 )
         with self._lock:
             self._cache_at = 0.0
@@ -306,8 +432,17 @@ class Settings:
                 out["env"] = spec.env
             if spec.applies != "now":
                 out["applies"] = spec.applies
+            if spec.person_only:
+                out["person_only"] = spec.person_only
             out["description"] = spec.description
         return out
+
+
+def _honoured(key: str, set_by: str) -> bool:
+    """A stored row counts when its key exists and, for a person-only key,
+    the person wrote it (a row a tool wrote before the rule is ignored)."""
+    spec = REGISTRY.get(key)
+    return spec is not None and (not spec.person_only or set_by == "person")
 
 
 def settings_service(rt: Runtime) -> Settings:

@@ -96,4 +96,22 @@ def test_chat_errors(call, model_env: ScriptedOpenAI) -> None:
     assert call("chat_send", {"message": "x", "mode": "shout"}).error.code == "invalid_arguments"
     model_env.push(Reply.error(401, "bad key"))
     res = call("chat_send", {"message": "x"})
-    assert res.error.code == "model_error" and "bad key" in res.text
+    assert res.error.code == "model_error" and "401" in res.text
+    assert "bad key" not in res.text  # a loopback reply's body is never shown
+
+
+def test_a_model_argument_that_is_a_url_is_refused(call, model_env: ScriptedOpenAI) -> None:
+    """A model picks among the person's endpoints; it never names one (SPEC §3)."""
+    from tests.settings.listener import Listener
+
+    with Listener() as listener:
+        for name, args in (
+            ("chat_send", {"message": "x", "model": listener.url}),
+            ("agent_run", {"op": "start", "message": "x", "model_id": listener.url}),
+            ("meta_refine", {"prompt": "p", "task": "t", "model": listener.url}),
+        ):
+            res = call(name, args)
+            assert res.is_error and res.error.code == "invalid_arguments", res.text
+            assert "not a URL" in res.text and "tooldeck settings set models.base_url" in res.text
+        assert listener.received == []
+    assert model_env.requests == []

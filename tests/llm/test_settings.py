@@ -73,7 +73,7 @@ def test_stored_settings_are_the_last_resort(tmp_path: Path, monkeypatch: pytest
         resolve_model(None, rt=rt)
     s = settings_service(rt)
     s.set("models.default_model", "stored-model")
-    s.set("models.base_url", "http://127.0.0.1:4/v1")
+    s.set("models.base_url", "http://127.0.0.1:4/v1", by="person")
     m = resolve_model(None, rt=rt)
     assert (m.model, m.base_url) == ("stored-model", "http://127.0.0.1:4/v1")
 

@@ -28,7 +28,8 @@ MODES = ("chat", "plan", "edit", "review")
 ENABLE_HINT = (
     "set a model: `default_model` under [models] in .tooldeck.toml or the user config, "
     "app_settings op=set key=models.default_model, or the TOOLDECK_MODEL environment variable; "
-    "the endpoint comes from OPENAI_BASE_URL / OPENAI_API_KEY (or models.base_url / models.api_key)"
+    "the endpoint and key come from the person: OPENAI_BASE_URL / OPENAI_API_KEY, [models] in the user config, "
+    "or `tooldeck settings set models.base_url|models.api_key` (a tool cannot set them)"
 )
 
 
@@ -118,7 +119,17 @@ def preset_for(rt: Runtime, ref: str | None, cfg: Config | None = None) -> str |
 
 
 def model_config(rt: Runtime, ref: str | None = None, *, field: str = "model") -> ModelConfig:
-    """The endpoint and model for ``ref`` (preset id, role, model name, or None)."""
+    """The endpoint and model for ``ref`` (preset id, role, model name, or None).
+
+    ``ref`` comes from a model; it picks among what the person configured and
+    never names an endpoint, so a URL is refused rather than sent as a model name."""
+    if ref is not None and "://" in ref:
+        raise ToolError(
+            ErrorCode.INVALID_ARGUMENTS,
+            f"field `{field}`: name a preset, a role or a model id from list_models, not a URL; the endpoint "
+            "is set by the person (OPENAI_BASE_URL or `tooldeck settings set models.base_url`)",
+            {"fields": [field]},
+        )
     cfg = config_of(rt)
     name = preset_for(rt, ref, cfg) or default_model(rt, cfg)
     try:

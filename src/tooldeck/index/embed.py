@@ -38,6 +38,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.remote_errors import json_message, reason, redact, shown_url
 
 BATCH = 256
 
@@ -190,12 +191,10 @@ class OpenAIEmbedder:
                 try:
                     resp = client.post(f"{self.base_url}/embeddings", json={"model": self.model, "input": batch})
                 except httpx.HTTPError as exc:
-                    raise ToolError(ErrorCode.IO_ERROR, f"embeddings endpoint {self.base_url}: {exc}") from exc
+                    why = f"{shown_url(self.base_url)}: {type(exc).__name__} ({redact(str(exc))[:200]})"
+                    raise ToolError(ErrorCode.IO_ERROR, f"embeddings endpoint {why}") from exc
                 if resp.status_code != 200:
-                    raise ToolError(
-                        ErrorCode.IO_ERROR,
-                        f"embeddings endpoint {self.base_url} answered {resp.status_code}: {resp.text[:300]}",
-                    )
+                    raise self._status_error(resp)
                 data = sorted(resp.json().get("data", []), key=lambda d: d.get("index", 0))
                 if len(data) != len(batch):
                     raise ToolError(
@@ -204,6 +203,19 @@ class OpenAIEmbedder:
                     )
                 rows.extend(d["embedding"] for d in data)
         return normalise(np.asarray(rows, dtype=np.float32))
+
+    def _status_error(self, resp: Any) -> ToolError:
+        """The status, and a reason only from a public endpoint (:mod:`tooldeck.remote_errors`)."""
+        try:
+            message = json_message(resp.json())
+        except ValueError:
+            message = None
+        why = reason(self.base_url, message, secrets=[self._headers.get("Authorization", "")[7:]])
+        return ToolError(
+            ErrorCode.IO_ERROR,
+            f"embeddings endpoint {shown_url(self.base_url)} answered {resp.status_code}"
+            + (f" ({why})" if why else ""),
+        )
 
 
 def embedder_from_config(section: dict[str, Any]) -> Embedder:

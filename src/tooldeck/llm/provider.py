@@ -5,6 +5,11 @@ the person watching a run should see "rate limited, retrying in 20 s", and
 the wait must honour the server's ``retry-after``; 5xx answers back off
 exponentially; everything else fails at once with a message saying what to
 fix (a 401 names the key variables). The SDK does the HTTP, SSE and typing.
+
+Error messages go to the model (chat_send, agent runs), so what the endpoint
+wrote reaches them only through :func:`tooldeck.remote_errors.reason`: the
+status always, a short sanitised reason from a public provider, nothing of a
+reply from a private or loopback address, and never the key.
 """
 
 from __future__ import annotations
@@ -32,10 +37,12 @@ from tooldeck.llm.types import (
     TextDelta,
     Turn,
 )
+from tooldeck.remote_errors import json_message, reason, shown_url
 
 if TYPE_CHECKING:
     import openai
 
+DEFAULT_URL = "https://api.openai.com/v1"  # the SDK's own default when no base URL is set
 MAX_RETRY_AFTER = 120.0  # seconds; a longer retry-after fails instead of hanging the run
 
 
@@ -113,8 +120,12 @@ class Provider:
                     raise self._error(exc, attempt) from exc
                 emit(Retrying(getattr(exc, "status_code", None), wait, attempt))
                 await asyncio.sleep(wait)
-            except openai.APIStatusError as exc:
+            except openai.APIError as exc:  # any other status, an error event mid-stream, an unreadable reply
                 raise self._error(exc, attempt) from exc
+            except ModelError as exc:
+                if exc.remote is None:
+                    raise
+                raise self._remote(exc) from exc
 
     async def _once(self, items: Sequence[Item], tools: Sequence[Tool], opts: RequestOptions, emit: Any) -> Turn:
         stream = self.config.stream
@@ -134,33 +145,50 @@ class Provider:
         base = self.config.backoff_seconds * (2 ** (attempt - 1))
         return min(base, 30.0) * (1 + random.random() * 0.25)
 
+    def _reason(self, text: str | None) -> str:
+        """`` (why)`` for a message, or nothing (see :mod:`tooldeck.remote_errors`)."""
+        why = reason(self.config.base_url or DEFAULT_URL, text, secrets=[self.config.api_key])
+        return f" ({why})" if why else ""
+
+    def _remote(self, exc: ModelError) -> ModelError:
+        """A ModelError the wire raised with the endpoint's own words, made safe to show."""
+        url = shown_url(self.config.base_url or DEFAULT_URL)
+        return ModelError(exc.kind, f"{exc.message} at {url}{self._reason(exc.remote)}", exc.status)
+
     def _error(self, exc: Exception, attempts: int) -> ModelError:
         import openai
 
-        url = self.config.base_url or "https://api.openai.com/v1"
+        url = shown_url(self.config.base_url or DEFAULT_URL)
         status = getattr(exc, "status_code", None)
-        detail = _detail(exc)
+        detail = self._reason(json_message(getattr(exc, "body", None)))
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if attempts > 1 else ""
         if isinstance(exc, openai.AuthenticationError):
             return ModelError(
                 "auth",
-                f"401 from {url}: the API key was refused ({detail}); set OPENAI_API_KEY "
-                "or api_key under [models] in the user config",
+                f"401 from {url}: the API key was refused{detail}; the person sets it with OPENAI_API_KEY, "
+                "`tooldeck settings set models.api_key -`, or api_key under [models] in the user config",
                 status,
             )
         if isinstance(exc, openai.RateLimitError):
-            return ModelError("rate_limit", f"429 rate limited by {url}{tries} ({detail}); wait and run again", status)
+            return ModelError("rate_limit", f"429 rate limited by {url}{tries}{detail}; wait and run again", status)
         if isinstance(exc, openai.APIConnectionError):
+            what = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
             return ModelError(
-                "connection", f"cannot reach the model endpoint {url}{tries}: {exc}; check OPENAI_BASE_URL"
+                "connection",
+                f"cannot reach the model endpoint {url}{tries} ({what}); the person sets it with OPENAI_BASE_URL "
+                "or `tooldeck settings set models.base_url URL`",
             )
         if status is not None and status >= 500:
-            return ModelError("server", f"{status} server error from {url}{tries} ({detail}); run again later", status)
+            return ModelError("server", f"{status} server error from {url}{tries}{detail}; run again later", status)
         if status == 404:
             return ModelError(
-                "bad_request", f"404 from {url} ({detail}); check the model name ({self.config.model!r}) and the api"
+                "bad_request", f"404 from {url}{detail}; check the model name ({self.config.model!r}) and the api"
             )
-        return ModelError("bad_request", f"{status} from {url}: {detail}", status)
+        if isinstance(exc, openai.APIResponseValidationError):
+            return ModelError("malformed", f"{url} sent a reply that is not an OpenAI-compatible response")
+        if status is not None:
+            return ModelError("bad_request", f"{status} from {url}{detail}", status)
+        return ModelError("server", f"the model endpoint {url} reported an error{detail}")
 
 
 def _valid_events(emit: Callable[[Event], None]) -> Callable[[Event], None]:
@@ -181,12 +209,3 @@ def _valid_turn(turn: Turn) -> Turn:
         turn.reasoning = Reasoning(valid_text(turn.reasoning.text), turn.reasoning.id)
     turn.calls = [FunctionCall(valid_text(c.call_id), valid_text(c.name), valid_text(c.arguments)) for c in turn.calls]
     return turn
-
-
-def _detail(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        err = body.get("error", body)
-        if isinstance(err, dict) and err.get("message"):
-            return str(err["message"])[:300]
-    return (getattr(exc, "message", None) or str(exc))[:300]

@@ -4,18 +4,24 @@ Precedence, most specific first: the environment (``OPENAI_BASE_URL``,
 ``OPENAI_API_KEY``: SPEC §7, environment overrides), then a preset named by
 ``<config model="...">`` (``[models.presets.<id>]`` in the config), then the
 ``[models]`` table of the config files, then the stored settings
-(``models.base_url``/``models.api_key``/``models.default_model``, set with
-``app_settings``). A preset may name its key by variable (``api_key_env``)
+(``models.base_url``/``models.api_key``, which only the person sets, with
+``tooldeck settings set``; ``models.default_model``, which ``app_settings``
+may also set). A preset may name its key by variable (``api_key_env``)
 so the key itself never sits in a file. A project's ``.tooldeck.toml``
 sets ``base_url``, ``api_key`` and ``api_key_env`` only when the person
 approved it (:mod:`tooldeck.config_authority`): an endpoint receives the key.
 Config values are typed: ``stream = "1"`` is an error naming the key.
+
+The endpoint and the key are authority (SPEC §3: an endpoint that receives
+credentials): no model-facing tool can set either, and the key is kept out
+of :class:`ModelConfig`'s ``repr`` so no log line or error that prints one
+carries it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.config import Config
@@ -31,7 +37,7 @@ Api = Literal["chat", "responses"]
 class ModelConfig:
     model: str
     base_url: str | None = None
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     api: Api = "chat"
     stream: bool = True
     max_tokens: int | None = None

@@ -85,7 +85,7 @@ def parse(resp: Any) -> Turn:
     status = getattr(resp, "status", None)
     if status == "failed":
         err = getattr(resp, "error", None)
-        raise ModelError("server", f"the model response failed: {getattr(err, 'message', None) or err}")
+        raise ModelError("server", "the model response failed", remote=str(getattr(err, "message", None) or ""))
     turn = Turn(usage=_usage(getattr(resp, "usage", None)), finish_reason=status)
     text: list[str] = []
     summary: list[str] = []
@@ -122,7 +122,7 @@ async def consume(stream: AsyncIterator[Any], emit: Callable[[Event], None]) -> 
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
             final = event.response
         elif kind == "error":
-            raise ModelError("server", f"the model stream reported an error: {getattr(event, 'message', event)}")
+            raise ModelError("server", "the model stream reported an error", remote=str(getattr(event, "message", "")))
     if final is None:
         raise ModelError("malformed", "the model stream ended without a response.completed event")
     return parse(final)

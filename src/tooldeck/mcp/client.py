@@ -49,6 +49,24 @@ CATALOG_TTL = 300.0
 CONNECT_TIMEOUT = 30.0
 
 
+# what the SDK writes when a reply was not MCP: it quotes the reply (a body inside a
+# validation error, a content-type header), which a message must never carry (SPEC §3)
+_QUOTES_THE_REPLY = ("Failed to parse", "Unexpected content type")
+
+
+def shown_error(exc: BaseException) -> str:
+    """An error of a mount as a message may show it: a remote's own JSON-RPC
+    error text, but nothing the SDK quotes from a reply that was not MCP, and
+    only the status of an HTTP error (not the reason phrase the server chose)."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if isinstance(status, int) and not isinstance(exc, MCPError):
+        return f"HTTP {status}"
+    message = exc.message if isinstance(exc, MCPError) else str(exc)
+    if isinstance(exc, MCPError) and (exc.code == types.PARSE_ERROR or message.startswith(_QUOTES_THE_REPLY)):
+        return "the server's reply was not MCP (what it sent is not shown)"
+    return message
+
+
 class RemoteServer:
     """The remote side of one mount: its connection (restarted at most
     ``max_restarts`` times) and its catalog cache."""
@@ -114,7 +132,7 @@ class RemoteServer:
             detail = first_leaf(exc)
             tail = conn.stderr_tail()
             raise MountError(
-                f"cannot connect to MCP server {self.label}: {type(detail).__name__}: {detail}"
+                f"cannot connect to MCP server {self.label}: {type(detail).__name__}: {shown_error(detail)}"
                 + (f"\nits stderr ends with:\n{tail}" if tail else "")
             ) from exc
         return conn
@@ -178,7 +196,8 @@ class RemoteServer:
             except MCPError as exc:
                 self.stale = True
                 self._lost(conn)
-                raise ToolError(ErrorCode.UNAVAILABLE, f"tools/list on {self.label} failed: {exc.message}") from exc
+                failed = f"tools/list on {self.label} failed: {shown_error(exc)}"
+                raise ToolError(ErrorCode.UNAVAILABLE, failed) from exc
             self.fetches += 1
             self._catalog, self._fetched_at = tools, time.monotonic()
             return tools
@@ -201,7 +220,7 @@ class RemoteServer:
             result = await session.call_tool(remote, arguments, progress_callback=progress_forwarder(inv))
         except MCPError as exc:
             if exc.code != types.CONNECTION_CLOSED and conn.alive:
-                raise ToolError(ErrorCode.REMOTE_ERROR, f"{remote} on {self.label}: {exc.message}") from exc
+                raise ToolError(ErrorCode.REMOTE_ERROR, f"{remote} on {self.label}: {shown_error(exc)}") from exc
             self._lost(conn)
             again = self.restarts < self.max_restarts
             raise ToolError(

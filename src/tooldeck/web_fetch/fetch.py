@@ -22,6 +22,7 @@ import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Literal
 from urllib.parse import urljoin
 
@@ -170,7 +171,7 @@ class Fetcher:
                         raise _http_error(target, resp.status_code, "a redirect without a Location header")
                     return location, None
                 if resp.status_code >= 400 or resp.status_code < 200:
-                    raise _http_error(target, resp.status_code, resp.reason_phrase)
+                    raise _http_error(target, resp.status_code, _phrase(resp.status_code))
                 media, kind, charset = classify(resp.headers.get("content-type"))
                 if kind is None:
                     raise ToolError(
@@ -236,9 +237,18 @@ def _http_error(target: Target, status: int, reason: str) -> ToolError:
     hint = "retry later" if status >= 500 else "check the URL (a typo, a moved page, or a page that needs a login)"
     return ToolError(
         ErrorCode.HTTP_ERROR,
-        f"{target.url} answered HTTP {status} {reason}; {hint}",
+        f"{target.url} answered HTTP {status} {reason}".rstrip() + f"; {hint}",
         {"status": status},
     )
+
+
+def _phrase(status: int) -> str:
+    """The standard reason phrase: the server's own status line is text it
+    chose, and a message must not carry what an address answered (SPEC §3)."""
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return ""
 
 
 def _network_error(target: Target, exc: Exception) -> ToolError:

@@ -1,8 +1,11 @@
 """app_settings (seed 004): read and change tooldeck's own settings.
 
 Only keys in :data:`tooldeck.settings.REGISTRY` exist here; values are checked
-against their declared type and bounds; secrets (``models.api_key``) can be
-set but never read back: list/get show only whether they are set.
+against their declared type and bounds. Keys that are authority (SPEC §3: the
+model endpoint ``models.base_url``, the key ``models.api_key``; see each
+setting's ``person_only``) are listed and read here but never set: a model
+gets ``denied`` naming the person's command (``tooldeck settings set``).
+Secrets are never read back: list/get show only whether they are set.
 """
 
 from __future__ import annotations
@@ -70,23 +73,31 @@ def _line(d: dict[str, Any]) -> str:
         bits.append(f"from {d['source']}")
     if "applies" in d:
         bits.append(f"applies at {d['applies']}")
+    if "person_only" in d:
+        bits.append("person-only: `tooldeck settings set`")
     desc = f" — {d['description']}" if "description" in d else ""
     return f"  {d['key']} = {shown}  ({', '.join(bits)}){desc}"
+
+
+def listing_text(rows: list[dict[str, Any]]) -> str:
+    """Rows of :meth:`Settings.describe` as lines under their group headers
+    (also the person's ``tooldeck settings list``)."""
+    lines: list[str] = []
+    group = None
+    for d in rows:
+        g = d["key"].split(".", 1)[0]
+        if g != group:
+            group = g
+            lines.append(f"[{g}] {GROUPS.get(g, '')}".rstrip())
+        lines.append(_line(d))
+    return "\n".join(lines) or "(no settings)"
 
 
 def build(rt: Runtime) -> Tool:
     def listing(keys: list[str]) -> Output:
         svc = settings_service(rt)
         rows = [svc.describe(k) for k in keys]
-        lines: list[str] = []
-        group = None
-        for d in rows:
-            g = d["key"].split(".", 1)[0]
-            if g != group:
-                group = g
-                lines.append(f"[{g}] {GROUPS.get(g, '')}".rstrip())
-            lines.append(_line(d))
-        return Output.text("\n".join(lines) or "(no settings)", {"settings": rows})
+        return Output.text(listing_text(rows), {"settings": rows})
 
     def app_settings(args: AppSettingsInput) -> Output:
         svc = settings_service(rt)
@@ -103,7 +114,7 @@ def build(rt: Runtime) -> Tool:
         key = args.key or ""
         spec = lookup(key)
         if args.op == "set":
-            svc.set(key, args.value)
+            svc.set(key, args.value, by="tool")  # a person-only key: denied, naming the person's command
             d = svc.describe(key, detailed=False)
             note = ""
             if d["source"] == "env":
@@ -129,12 +140,13 @@ def build(rt: Runtime) -> Tool:
             lines.append(
                 "  free text" + (" (write-only secret)" if spec.secret else "") + (", or null" if spec.nullable else "")
             )
+        if spec.person_only:
+            lines.append(f"  set by the person only ({spec.person_only}): `tooldeck settings set {key} ...`")
         return Output.text("\n".join(lines), {"key": key, "candidates": candidates[: args.limit]})
 
     return tool(
         app_settings,
-        description="tooldeck's own settings (an allowlist; secrets are write-only). op: list (group?) | get (key "
-        "| keys | group) | set (key, value; null restores the default) | options (key). Groups: "
-        + ", ".join(GROUPS)
-        + ".",
+        description="tooldeck's own settings (an allowlist; secrets are write-only; the model endpoint and key "
+        "are set by the person only). op: list (group?) | get (key | keys | group) | set (key, value; null "
+        "restores the default) | options (key). Groups: " + ", ".join(GROUPS) + ".",
     )
