@@ -208,6 +208,16 @@ def test_a_copied_binary_is_judged_by_what_it_is(root: Path, state_dir: Path) ->
     assert victim.read_text() == "keep me\n"
 
 
+def test_a_copied_wrapper_is_looked_inside(root: Path, state_dir: Path) -> None:
+    victim = _victim(root)
+    s = _shell(root, state_dir, dev_runtime(wall_seconds=10.0, idle_seconds=8.0))
+    out = s.structured("sh", {"program": "cp", "arguments": ["/usr/bin/env", "e2"]})
+    assert out["exit_code"] == 0 and (root / "e2").exists()
+    message = _refused(s, "sh", {"program": "./e2", "arguments": ["rm", "v"]})
+    assert "no-rm" in message
+    assert victim.read_text() == "keep me\n"
+
+
 def test_a_regex_rule_matches_the_program_by_its_resolved_name(root: Path, state_dir: Path) -> None:
     (root / "d").mkdir()
     (root / "d" / "f").write_text("x")

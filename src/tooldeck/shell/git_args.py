@@ -270,6 +270,7 @@ def check(args: Sequence[str], cwd: str, roots: Sequence[str]) -> list[GitFindin
         if hit:
             effect, why = DANGEROUS[hit]
             out.append(GitFinding(rest[tok.index], effect, why))
-        elif sub == "grep" and tok.kind == "short" and tok.name == "O":
-            out.append(GitFinding(rest[tok.index], "runs", "opens the matches in a pager program"))
+    if sub == "grep":  # -O[pager] may sit anywhere in a cluster (-nO, -nOvim): every letter is looked at
+        out += [GitFinding(a, "runs", "opens the matches in a pager program (-O)")
+                for a in rest[:dash] if a[:1] == "-" and a[1:2] != "-" and "O" in a]  # fmt: skip
     return out + (_subcommand_form(sub, rest[:dash]) if sub in READ_SUBCOMMANDS else [])

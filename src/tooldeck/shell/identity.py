@@ -18,6 +18,7 @@ import hashlib
 import os
 import stat
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -86,6 +87,33 @@ def named_executables(rules: Iterable[Rule], resolve: Resolver) -> list[Target]:
         except OSError:
             continue
     return out
+
+
+_known: dict[tuple[str, frozenset[str]], tuple[float, list[Target]]] = {}
+_KNOWN_TTL = 10.0  # seconds: a package upgrade is noticed this late
+
+
+def executables_named(names: frozenset[str], path_env: str, resolve: Resolver) -> list[Target]:
+    """The executables ``names`` resolve to on ``path_env`` (cached briefly: the
+    wrappers tooldeck looks inside, so a copy of one is looked inside too)."""
+    key = (path_env, names)
+    now = time.monotonic()
+    with _lock:
+        hit = _known.get(key)
+    if hit is not None and now - hit[0] < _KNOWN_TTL:
+        return hit[1]
+    out: dict[str, Target] = {}
+    for name in sorted(names):
+        real = resolve(name)
+        if real and real not in out:
+            try:
+                out[real] = Target(real, os.stat(real))
+            except OSError:
+                continue
+    targets = list(out.values())
+    with _lock:
+        _known[key] = (now, targets)
+    return targets
 
 
 def copies_of(real: str | None, targets: list[Target]) -> tuple[str, ...]:

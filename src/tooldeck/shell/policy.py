@@ -31,9 +31,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.shell import safe_args
-from tooldeck.shell.identity import Target, copies_of, named_executables
+from tooldeck.shell.identity import Target, copies_of, executables_named, named_executables
 from tooldeck.shell.profiles import SEVERITY, Action, Policy, Rule
-from tooldeck.shell.wrappers import Inspection, Where, inspect_argv
+from tooldeck.shell.wrappers import Inspection, Where, inspect_argv, wrapper_names
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,8 +162,21 @@ class _Judge:
     decision: Decision = field(default_factory=lambda: Decision("allow"))
     hits: list[tuple[str, str]] = field(default_factory=list)
 
+    wrappers: list[Target] = field(default_factory=list)
+
     def real(self, program: str, cwd: str | None = None) -> str | None:
         return resolve(program, self.path_env, cwd or self.cwd)[1]
+
+    def names(self, program: str, cwd: str) -> list[str] | None:
+        """What the executable ``program`` is: its resolved basename and, for a
+        file inside a root, the basenames of the wrappers it is a copy of."""
+        real = self.real(program, cwd)
+        if real is None:
+            return None
+        out = [os.path.basename(real)]
+        if any(_inside(real, r) for r in self.ctx.roots):
+            out += [os.path.basename(p) for p in copies_of(real, self.wrappers)]
+        return out
 
     def judge(self, argv: tuple[str, ...], *, skip_default: bool) -> None:
         found, real = resolve(argv[0], self.path_env, self.cwd)
@@ -209,14 +222,15 @@ def decide(
     request is a raw-mode program text (arbitrary code)."""
     ctx = safe_args.Context(cwd, tuple(os.path.realpath(r) for r in roots), path_env)
     targets = named_executables(policy.rules, lambda p: resolve(p, path_env, cwd)[1])
-    judge = _Judge(policy, path_env, cwd, ctx, targets)
+    wrappers = executables_named(wrapper_names(), path_env, lambda p: resolve(p, path_env, "/")[1])
+    judge = _Judge(policy, path_env, cwd, ctx, targets, wrappers=wrappers)
     decision = judge.decision
     if raw_code:
         decision.reasons.append("raw code")
         if policy.raw == "deny":
             decision.action = "deny"
             decision.reasons[-1] = "raw code is not allowed by this runtime (policy raw=deny)"
-    where = Where(ctx, lambda program, at: judge.real(program, at))
+    where = Where(ctx, judge.names)
     for outer in argvs:
         insp = Inspection([outer], []) if raw_code else inspect_argv(outer, where)
         if insp.arbitrary:

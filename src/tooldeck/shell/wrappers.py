@@ -88,7 +88,9 @@ class Where:
     resolves to an executable (the policy's resolver; None: names as written)."""
 
     ctx: safe_args.Context = field(default_factory=safe_args.Context)
-    resolve: Callable[[str, str], str | None] | None = None  # (program, cwd) -> real path
+    # (program, cwd) -> the names the executable goes by (its resolved basename, and the
+    # wrappers it is a copy of), or None when it cannot be found
+    resolve: Callable[[str, str], list[str] | None] | None = None
     in_shell: bool = False  # a command of a shell -c text (builtins and keywords exist there)
 
 
@@ -97,10 +99,14 @@ def _names(argv0: str, where: Where) -> list[str]:
     ``./e -> /usr/bin/env`` is env)."""
     names = [os.path.basename(argv0)]
     if where.resolve is not None and OPEN not in argv0:
-        real = where.resolve(argv0, where.ctx.cwd)
-        if real is not None and os.path.basename(real) not in names:
-            names.append(os.path.basename(real))
+        names += [n for n in where.resolve(argv0, where.ctx.cwd) or () if n not in names]
     return names
+
+
+def wrapper_names() -> frozenset[str]:
+    """Every program this module looks inside (a copy of one is looked inside too)."""
+    runs = {p for p in safe_args.PROGRAMS if safe_args.runs_code(p)}
+    return frozenset(OPAQUE | SHELLS | set(_SPECS) | {"busybox"} | runs)
 
 
 def _risky_assignment(word: str) -> bool:
