@@ -227,8 +227,8 @@ def test_env_split_string_refuses_what_it_cannot_know(text: str) -> None:
     [("bash", ["--rcfile", "ls", "-c", "rm v"], "rm v", False),
      ("bash", ["-o", "errexit", "-c", "rm v"], "rm v", False),
      ("bash", ["+O", "extglob", "-ec", "rm v"], "rm v", False), ("sh", ["-c", "--", "rm v"], "rm v", False),
-     ("bash", ["--init-file", "x", "-ic", "ls"], None, True), ("bash", ["-lc", "ls"], None, True),
-     ("bash", ["--login", "-c", "ls"], None, True), ("zsh", ["-c", "=rm v"], None, True),
+     ("bash", ["--init-file", "x", "-ic", "ls"], None, True), ("bash", ["-lc", "ls"], "ls", False),
+     ("bash", ["--login", "-c", "ls"], "ls", False), ("zsh", ["-c", "=rm v"], None, True),
      ("sh", ["script.sh"], None, False), ("sh", [], None, True), ("sh", ["-s"], None, True)],
 )  # fmt: skip
 def test_shell_options_are_read_like_the_shell(name: str, args: list[str], code: str | None, arbitrary: bool) -> None:

@@ -195,7 +195,8 @@ class ShellService:
         write = self._expand(rt.sandbox.write, writable=True)
         cwd = self._cwd(rt, req.cwd, [*read, *write])
         argvs = [tuple(a) for _op, stages in req.steps for a in stages]
-        decision = decide(rt.policy, argvs, path_env=rt.environment.path, cwd=cwd, roots=[*read, *write],
+        writable = [p for p, ro in self._roots() if not ro] + write  # what a model can write (file tools, commands)
+        decision = decide(rt.policy, argvs, path_env=rt.environment.path, cwd=cwd, roots=writable,
                           declared=req.declared, raw_code=req.raw_code)  # fmt: skip
         self.audit.write("decision", tool=req.tool, command=command, action=decision.action,
                          rules=decision.rules, reason=decision.explain(),

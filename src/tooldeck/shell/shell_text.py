@@ -8,7 +8,10 @@ The text is parsed with the chain grammar, and a text that needs more than
 the grammar has — ``if``/``for``/``case``, builtins such as ``alias``,
 ``hash``, ``export``, ``cd`` or ``trap``, redirections, expansions — is
 refused as arbitrary code rather than approximated: a command the policy
-cannot read must not run as something it did not judge.
+cannot read must not run as something it did not judge. ``-l``/``-i``
+startup files come from the system and from ``HOME`` (the sandbox's own
+``/tmp``, new for every command); an interactive shell given
+``--rcfile FILE`` would run FILE, and is refused.
 
 Only POSIX shells (sh, bash, dash, ash) have their text read; zsh, ksh,
 fish, csh... have syntax of their own (``=rm`` is a path in zsh), so their
@@ -35,7 +38,6 @@ RISKY_BUILTINS = frozenset(
 )  # fmt: skip
 SAFE_BUILTINS = frozenset({":", "echo", "printf", "test", "true", "false", "pwd"})
 _LONG_WITH_VALUE = frozenset({"--rcfile", "--init-file"})
-_LONG_STARTUP = frozenset({"--login"})  # reads profile files (HOME is writable scratch in the sandbox)
 
 
 def shell_body(text: str) -> tuple[list[tuple[str, ...]], str | None]:
@@ -50,7 +52,8 @@ def shell_body(text: str) -> tuple[list[tuple[str, ...]], str | None]:
         if argv[0] in RESERVED:
             return [], f"`{argv[0]}` is shell syntax outside the chain grammar"
         if argv[0] in RISKY_BUILTINS:
-            return [], f"the shell builtin `{argv[0]}` changes what later commands do"
+            return [], (f"the shell builtin `{argv[0]}` changes what later commands do (run the commands "
+                        "directly; the tool's cwd field sets the directory)")  # fmt: skip
     return argvs, None
 
 
@@ -61,8 +64,8 @@ def _options(name: str, args: list[str]) -> tuple[int, set[str], str | None]:
     while i < len(args) and args[i].startswith("--") and args[i] != "--":
         if OPEN in args[i]:
             return i, letters, f"`{name}`'s options would be filled in at run time"
-        if args[i] in _LONG_STARTUP:
-            return i, letters, f"`{name} {args[i]}` runs startup files tooldeck cannot check"
+        if args[i] in _LONG_WITH_VALUE:
+            letters.add("rcfile")
         i += 2 if args[i] in _LONG_WITH_VALUE else 1
     while i < len(args) and args[i][:1] in ("-", "+") and args[i] not in ("-", "--", "+"):
         word = args[i]
@@ -85,8 +88,8 @@ def shell_invocation(name: str, args: list[str]) -> tuple[str | None, str | None
     i, letters, why = _options(name, args)
     if why is not None:
         return None, why
-    if letters & {"i", "l"}:
-        return None, f"`{name} -{''.join(sorted(letters & {'i', 'l'}))}` runs startup files tooldeck cannot check"
+    if {"i", "rcfile"} <= letters:  # interactive: the named startup file runs (login and ~/.bashrc files come
+        return None, f"`{name} -i --rcfile/--init-file` runs a startup file tooldeck cannot check"  # from HOME)
     if "c" in letters:
         if i >= len(args):
             return None, f"`{name} -c` without a command reads it from elsewhere"
