@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tooldeck.shell.argscan import OPEN
 from tooldeck.shell.chain import ChainSyntaxError, parse_chain
 from tooldeck.shell.policy import decide, resolve
 from tooldeck.shell.profiles import DEFAULT_PATH, Policy, Rule
@@ -52,9 +53,9 @@ def test_newline_is_a_separator() -> None:
     [
         (["env", "-u", "X", "A=1", "rm", "f"], ("rm", "f")),
         (["timeout", "-s", "KILL", "5", "rm"], ("rm",)),
-        (["xargs", "-I", "{}", "rm", "{}"], ("rm", "{}")),
-        (["xargs"], ("echo",)),
-        (["find", ".", "-exec", "rm", "{}", ";", "-print"], ("rm", "{}")),
+        (["xargs", "-I", "{}", "rm", "{}"], ("rm", "-" + OPEN)),  # a whole input line: may start with "-"
+        (["xargs"], ("echo", "-" + OPEN)),  # echo, with the words of stdin appended
+        (["find", ".", "-exec", "rm", "{}", ";", "-print"], ("rm", OPEN)),  # a found path
         (["stdbuf", "-oL", "rm"], ("rm",)),
         (["nohup", "setsid", "rm"], ("rm",)),
         (["sh", "-c", "ls | rm x"], ("rm", "x")),
@@ -67,7 +68,8 @@ def test_wrappers_are_unwrapped(argv: list[str], inner: tuple[str, ...]) -> None
 
 
 @pytest.mark.parametrize(
-    "argv", [["sh", "-c", "ls > x"], ["bash"], ["sh", "-s"], ["sudo", "ls"], ["env", "-S", "ls"], ["git", "-c", "a=b"]]
+    "argv",
+    [["sh", "-c", "ls > x"], ["bash"], ["sh", "-s"], ["sudo", "ls"], ["env", "-S", "${X} ls"], ["git", "-c", "a=b"]],
 )
 def test_uninspectable_is_arbitrary(argv: list[str]) -> None:
     assert inspect_argv(argv).arbitrary

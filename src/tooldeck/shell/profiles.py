@@ -25,11 +25,13 @@ DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 SYSTEM_PATHS: tuple[str, ...] = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
 DEFAULT_ENV: tuple[str, ...] = ("LANG", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
 
-# Programs that only inspect: the built-in profiles allow them (the sandbox
-# still decides what they can see); everything else follows ``default``.
+# Programs that only inspect: the built-in profiles allow them with arguments
+# that cannot run code or write (each program's rules, with reasons, are in
+# shell/safe_args.py; the sandbox still decides what they can see);
+# everything else follows ``default``. No pager (less): it runs commands.
 READ_ONLY_PROGRAMS: tuple[str, ...] = (
     "basename", "cat", "cmp", "comm", "cut", "date", "df", "diff", "dirname", "du", "echo", "false", "file",
-    "git", "grep", "egrep", "fgrep", "head", "id", "jq", "less", "ls", "md5sum", "nl", "od", "printf", "pwd",
+    "find", "git", "grep", "egrep", "fgrep", "head", "id", "jq", "ls", "md5sum", "nl", "od", "printf", "pwd",
     "readlink", "realpath", "rg", "sed", "seq", "sha1sum", "sha256sum", "sort", "stat", "tac", "tail", "tr",
     "tree", "true", "uname", "uniq", "wc", "whoami", "which", "xxd", "yes",
 )  # fmt: skip
@@ -47,6 +49,7 @@ class Rule:
     prefix: tuple[str, ...] | None = None  # argv prefix (argv[0] compared by basename)
     contains: str | None = None  # some argument contains this text
     regex: str | None = None  # re.search over the argv joined with spaces
+    args: Literal["any", "safe"] = "any"  # "safe": allows only arguments that cannot run code or write
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +122,7 @@ class ShellRuntime:
 
 
 def _read_only_rules() -> tuple[Rule, ...]:
-    return tuple(Rule(id=f"read-only:{p}", action="allow", basename=p) for p in READ_ONLY_PROGRAMS)
+    return tuple(Rule(id=f"read-only:{p}", action="allow", basename=p, args="safe") for p in READ_ONLY_PROGRAMS)
 
 
 BUILTIN: dict[str, ShellRuntime] = {

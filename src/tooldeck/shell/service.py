@@ -20,6 +20,7 @@ from tooldeck.core.output import Output
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, SessionApprovals, current_approver
 from tooldeck.shell.audit import AuditLog
 from tooldeck.shell.execute import RunSpec, run_async
+from tooldeck.shell.git_env import harden as harden_git
 from tooldeck.shell.hooks import HookRun
 from tooldeck.shell.policy import Decision, decide
 from tooldeck.shell.profiles import ShellRuntime
@@ -102,7 +103,7 @@ class ShellService:
         env.update(dict(rt.environment.set))
         env["PATH"] = rt.environment.path
         env.setdefault("HOME", "/tmp")
-        return env, secrets
+        return harden_git(env, sandboxed=rt.sandbox.mode == "required"), secrets
 
     # decision -----------------------------------------------------------------
     async def _approve(self, req: ShellRequest, decision: Decision) -> str:
@@ -194,7 +195,8 @@ class ShellService:
         write = self._expand(rt.sandbox.write, writable=True)
         cwd = self._cwd(rt, req.cwd, [*read, *write])
         argvs = [tuple(a) for _op, stages in req.steps for a in stages]
-        decision = decide(rt.policy, argvs, path_env=rt.environment.path, cwd=cwd,
+        writable = [p for p, ro in self._roots() if not ro] + write  # what a model can write (file tools, commands)
+        decision = decide(rt.policy, argvs, path_env=rt.environment.path, cwd=cwd, roots=writable,
                           declared=req.declared, raw_code=req.raw_code)  # fmt: skip
         self.audit.write("decision", tool=req.tool, command=command, action=decision.action,
                          rules=decision.rules, reason=decision.explain(),
