@@ -1,0 +1,146 @@
+"""Starting a helper process (ripgrep, git) confined beneath the paths its
+policy names: the one entry point for every process tooldeck starts over
+the person's files.
+
+How, in order of preference (``TOOLDECK_HELPER_SANDBOX`` = ``landlock``,
+``bwrap`` or ``none`` forces one; default ``auto``):
+
+* ``landlock`` (Linux ≥ 5.13 with Landlock enabled): started by a confined
+  thread of this process (:mod:`tooldeck.confine.spawner`), read access only
+  beneath the policy's paths, no TCP bind/connect (ABI ≥ 4), no signals or
+  abstract sockets out of the domain (ABI ≥ 6), no capabilities, no new
+  privileges;
+* ``bwrap``: inside a bubblewrap namespace holding only those paths
+  (:mod:`tooldeck.confine.bwrap`);
+* ``none``: started as before; said once on stderr (the log), and the
+  results are still checked against the safe reads of
+  :mod:`tooldeck.workspace`, as they are in every mode.
+
+Python worker processes (codemap parsing, the token worker) confine
+themselves with :func:`confine_self` instead: they are spawned by
+``multiprocessing`` or a plain ``Popen``, and are single-threaded when they
+call it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from tooldeck.confine import bwrap, landlock, privileges
+from tooldeck.confine.policy import Policy
+from tooldeck.confine.spawner import Spawners, apply
+
+log = logging.getLogger("tooldeck.confine")
+
+ENV = "TOOLDECK_HELPER_SANDBOX"
+MODES = ("landlock", "bwrap", "none")
+
+_lock = threading.Lock()
+_mode: str | None = None
+_spawners: Spawners | None = None
+
+
+def _choose() -> str:
+    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if wanted == "none":
+        return "none"
+    if wanted in ("auto", "landlock") and landlock.abi_version() >= 1:
+        return "landlock"
+    if wanted in ("auto", "landlock", "bwrap") and bwrap.bwrap_path() is not None:
+        return "bwrap"
+    return "none"
+
+
+def mode() -> str:
+    """How helpers are confined here: ``landlock``, ``bwrap`` or ``none``
+    (decided once per process, and said once in the log)."""
+    global _mode, _spawners
+    if _mode is None:
+        with _lock:
+            if _mode is None:
+                chosen = _choose()
+                if chosen == "landlock":
+                    _spawners = Spawners(landlock.abi_version())
+                _say(chosen)
+                _mode = chosen
+    return _mode
+
+
+def _say(chosen: str) -> None:
+    if chosen == "landlock":
+        log.info("tooldeck: helper processes are confined by Landlock (ABI %d)", landlock.abi_version())
+    elif chosen == "bwrap":
+        log.warning("tooldeck: Landlock is not available; helper processes run in bubblewrap namespaces")
+    else:
+        forced = os.environ.get(ENV, "").strip().lower() == "none"
+        why = f"{ENV}=none" if forced else "neither Landlock nor a working bubblewrap is available"
+        log.warning(
+            "tooldeck: helper processes (ripgrep, git) are NOT confined by the kernel (%s); their results are "
+            "still checked against safe reads of the roots",
+            why,
+        )
+
+
+def popen(policy: Policy, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(argv, **kwargs)`` confined to ``policy``."""
+    how = mode()
+    if how == "landlock":
+        assert _spawners is not None
+        return _spawners.popen(policy, argv, **kwargs)
+    if how == "bwrap":
+        exe = bwrap.bwrap_path()
+        if exe is not None:
+            return subprocess.Popen(bwrap.wrap(exe, policy, argv, kwargs.pop("cwd", None)), **kwargs)
+    return subprocess.Popen(argv, **kwargs)
+
+
+def run(
+    policy: Policy,
+    argv: Sequence[str],
+    *,
+    cwd: str | None = None,
+    input: bytes | None = None,
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run(argv, capture_output=True)`` confined to ``policy``:
+    stdin is ``input`` (else /dev/null); on a timeout the helper is killed
+    and reaped, and :class:`subprocess.TimeoutExpired` raised."""
+    stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+    proc = popen(policy, argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+        except BaseException:
+            proc.kill()
+            raise
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def confine_self(policy: Policy) -> bool:
+    """Confine this whole process to ``policy`` (a Python worker, called
+    before it starts any thread). False when this kernel has no Landlock
+    (the worker then runs as before); raises OSError when Landlock is there
+    but confining failed (a worker must not run unconfined then)."""
+    if mode() != "landlock":
+        return False
+    apply(policy, landlock.abi_version(), privileges.last_cap())
+    return True
+
+
+def reset_for_tests() -> None:
+    """Forget the decided mode and stop the spawners (tests switch modes)."""
+    global _mode, _spawners
+    with _lock:
+        if _spawners is not None:
+            _spawners.stop_all()
+        _mode, _spawners = None, None
