@@ -17,7 +17,7 @@ How, in order of preference (``TOOLDECK_HELPER_SANDBOX`` = ``landlock``,
   :mod:`tooldeck.workspace`, as they are in every mode.
 
 Python worker processes (codemap parsing, the token worker) confine
-themselves with :func:`confine_self` instead: they are spawned by
+themselves with :func:`~tooldeck.confine.process.confine_self` instead: they are spawned by
 ``multiprocessing`` or a plain ``Popen``, and are single-threaded when they
 call it.
 """
@@ -31,14 +31,15 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from tooldeck.confine import bwrap, landlock, privileges
+from tooldeck.confine import bwrap, landlock
 from tooldeck.confine.policy import Policy
-from tooldeck.confine.spawner import Spawners, apply
+from tooldeck.confine.process import ENV, confine_self, landlock_wanted
+from tooldeck.confine.spawner import Spawners
 
 log = logging.getLogger("tooldeck.confine")
 
-ENV = "TOOLDECK_HELPER_SANDBOX"
 MODES = ("landlock", "bwrap", "none")
+__all__ = ["ENV", "MODES", "confine_self", "mode", "popen", "run"]
 
 _lock = threading.Lock()
 _mode: str | None = None
@@ -49,7 +50,7 @@ def _choose() -> str:
     wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
     if wanted == "none":
         return "none"
-    if wanted in ("auto", "landlock") and landlock.abi_version() >= 1:
+    if landlock_wanted() >= 1:
         return "landlock"
     if wanted in ("auto", "landlock", "bwrap") and bwrap.bwrap_path() is not None:
         return "bwrap"
@@ -124,17 +125,6 @@ def run(
             proc.kill()
             raise
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
-
-
-def confine_self(policy: Policy) -> bool:
-    """Confine this whole process to ``policy`` (a Python worker, called
-    before it starts any thread). False when this kernel has no Landlock
-    (the worker then runs as before); raises OSError when Landlock is there
-    but confining failed (a worker must not run unconfined then)."""
-    if mode() != "landlock":
-        return False
-    apply(policy, landlock.abi_version(), privileges.last_cap())
-    return True
 
 
 def reset_for_tests() -> None:

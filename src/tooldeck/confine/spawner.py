@@ -32,36 +32,14 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from tooldeck.confine import landlock, privileges
-from tooldeck.confine.policy import DEVICES, Policy
+from tooldeck.confine import privileges
+from tooldeck.confine.policy import Policy
+from tooldeck.confine.process import apply
 
 log = logging.getLogger("tooldeck.confine")
 
 MAX_SPAWNERS = 8  # distinct policies kept (roots x helper kinds); older ones stop
 _Request = tuple[Sequence[str], dict[str, Any], "Future[subprocess.Popen[bytes]]"] | None
-
-
-def apply(policy: Policy, abi: int, top_cap: int) -> None:
-    """Confine the calling thread to ``policy`` (capabilities dropped,
-    ``no_new_privs``, Landlock). Raises OSError when any step fails."""
-    rules = landlock.Ruleset(abi)
-    try:
-        for path in policy.read:
-            rules.allow(path, landlock.READ)
-        for path in policy.listing:
-            rules.allow(path, landlock.READ_DIR)
-        for path in policy.execute:
-            rules.allow(path, landlock.READ | landlock.EXECUTE)
-        rw = landlock.READ | landlock.WRITE_FILE | landlock.TRUNCATE
-        for path in policy.write:
-            rules.allow(path, rw | landlock.MAKE_REG | landlock.MAKE_DIR | landlock.REMOVE_FILE | landlock.REMOVE_DIR)
-        for dev in DEVICES:
-            rules.allow(dev, rw)
-        privileges.drop_all(top_cap)
-    except BaseException:
-        rules.close()
-        raise
-    rules.restrict_self()
 
 
 class Spawner:
