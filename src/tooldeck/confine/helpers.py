@@ -39,7 +39,7 @@ from tooldeck.confine.spawner import Spawners
 log = logging.getLogger("tooldeck.confine")
 
 MODES = ("landlock", "bwrap", "none")
-__all__ = ["ENV", "MODES", "confine_self", "mode", "popen", "run"]
+__all__ = ["ENV", "MODES", "confine_self", "mode", "popen", "run", "use_mode"]
 
 _lock = threading.Lock()
 _mode: str | None = None
@@ -126,6 +126,18 @@ def run(
             proc.kill()
             raise
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def use_mode(how: str) -> None:
+    """Switch how helpers are confined, keeping the spawners already made
+    (benchmarks compare modes call by call; tests pick one)."""
+    global _mode, _spawners
+    if how not in MODES:
+        raise ValueError(f"unknown helper sandbox {how!r}; one of {MODES}")
+    with _lock:
+        if how == "landlock" and _spawners is None:
+            _spawners = Spawners(landlock.abi_version())
+        _mode = how
 
 
 def reset_for_tests() -> None:

@@ -19,6 +19,7 @@ policy and a new thread, never a widened old one.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterable
@@ -70,22 +71,32 @@ def make(
     listing: Iterable[str] = (),
 ) -> Policy:
     """A policy over the given paths that exist (a missing one cannot be
-    granted: Landlock rules are bound to an open file)."""
-    pol = Policy(
-        read=tuple(sorted(_existing(read))),
-        execute=tuple(sorted(_existing(execute))),
-        write=tuple(sorted(_existing(write))),
-        listing=tuple(sorted(_existing(listing))),
-        label=label,
-    )
+    granted: Landlock rules are bound to an open file). Built once per set of
+    paths (a helper is started per search); only the identities are fresh."""
+    pol = _build(label, tuple(read), tuple(execute), tuple(write), tuple(listing))
     ids: list[tuple[int, int]] = []
     for p in pol.paths():
+        if p in SYSTEM_DIRS:  # never made again under the same name
+            continue
         try:
             st = os.stat(p)
         except OSError:
             continue
         ids.append((st.st_dev, st.st_ino))
     return replace(pol, ids=tuple(ids))
+
+
+@functools.lru_cache(maxsize=256)
+def _build(
+    label: str, read: tuple[str, ...], execute: tuple[str, ...], write: tuple[str, ...], listing: tuple[str, ...]
+) -> Policy:
+    return Policy(
+        read=tuple(sorted(_existing(read))),
+        execute=tuple(sorted(_existing(execute))),
+        write=tuple(sorted(_existing(write))),
+        listing=tuple(sorted(_existing(listing))),
+        label=label,
+    )
 
 
 def program(
@@ -96,10 +107,15 @@ def program(
     return make(
         label,
         read=(*read, *SYSTEM_FILES),
-        execute=(os.path.realpath(exe), *SYSTEM_DIRS),
+        execute=(_real(exe), *SYSTEM_DIRS),
         write=write,
         listing=listing,
     )
+
+
+@functools.lru_cache(maxsize=16)
+def _real(exe: str) -> str:
+    return os.path.realpath(exe)
 
 
 def python_install() -> tuple[str, ...]:
