@@ -195,3 +195,18 @@ def test_confined_python_cannot_open_outside_its_policy(tmp_path: Path) -> None:
 
     done = helpers.run(program("python", sys.executable, read=python_install()), [sys.executable, "-c", code])
     assert done.returncode != 0 and b"PermissionError" in done.stderr and b"s3cret" not in done.stdout
+
+
+def test_the_token_worker_runs_confined() -> None:
+    """It reads only its pipes: it counts, holds no capability and has
+    ``no_new_privs`` (read from /proc), and confined itself before loading."""
+    from tooldeck.tokenizer import TokenWorker
+
+    worker = TokenWorker()
+    try:
+        assert worker.wait_ready(60)
+        assert worker.counts("o200k_base", ["hello world"]) == [2]
+        status = Path(f"/proc/{worker._proc.pid}/status").read_text()
+    finally:
+        worker.close()
+    assert "\nCapEff:\t0000000000000000\n" in status and "\nNoNewPrivs:\t1\n" in status

@@ -25,12 +25,14 @@ Why each guard exists:
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.confine import helpers
+from tooldeck.confine.policy import Policy
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.git.access import git_policy
 
@@ -126,6 +128,13 @@ class Git:
     extra_config: tuple[str, ...] = field(default=())
     reads: tuple[str, ...] = field(default=())
 
+    @functools.cached_property
+    def policy(self) -> Policy:
+        """What this runner's git processes may touch (worked out once per
+        runner: a tool call makes its runners anew, so each call sees the
+        repository as it is)."""
+        return git_policy(self.cwd, self.reads)
+
     def argv(self, args: Sequence[str]) -> list[str]:
         argv = ["git", "--no-pager"]
         for setting in (*SAFE_CONFIG, *self.extra_config):
@@ -136,8 +145,9 @@ class Git:
         """Run ``git args`` in :attr:`cwd`; raise ``git_error`` unless the exit
         status is in ``ok``."""
         try:
-            policy = git_policy(self.cwd, self.reads)
-            proc = helpers.run(policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout)
+            proc = helpers.run(
+                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout
+            )
         except subprocess.TimeoutExpired as exc:
             raise ToolError(
                 ErrorCode.TIMEOUT,
