@@ -61,4 +61,7 @@ def wrap(exe: str, policy: Policy, argv: Sequence[str], cwd: str | None) -> list
         out += ["--dev-bind-try", dev, dev]
     if cwd is not None:
         out += ["--chdir", cwd]
+    # every bound folder is a mount point in the namespace: git would stop
+    # looking for its repository at the first one (a root inside a checkout)
+    out += ["--setenv", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "1"]
     return [*out, "--", *argv]

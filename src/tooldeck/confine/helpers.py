@@ -24,8 +24,10 @@ call it.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Sequence
@@ -97,7 +99,13 @@ def popen(policy: Policy, argv: Sequence[str], **kwargs: Any) -> subprocess.Pope
     if how == "bwrap":
         exe = bwrap.bwrap_path()
         if exe is not None:
-            return subprocess.Popen(bwrap.wrap(exe, policy, argv, kwargs.pop("cwd", None)), **kwargs)
+            # found here, as Popen would: a missing program is FileNotFoundError, not bwrap's exit 1
+            env = kwargs.get("env") or os.environ
+            found = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", os.defpath))
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+            wrapped = bwrap.wrap(exe, policy, [found, *argv[1:]], kwargs.pop("cwd", None))
+            return subprocess.Popen(wrapped, **kwargs)
     return subprocess.Popen(argv, **kwargs)
 
 

@@ -19,6 +19,7 @@ all, and reads:
   ``commondir``, the shared one);
 * the ``.gitignore`` / ``.gitattributes`` files of the checkout's top level
   and of each folder between it and the folders it reads (git applies them);
+* the ``.git`` pointer files of the repository's linked worktrees;
 * the person's git configuration files: ``/etc/gitconfig``, ``~/.gitconfig``,
   ``$XDG_CONFIG_HOME/git/{config,ignore,attributes}`` (files only: never a
   folder of the person's home, where ``~/.config/git/credentials`` may live).
@@ -78,6 +79,24 @@ def git_dirs(entry: str) -> list[str]:
     return out
 
 
+def worktree_entries(git_dirs_found: Iterable[str]) -> list[str]:
+    """The ``.git`` files of the repository's linked worktrees (as its
+    ``worktrees/*/gitdir`` name them): ``git worktree list`` checks each
+    exists, and a namespace holding only the policy's paths would otherwise
+    call every linked worktree prunable. Pointer files, no content."""
+    out: list[str] = []
+    for d in git_dirs_found:
+        try:
+            names = os.listdir(os.path.join(d, "worktrees"))
+        except OSError:
+            continue
+        for name in names:
+            named = _read_line(os.path.join(d, "worktrees", name, "gitdir"))
+            if named and os.path.isabs(named) and os.path.basename(named) == ".git":
+                out.append(named)
+    return out
+
+
 def rule_files(toplevel: str, folders: Iterable[str]) -> list[str]:
     """``.gitignore``/``.gitattributes`` of ``toplevel`` and of every folder
     between it and each of ``folders`` (those inside are read anyway)."""
@@ -110,7 +129,9 @@ def git_policy(cwd: str, reads: Sequence[str] = ()) -> Policy:
     entry = find_dot_git(cwd)
     if entry is not None:
         toplevel = os.path.dirname(entry)
-        read += git_dirs(entry)
+        found = git_dirs(entry)
+        read += found
+        read += worktree_entries(found[1:] or found)
         read += rule_files(toplevel, folders)
         if toplevel not in folders:
             listing.append(toplevel)

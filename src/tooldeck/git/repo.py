@@ -153,7 +153,9 @@ def _points_back(git_dir: str, entry: str, toplevel: str) -> bool:
     except OSError:
         pass
     try:
-        res = Git(git_dir).run(
+        # run from the checkout, not the git directory: git would chdir to the
+        # core.worktree it names, which a confining namespace may not hold
+        res = Git(toplevel).run(
             ["config", "--file", os.path.join(git_dir, "config"), "--get", "core.worktree"], ok=(0, 1)
         )
     except ToolError:
