@@ -7,13 +7,16 @@ is one daemon thread that drops its capabilities, confines itself to a
 ``subprocess.Popen``: every helper it starts is confined from its first
 instruction, while the server's other threads keep their access.
 
-Why a thread and not ``preexec_fn`` or a launcher process (measured,
-``bench/spawn_cost.py``): ``preexec_fn`` makes Python ``fork()`` the whole
-server instead of ``vfork()`` (13.9 ms per spawn at 400 MB RSS against
-0.7 ms); a launcher process passing descriptors over a Unix socket adds a
-round trip and a fork (~0.45 ms) and can die on its own. A queue hop to
-a thread adds ~0.05 ms, and Python still uses ``vfork`` + ``close_range``
-in it, which need no file access.
+Why a thread and not ``preexec_fn`` or a launcher process (measured with
+``bench/spawn_cost.py`` on a 2-CPU VM, ``rg --version``, 400 MB RSS):
+``preexec_fn`` makes Python ``fork()`` the whole server instead of
+``vfork()``: 13.9 ms per helper on a quiet machine, 80 ms at load 8, against
+0.7 ms. A launcher process passing descriptors over a Unix socket cost
++0.45 ms quiet (+0.5 ms at load 8, and that without its confinement, kill
+and timeout protocol), and is one more process that can die on its own. The
+queue hop to a thread cost +0.05 ms quiet (+0.2 to +0.6 ms at load 8), and
+Python still uses ``vfork`` + ``close_range`` in it, which need no file
+access.
 
 The :class:`subprocess.Popen` is handed back to the caller's thread, which
 talks to the child, times it out and kills it as usual (the server's
