@@ -106,6 +106,15 @@ def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
 
 
 @pytest.fixture
+def under_landlock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Helpers confined by Landlock, whatever the environment asked."""
+    monkeypatch.setenv(helpers.ENV, "landlock")
+    helpers.reset_for_tests()
+    yield
+    helpers.reset_for_tests()
+
+
+@pytest.fixture
 def arena(tmp_path: Path) -> Arena:
     base = tmp_path / "arena"
     root, outside = base / "root", base / "outside"
@@ -247,7 +256,7 @@ def test_git_does_not_read_a_file_outside_the_checkout(arena: Arena, sandbox: st
 
 
 @needs_landlock
-def test_a_parse_worker_reads_no_file_of_the_roots(arena: Arena) -> None:
+def test_a_parse_worker_reads_no_file_of_the_roots(arena: Arena, under_landlock: None) -> None:
     """A codemap worker is handed bytes: it cannot open the roots' files
     (or any outside one), and holds no capability (read from /proc)."""
     from tooldeck.codemap import pool
@@ -273,7 +282,7 @@ def _python_policy() -> object:
 
 
 @needs_landlock
-def test_a_helper_runs_without_capabilities_or_new_privileges(tmp_path: Path) -> None:
+def test_a_helper_runs_without_capabilities_or_new_privileges(under_landlock: None) -> None:
     proc = helpers.popen(program("sleep", "/bin/sleep"), ["/bin/sleep", "30"], stdin=subprocess.DEVNULL)
     try:
         status = Path(f"/proc/{proc.pid}/status").read_text()
@@ -287,7 +296,7 @@ def test_a_helper_runs_without_capabilities_or_new_privileges(tmp_path: Path) ->
 
 @needs_landlock
 @pytest.mark.skipif(landlock.abi_version() < 4, reason="Landlock network rules need ABI 4")
-def test_a_helper_cannot_reach_a_loopback_listener() -> None:
+def test_a_helper_cannot_reach_a_loopback_listener(under_landlock: None) -> None:
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
@@ -305,7 +314,7 @@ def test_a_helper_cannot_reach_a_loopback_listener() -> None:
 
 @needs_landlock
 @pytest.mark.skipif(landlock.abi_version() < 6, reason="Landlock signal scoping needs ABI 6")
-def test_a_helper_cannot_signal_the_server() -> None:
+def test_a_helper_cannot_signal_the_server(under_landlock: None) -> None:
     received: list[int] = []
     previous = signal.signal(signal.SIGUSR1, lambda signum, _frame: received.append(signum))
     try:
