@@ -7,7 +7,11 @@ agent would run for the same question, via subprocess, output captured.
 tooldeck: the ``git`` tool called in-process through the Toolbox (so it
 includes argument decoding, the safety checks, its extra git calls and the
 rendering). Median of ``--runs`` interleaved runs. Tokens are o200k counts of
-each output: what the model would read.
+each output: what the model would read. The tool runs twice per repetition,
+with its git processes confined (:mod:`tooldeck.confine`: Landlock where the
+kernel has it) and unconfined, back to back; "confinement" is the median of
+those paired differences, in wall and in CPU time (this process and its
+children).
 
 Usage: ``python bench/git_bench.py [--files 3000] [--changed 40] [--runs 15]``
 """
@@ -18,6 +22,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import tempfile
@@ -25,6 +30,7 @@ import time
 from pathlib import Path
 
 from tooldeck.catalog import build_toolbox
+from tooldeck.confine import helpers
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.tokens import count_tokens
 
@@ -70,6 +76,28 @@ def median_ms(fn, runs: int) -> float:
     return statistics.median(times)
 
 
+def cpu_now() -> float:
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + kids.ru_utime + kids.ru_stime
+
+
+def paired_cost(fn, confined: str, runs: int) -> tuple[float, float, float]:
+    """(median ms confined, median added wall ms, median added CPU ms)."""
+    walls, added, added_cpu = [], [], []
+    for rep in range(runs):
+        got: dict[str, tuple[float, float]] = {}
+        for mode in (confined, "none") if rep % 2 == 0 else ("none", confined):
+            helpers.use_mode(mode)
+            c0, t0 = cpu_now(), time.perf_counter()
+            fn()
+            got[mode] = ((time.perf_counter() - t0) * 1000, (cpu_now() - c0) * 1000)
+        walls.append(got[confined][0])
+        added.append(got[confined][0] - got["none"][0])
+        added_cpu.append(got[confined][1] - got["none"][1])
+    helpers.use_mode(confined)
+    return statistics.median(walls), statistics.median(added), statistics.median(added_cpu)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=3000)
@@ -108,11 +136,12 @@ def main() -> None:
             ),
         ]
         rows = []
+        confined = helpers.mode()
         for name, baseline, args in cases:
             base_out, tool_out = baseline(), tool(args)
             base_ms = median_ms(baseline, opts.runs)
-            tool_ms = median_ms(lambda a=args: tool(a), opts.runs)
-            rows.append((name, base_ms, tool_ms, count_tokens(base_out), count_tokens(tool_out)))
+            tool_ms, added, added_cpu = paired_cost(lambda a=args: tool(a), confined, opts.runs)
+            rows.append((name, base_ms, tool_ms, count_tokens(base_out), count_tokens(tool_out), added, added_cpu))
         tracked = len(git(repo, "ls-files").splitlines())
         print(
             f"tree: {'generated' if not opts.repo else repo} repository, {tracked} tracked files, "
@@ -122,12 +151,14 @@ def main() -> None:
             f"machine: {platform.machine()} {os.cpu_count()} CPUs, Python {platform.python_version()}, "
             f"{git(repo, '--version').strip()}"
         )
+        print(f"git processes confined by: {confined}")
         print(
             f"{'operation':<16} {'git CLI ms':>10} {'tooldeck ms':>11} {'ratio':>6} "
-            f"{'git tokens':>10} {'tooldeck tokens':>15}"
+            f"{'git tokens':>10} {'tooldeck tokens':>15} {'confinement ms':>14} {'CPU ms':>7}"
         )
-        for name, b, t, bt, tt in rows:
-            print(f"{name:<16} {b:>10.1f} {t:>11.1f} {t / b:>6.2f} {bt:>10} {tt:>15}")
+        for name, b, t, bt, tt, added, added_cpu in rows:
+            cost = f"{added:>+14.2f} {added_cpu:>+7.2f}"
+            print(f"{name:<16} {b:>10.1f} {t:>11.1f} {t / b:>6.2f} {bt:>10} {tt:>15} {cost}")
 
 
 if __name__ == "__main__":

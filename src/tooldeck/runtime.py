@@ -72,8 +72,11 @@ class Runtime:
             if self._started:
                 return self
             self._started = True
+        from tooldeck.confine import helpers
         from tooldeck.settings import settings_service
         from tooldeck.state.workspaces import workspace_service
+
+        helpers.mode()  # how helper processes are confined: said once, in the log, at start-up
 
         try:
             workspace_service(self)

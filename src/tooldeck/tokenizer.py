@@ -115,6 +115,7 @@ def child_main() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the terminal is the server's to handle
+    _confine()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     get_encoding(DEFAULT_ENCODING)
     stdout.write(b"R")
@@ -128,6 +129,21 @@ def child_main() -> None:
         counts = [count_here(encoding, t) for t in texts]
         stdout.write(struct.pack(f"<{len(counts)}q", *counts))
         stdout.flush()
+
+
+def _confine() -> None:
+    """The worker reads only its pipes: confine it to importing (Landlock
+    where the kernel has it; no file of the person's, no execution, no
+    capability). A worker that cannot be confined there exits, and the
+    server counts in-process."""
+    from tooldeck.confine.policy import python_worker
+    from tooldeck.confine.process import confine_self
+
+    try:
+        confine_self(python_worker("tokens"))
+    except OSError as exc:
+        sys.stderr.write(f"tooldeck token worker: cannot confine itself ({exc}); exiting\n")
+        raise SystemExit(1) from exc
 
 
 class TokenWorker:

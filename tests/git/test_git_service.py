@@ -53,10 +53,10 @@ def test_runner_error_carries_git_message(repo: GitCLI) -> None:
 
 
 def test_runner_timeout_is_a_tool_error(repo: GitCLI, monkeypatch) -> None:
-    def slow(argv, **kwargs):
+    def slow(policy, argv, **kwargs):
         raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
 
-    monkeypatch.setattr(subprocess, "run", slow)
+    monkeypatch.setattr("tooldeck.git.runner.helpers.run", slow)
     with pytest.raises(ToolError) as err:
         Git(str(repo.path), timeout=0.5).run(["log"])
     assert err.value.code == "timeout" and "0.5s" in err.value.message

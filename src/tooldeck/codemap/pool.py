@@ -12,6 +12,14 @@ on its task queue would otherwise live on as an orphan (the queue's pipe never
 reports end-of-file: the worker holds its write end too). Each worker watches
 the parent's sentinel (a pipe the parent's death closes) from a daemon thread.
 
+A worker is handed bytes, never a path, so it is confined to nothing of the
+person's files: its first act is :func:`~tooldeck.confine.process.confine_self`
+(Landlock where the kernel has it: it may import from the interpreter's
+folders and tooldeck's, read nothing else, execute nothing, hold no
+capability), before its parent-watch thread starts, so every thread of the
+worker is held. A worker that cannot be confined where Landlock exists
+fails to start; the pool is then broken and batches are parsed in-process.
+
 A task is a group of ``(language, bytes)`` items; a worker returns, per item,
 the encoded blob (JSON text) or an error string. Returning encoded text keeps
 the result pickle small and lets the parent store it as is.
@@ -80,7 +88,12 @@ def _exit_with_parent() -> None:
 
 
 def _worker_start(initializer: Callable[[], None] | None) -> None:
-    """Every worker's initializer: start the parent watch, then the caller's."""
+    """Every worker's initializer: confine the process (no thread runs yet),
+    start the parent watch, then the caller's initializer."""
+    from tooldeck.confine.policy import python_worker
+    from tooldeck.confine.process import confine_self
+
+    confine_self(python_worker("codemap"))
     threading.Thread(target=_exit_with_parent, name="parent-watch", daemon=True).start()
     if initializer is not None:
         initializer()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.git.runner import DEFAULT_TIMEOUT, Git, git_message, refuse_option
@@ -54,6 +54,16 @@ class Repo:
 
     def path_of(self, rel: str) -> str:
         return os.path.join(self.toplevel, rel)
+
+
+def reading_only(repo: Repo, folders: list[str] | None) -> Repo:
+    """``repo`` whose git reads of the working tree are held beneath
+    ``folders`` (repository-relative: the roots' folders when the repository
+    is larger than the roots); the whole checkout when None."""
+    if not folders:
+        return repo
+    reads = tuple(os.path.normpath(os.path.join(repo.toplevel, f)) for f in folders)
+    return replace(repo, git=replace(repo.git, reads=reads))
 
 
 def find_jj(start: str) -> str | None:
@@ -143,7 +153,9 @@ def _points_back(git_dir: str, entry: str, toplevel: str) -> bool:
     except OSError:
         pass
     try:
-        res = Git(git_dir).run(
+        # run from the checkout, not the git directory: git would chdir to the
+        # core.worktree it names, which a confining namespace may not hold
+        res = Git(toplevel).run(
             ["config", "--file", os.path.join(git_dir, "config"), "--get", "core.worktree"], ok=(0, 1)
         )
     except ToolError:

@@ -17,17 +17,24 @@ Why each guard exists:
 * a model-supplied value is never placed where git could read it as an
   option: callers validate it with :func:`refuse_option` and put paths after
   ``--``; revisions are resolved to object ids first (see ``repo.py``);
-* no shell, a timeout on every call, and git's own stderr in the error.
+* no shell, a timeout on every call, and git's own stderr in the error;
+* git opens working-tree files by name, so a folder swapped for a link
+  could lead it out of the roots: it runs confined by the kernel to what
+  :func:`tooldeck.git.access.git_policy` allows (read-only).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from tooldeck.confine import helpers
+from tooldeck.confine.policy import Policy
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.git.access import git_policy
 
 DEFAULT_TIMEOUT = 30.0
 
@@ -112,12 +119,21 @@ class Git:
     """A git runner bound to one working directory.
 
     ``extra_config`` holds per-repository ``-c`` overrides (the blanked filter
-    drivers found by :func:`tooldeck.git.repo.open_repo`).
+    drivers found by :func:`tooldeck.git.repo.open_repo`). ``reads`` are the
+    folders of the working tree git may read (default: beneath ``cwd``).
     """
 
     cwd: str
     timeout: float = DEFAULT_TIMEOUT
     extra_config: tuple[str, ...] = field(default=())
+    reads: tuple[str, ...] = field(default=())
+
+    @functools.cached_property
+    def policy(self) -> Policy:
+        """What this runner's git processes may touch (worked out once per
+        runner: a tool call makes its runners anew, so each call sees the
+        repository as it is)."""
+        return git_policy(self.cwd, self.reads)
 
     def argv(self, args: Sequence[str]) -> list[str]:
         argv = ["git", "--no-pager"]
@@ -129,15 +145,8 @@ class Git:
         """Run ``git args`` in :attr:`cwd`; raise ``git_error`` unless the exit
         status is in ``ok``."""
         try:
-            proc = subprocess.run(
-                self.argv(args),
-                cwd=self.cwd,
-                env=safe_env(),
-                input=input,
-                stdin=None if input is not None else subprocess.DEVNULL,
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
+            proc = helpers.run(
+                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout
             )
         except subprocess.TimeoutExpired as exc:
             raise ToolError(

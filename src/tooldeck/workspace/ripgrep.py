@@ -25,6 +25,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
+from tooldeck.confine import helpers
+from tooldeck.confine.policy import Policy, program
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import hidden_below
@@ -57,6 +59,12 @@ def find_rg() -> str | None:
         if exe.is_file() and os.access(exe, os.X_OK):
             return str(exe)
     return shutil.which("rg")
+
+
+def rg_policy(exe: str, root_path: str) -> Policy:
+    """What ripgrep may touch when it searches ``root_path``: read beneath
+    the root, load itself; nothing else (:mod:`tooldeck.confine`)."""
+    return program("ripgrep", exe, read=(root_path,))
 
 
 def ignore_args(root_path: str) -> list[str]:
@@ -173,8 +181,13 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Pope
     ]
     for t in terms:
         argv += ["-e", t]
-    return subprocess.Popen(
-        argv, cwd=rules.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+    return helpers.popen(
+        rg_policy(exe, rules.root),
+        argv,
+        cwd=rules.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
     )
 
 

@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
-from tooldeck.git.repo import Repo, jj_installed, open_repo, worktrees
+from tooldeck.git.repo import Repo, jj_installed, open_repo, reading_only, worktrees
 from tooldeck.git.runner import refuse_option
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Root
@@ -165,7 +165,8 @@ def resolve_target(rt: Runtime, repo_root: str | None, field_name: str = "repo_r
     base = repo.toplevel
     if root is not None and (_inside(repo.toplevel, root.path) or _inside(root.path, repo.toplevel)):
         base = root.path
-    target = Target(repo, base, limits=_root_limits(rt, repo, first))
+    limits = _root_limits(rt, repo, first)
+    target = Target(reading_only(repo, limits), base, limits=limits)
     if repo.jj_root:
         missing = "; `jj` is not installed, so jj-only state (its working-copy commit) is not shown"
         state = "" if jj_installed() else missing

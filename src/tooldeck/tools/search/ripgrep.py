@@ -29,11 +29,12 @@ import json
 import os
 import subprocess
 
+from tooldeck.confine import helpers
 from tooldeck.core import ToolError, invalid_arguments
 from tooldeck.core.errors import ErrorCode
 from tooldeck.tools.search.model import ContentQuery, InvalidPattern, Line
 from tooldeck.tools.search.scope import Target
-from tooldeck.workspace.ripgrep import ignore_args
+from tooldeck.workspace.ripgrep import ignore_args, rg_policy
 from tooldeck.workspace.roots import Root
 
 RG_TIMEOUT = 300.0
@@ -110,15 +111,9 @@ class RipgrepEngine:
         return args
 
     def _run(self, argv: list[str], cwd: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        try:
-            return subprocess.run(
-                [self.exe, "--no-config", *argv],
-                cwd=cwd,
-                input=stdin if stdin is not None else None,
-                stdin=None if stdin is not None else subprocess.DEVNULL,
-                capture_output=True,
-                timeout=RG_TIMEOUT,
-                check=False,
+        try:  # confined: it reads beneath the root it searches, nothing else
+            return helpers.run(
+                rg_policy(self.exe, cwd), [self.exe, "--no-config", *argv], cwd=cwd, input=stdin, timeout=RG_TIMEOUT
             )
         except subprocess.TimeoutExpired as exc:
             raise ToolError(

@@ -1,0 +1,157 @@
+"""Starting a helper process (ripgrep, git) confined beneath the paths its
+policy names: the one entry point for every process tooldeck starts over
+the person's files.
+
+How, in order of preference (``TOOLDECK_HELPER_SANDBOX`` = ``landlock``,
+``bwrap`` or ``none`` forces one; default ``auto``):
+
+* ``landlock`` (Linux ≥ 5.13 with Landlock enabled): started by a confined
+  thread of this process (:mod:`tooldeck.confine.spawner`), read access only
+  beneath the policy's paths, no TCP bind/connect (ABI ≥ 4), no signals or
+  abstract sockets out of the domain (ABI ≥ 6), no capabilities, no new
+  privileges;
+* ``bwrap``: inside a bubblewrap namespace holding only those paths
+  (:mod:`tooldeck.confine.bwrap`);
+* ``none``: started as before; said once on stderr (the log), and the
+  results are still checked against the safe reads of
+  :mod:`tooldeck.workspace`, as they are in every mode.
+
+Python worker processes (codemap parsing, the token worker) confine
+themselves with :func:`~tooldeck.confine.process.confine_self` instead: they are spawned by
+``multiprocessing`` or a plain ``Popen``, and are single-threaded when they
+call it.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import shutil
+import subprocess
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from tooldeck.confine import bwrap, landlock
+from tooldeck.confine.policy import Policy
+from tooldeck.confine.process import ENV, confine_self, landlock_wanted
+from tooldeck.confine.spawner import Spawners
+
+log = logging.getLogger("tooldeck.confine")
+
+MODES = ("landlock", "bwrap", "none")
+__all__ = ["ENV", "MODES", "confine_self", "mode", "popen", "run", "use_mode"]
+
+_lock = threading.Lock()
+_mode: str | None = None
+_spawners: Spawners | None = None
+
+
+def _choose() -> str:
+    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if wanted == "none":
+        return "none"
+    if landlock_wanted() >= 1:
+        return "landlock"
+    if wanted in ("auto", "landlock", "bwrap") and bwrap.bwrap_path() is not None:
+        return "bwrap"
+    return "none"
+
+
+def mode() -> str:
+    """How helpers are confined here: ``landlock``, ``bwrap`` or ``none``
+    (decided once per process, and said once in the log)."""
+    global _mode, _spawners
+    if _mode is None:
+        with _lock:
+            if _mode is None:
+                chosen = _choose()
+                if chosen == "landlock":
+                    _spawners = Spawners(landlock.abi_version())
+                _say(chosen)
+                _mode = chosen
+    return _mode
+
+
+def _say(chosen: str) -> None:
+    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    if chosen == "landlock":
+        log.info("tooldeck: helper processes are confined by Landlock (ABI %d)", landlock.abi_version())
+    elif chosen == "bwrap":
+        why = f"{ENV}=bwrap" if wanted == "bwrap" else "Landlock is not available"
+        log.warning("tooldeck: %s; helper processes run in bubblewrap namespaces (~20 ms more per process)", why)
+    else:
+        why = f"{ENV}=none" if wanted == "none" else "neither Landlock nor a working bubblewrap is available"
+        log.warning(
+            "tooldeck: helper processes (ripgrep, git) are NOT confined by the kernel (%s); their results are "
+            "still checked against safe reads of the roots",
+            why,
+        )
+
+
+def popen(policy: Policy, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(argv, **kwargs)`` confined to ``policy``."""
+    how = mode()
+    if how == "landlock":
+        assert _spawners is not None
+        return _spawners.popen(policy, argv, **kwargs)
+    if how == "bwrap":
+        exe = bwrap.bwrap_path()
+        if exe is not None:
+            # found here, as Popen would: a missing program is FileNotFoundError, not bwrap's exit 1
+            env = kwargs.get("env") or os.environ
+            found = argv[0] if "/" in argv[0] else shutil.which(argv[0], path=env.get("PATH", os.defpath))
+            if found is None:
+                raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), argv[0])
+            wrapped = bwrap.wrap(exe, policy, [found, *argv[1:]], kwargs.pop("cwd", None))
+            return subprocess.Popen(wrapped, **kwargs)
+    return subprocess.Popen(argv, **kwargs)
+
+
+def run(
+    policy: Policy,
+    argv: Sequence[str],
+    *,
+    cwd: str | None = None,
+    input: bytes | None = None,
+    timeout: float | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run(argv, capture_output=True)`` confined to ``policy``:
+    stdin is ``input`` (else /dev/null); on a timeout the helper is killed
+    and reaped, and :class:`subprocess.TimeoutExpired` raised."""
+    stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
+    proc = popen(policy, argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    with proc:
+        try:
+            out, err = proc.communicate(input, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
+        except BaseException:
+            proc.kill()
+            raise
+    return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def use_mode(how: str) -> None:
+    """Switch how helpers are confined, keeping the spawners already made
+    (benchmarks compare modes call by call; tests pick one)."""
+    global _mode, _spawners
+    if how not in MODES:
+        raise ValueError(f"unknown helper sandbox {how!r}; one of {MODES}")
+    with _lock:
+        if how == "landlock" and _spawners is None:
+            _spawners = Spawners(landlock.abi_version())
+        _mode = how
+
+
+def reset_for_tests() -> None:
+    """Forget the decided mode and stop the spawners (tests switch modes)."""
+    global _mode, _spawners
+    with _lock:
+        if _spawners is not None:
+            _spawners.stop_all()
+        _mode, _spawners = None, None
