@@ -97,8 +97,8 @@ def test_breakout_suite_passes_as_an_unprivileged_user() -> None:
         )
         done = _run_as_uid(base, [sys.executable, "-c", probe], timeout=120)
         if done.returncode != 0:
-            _cannot_start(f"uid {UID} cannot import tooldeck or read the break-out modules "
-                          f"({done.stderr.strip().splitlines()[-1:] or done.returncode})")  # fmt: skip
+            last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+            _cannot_start(f"uid {UID} cannot import tooldeck or read the break-out modules ({last})")
         junit = work / "junit.xml"
         command = [sys.executable, "-m", "pytest", *map(str, modules), "-q", "-p", "no:cacheprovider", "-rfEs",
                    "--basetemp", str(work / "basetemp"), "--junitxml", str(junit)]  # fmt: skip
