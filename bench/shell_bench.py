@@ -8,8 +8,14 @@ Latency (N runs each, in this process, after 5 warm-up runs):
 * tooldeck, sandbox off: the same call on a runtime with ``sandbox.mode = "off"``
   (everything but bubblewrap: what tooldeck itself adds);
 * tooldeck: a whole ``shell`` tool call through the Toolbox — decode, policy
-  (PATH resolution, wrapper inspection), audit log (3 JSONL lines), sandbox
+  (PATH resolution, wrapper inspection), audit log (3 JSONL lines), git guard
+  (placeholders of a root without a repository, nested .git scan), sandbox
   argv, pids cgroup, spawn, pump, render.
+
+The bwrap and tool rows come "before" (the bwrap options as they were before
+issue 27), with ``--cap-drop ALL --disable-userns --seccomp FD`` added, and
+(tool) with the git guard too, side by side in one run: the same processes
+each time, only the options differ.
 
 Goal: tooldeck adds < 30 ms per call over the baseline (p50).
 
@@ -24,6 +30,7 @@ Usage: ``python bench/shell_bench.py [--runs 100]``
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -74,8 +81,45 @@ def build_box(root: str, state: str, output_bytes: int = 64_000):  # type: ignor
     return Toolbox(tools), svc, rt
 
 
+NEW_FLAGS = (("--cap-drop", "ALL"), ("--disable-userns",), ("--seccomp", None))  # None: the fd that follows
+
+
+def without_new_flags(argv: list[str]) -> list[str]:
+    """The bwrap argv as it was before issue 27: no --cap-drop ALL, --disable-userns, --seccomp FD."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] == "--":
+            return out + argv[i:]
+        if argv[i] in ("--cap-drop", "--seccomp"):
+            i += 2
+            continue
+        if argv[i] != "--disable-userns":
+            out.append(argv[i])
+        i += 1
+    return out
+
+
+@contextlib.contextmanager
+def variant(new_flags: bool, git_guard: bool):  # type: ignore[no-untyped-def]
+    """The tool with or without the new privilege options and the git guard (same processes)."""
+    import tooldeck.shell.service as service
+    from tooldeck.shell.gitguard import GitGuard
+
+    saved = (service.bwrap_argv, service.seccomp_program, service.ShellService._git_guard)
+    try:
+        if not new_flags:
+            service.bwrap_argv = lambda exe, plan, cmd: without_new_flags(saved[0](exe, plan, cmd))
+            service.seccomp_program = lambda: None
+        if not git_guard:
+            service.ShellService._git_guard = lambda self, rt, read, write: GitGuard()
+        yield
+    finally:
+        service.bwrap_argv, service.seccomp_program, service.ShellService._git_guard = saved
+
+
 def latency(runs: int) -> list[tuple[str, list[float]]]:
     from tooldeck.shell.sandbox import SandboxPlan, bwrap_argv, probe
+    from tooldeck.shell.seccomp_filter import fill_slot, program
 
     with tempfile.TemporaryDirectory() as tmp:
         root, state = os.path.join(tmp, "root"), os.path.join(tmp, "state")
@@ -85,17 +129,30 @@ def latency(runs: int) -> list[tuple[str, list[float]]]:
         plan = SandboxPlan((root,), (root,), False, root, {"PATH": rt.environment.path}, (),
                            rt.sandbox.system_paths)  # fmt: skip
         argv = bwrap_argv(probe(), plan, ["/usr/bin/true"])
+        seccomp = program()
         args = json.dumps({"program": "true"})
 
-        def tool_call(name: str = "shell") -> None:
-            res = box.call_sync(name, args)
+        def bwrap_new() -> None:
+            filled, fd = fill_slot(argv, seccomp)
+            try:
+                subprocess.run(filled, check=True, pass_fds=(fd,) if fd is not None else ())
+            finally:
+                if fd is not None:
+                    os.close(fd)
+
+        def tool_call(name: str = "shell", new_flags: bool = True, git_guard: bool = True) -> None:
+            with variant(new_flags, git_guard):
+                res = box.call_sync(name, args)
             assert not res.is_error and "[exit 0" in res.text, res.text
 
         return [
             ("subprocess.run(['true'])", timed(lambda: subprocess.run(["true"], check=True), runs)),
-            ("bwrap only", timed(lambda: subprocess.run(argv, check=True), runs)),
+            ("bwrap only, before", timed(lambda: subprocess.run(without_new_flags(argv), check=True), runs)),
+            ("bwrap only, +caps/seccomp", timed(bwrap_new, runs)),
             ("tooldeck, sandbox off", timed(lambda: tool_call("shell_nosandbox"), runs)),
-            ("tooldeck shell tool", timed(tool_call, runs)),
+            ("tooldeck tool, before", timed(lambda: tool_call(new_flags=False, git_guard=False), runs)),
+            ("tooldeck, +caps/seccomp", timed(lambda: tool_call(git_guard=False), runs)),
+            ("tooldeck tool (all)", timed(tool_call, runs)),
         ]
 
 
@@ -147,6 +204,12 @@ def main() -> None:
         p50 = statistics.median(values)
         print(f"{name:<28}{p50:>8.2f}{pct(values, 0.95):>8.2f}{p50 - base:>11.2f}{p50 / base:>8.2f}")
     added = statistics.median(rows[-1][1]) - base
+    med = {name: statistics.median(values) for name, values in rows}
+    bwrap_cost = med["bwrap only, +caps/seccomp"] - med["bwrap only, before"]
+    tool_cost = med["tooldeck, +caps/seccomp"] - med["tooldeck tool, before"]
+    guard_cost = med["tooldeck tool (all)"] - med["tooldeck, +caps/seccomp"]
+    print(f"--cap-drop ALL + --disable-userns + seccomp (p50): bwrap {bwrap_cost:+.2f} ms, tool {tool_cost:+.2f} ms; "
+          f"git guard (placeholders of a repo-less root, scan) {guard_cost:+.2f} ms")  # fmt: skip
     print(f"goal: tooldeck adds < 30 ms per call -> {'met' if added < 30 else 'NOT met'} ({added:.1f} ms)")
     results = flood()
     print("\n100 MB flood on stdout (fresh process each; peak RSS of that process)")

@@ -1,12 +1,19 @@
 """The bubblewrap command line for one process: what it sees, writes and reaches.
 
+Privileges, whoever runs tooldeck (bwrap run by real root otherwise leaves the
+command every capability in its user namespace, enough to remount a read-only
+bind): ``--cap-drop ALL``, ``--disable-userns`` (no nested user namespace) and
+``--seccomp FD`` (:mod:`tooldeck.shell.seccomp_filter`; the argv carries
+:data:`~tooldeck.shell.seccomp_filter.FD_SLOT` until spawn time). bwrap always
+sets no-new-privileges.
+
 Layout inside the sandbox (later mounts shadow earlier ones):
 
 * system directories (``/usr``, ``/etc``...) read-only, a fresh ``/dev``, ``/proc``;
 * a private ``/tmp`` (tmpfs) that is also ``HOME``;
-* every read root read-only, every write root read-write, and the ``.git``
-  of a write root (with a worktree's git directory) read-only again, so hooks
-  and config cannot be planted;
+* every read root read-only, every write root read-write, and every git
+  directory of a write root read-only again (``ro_binds``, planned by
+  :mod:`tooldeck.shell.gitguard`), so hooks and config cannot be planted;
 * the state directory covered by an empty tmpfs (audit log, database, secrets
   of other tools are invisible even when the state dir sits inside a root);
 * new user, pid, ipc, uts (and cgroup) namespaces, a new session (no TIOCSTI
