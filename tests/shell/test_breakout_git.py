@@ -9,8 +9,8 @@ marker file the planted command would create.
 
 from __future__ import annotations
 
-import json
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -208,32 +208,49 @@ def test_overlapping_runs_keep_the_placeholder_until_the_last_ends(box: Shell, r
     assert not marker.exists()
 
 
-def test_a_crash_leftover_is_removed_by_the_next_run(box: Shell, root: Path, state_dir: Path) -> None:
-    (root / ".git").mkdir()  # what a killed server left: a placeholder and its record, holder dead
-    registry = state_dir / "sandbox"
-    registry.mkdir(exist_ok=True)
-    record = {str(root / ".git"): {"kind": "dir", "holders": [f"{_dead_pid()}:1:x"]}}
-    (registry / "placeholders.json").write_text(json.dumps(record))
+def _held_by_a_killed_process(state_dir: Path, root: Path) -> None:
+    """A process that holds the placeholders of ``root`` and is killed (kill -9) mid-run."""
+    from tooldeck.shell.gitguard import prepare
+    from tooldeck.shell.placeholders import Placeholders
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: hold, say so, wait to be killed
+        try:
+            prepare(Placeholders(state_dir), [str(root)], [str(root)])
+            os.write(w, b"held")
+            time.sleep(60)
+        finally:
+            os._exit(0)
+    os.close(w)
+    assert os.read(r, 4) == b"held"
+    os.close(r)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+
+
+def test_a_crash_leftover_is_removed_by_the_next_server(root: Path, state_dir: Path) -> None:
+    _held_by_a_killed_process(state_dir, root)
+    assert (root / ".git").is_dir() and (root / "HEAD").is_dir()  # left behind by the killed process
     other = state_dir.parent / "other"
     other.mkdir()
-    s2 = open_shell(other, state_dir)  # the next server (or run, on any root) sweeps it
-    s2.structured("raw", {"code": "true"})
-    assert not (root / ".git").exists()
-    assert json.loads((registry / "placeholders.json").read_text()) == {}
+    open_shell(other, state_dir)  # a new server on the same state directory sweeps it
+    assert sorted(p.name for p in root.iterdir()) == []
+
+
+def test_a_crash_leftover_is_reused_then_removed_by_the_next_run(
+    box: Shell, root: Path, state_dir: Path, marker: Path
+) -> None:
+    _held_by_a_killed_process(state_dir, root)
+    out = _raw(box, f"git init -q . ; git config core.fsmonitor '{plant(marker)}'; ls -A .git")
+    assert "README-tooldeck" in out["stdout"]  # the leftover is a placeholder again: read-only
+    assert sorted(p.name for p in root.iterdir()) == []
+    person_git_status(root)
+    assert not marker.exists()
 
 
 def test_a_leftover_the_person_turned_into_a_repository_is_kept(root: Path, state_dir: Path) -> None:
-    (root / ".git").mkdir()
-    registry = state_dir / "sandbox"
-    registry.mkdir()
-    record = {str(root / ".git"): {"kind": "dir", "holders": [f"{_dead_pid()}:1:x"]}}
-    (registry / "placeholders.json").write_text(json.dumps(record))
-    subprocess.run([*GIT, "init", "-q", str(root)], check=True)  # the person's git init filled it
+    _held_by_a_killed_process(state_dir, root)
+    subprocess.run([*GIT, "init", "-q", str(root)], check=True)  # the person's git init filled the placeholder
     open_shell(root, state_dir).structured("raw", {"code": "true"})
-    assert (root / ".git" / "HEAD").exists()
-
-
-def _dead_pid() -> int:
-    proc = subprocess.Popen(["true"])
-    proc.wait()
-    return proc.pid
+    assert (root / ".git" / "HEAD").is_file()

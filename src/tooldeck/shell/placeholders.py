@@ -4,55 +4,42 @@ Why they exist: a read-only bind needs something to mount on. A write root
 without a repository has no ``.git`` to bind read-only, and a model that runs
 ``git init && git config core.fsmonitor "..."`` there plants a command the
 person's next ``git status`` runs. So tooldeck creates an empty ``.git``
-folder (and an empty ``HEAD`` file, see :mod:`tooldeck.shell.gitguard`) in the
+folder (and an empty ``HEAD``, see :mod:`tooldeck.shell.gitguard`) in the
 root on the host, the sandbox mounts read-only things on them, and when the
 last run using them ends they are removed again.
 
-Why a registry: two runs on the same root may overlap (two tools of one
-server, a server and a ``tooldeck call``). The first creates a placeholder,
-the last removes it; removing it while another run's sandbox still has it as
-a mount point would lift that run's protection (rmdir of a mount point in
-another namespace detaches the mount). So every placeholder is recorded in
-``<state dir>/sandbox/placeholders.json`` with its holders — each one a run of
-a process named by pid *and* start time, so a holder whose process died
-(killed, crashed) is recognised and dropped; every change happens under an
-exclusive lock on ``placeholders.lock``. Each acquire also sweeps records
-without a live holder, so a crash leaves a placeholder behind only until the
-next sandboxed run of any root (or the next server start).
+Why holds: two runs on the same root may overlap (two tools of one server, a
+server and a ``tooldeck call``). The first creates a placeholder, the last
+removes it; removing it while another run's sandbox still has it as a mount
+point would lift that run's protection (rmdir of a mount point in another
+namespace detaches the mount). Each placeholder path has a file in
+``<state dir>/sandbox/holds/`` (named by a hash of the path; it says whether
+tooldeck made the placeholder) on which every run using it holds a shared
+``flock`` for as long as it runs. The kernel drops the locks of a process that
+dies, so "nobody holds it" is always true, crash or not: a release, or the
+sweep at the next server start, that gets the exclusive lock removes the
+placeholder. Every decision happens under one exclusive lock
+(``holds.lock``), so a hold is never taken while another run removes.
 
 A placeholder is removed only while it is still what tooldeck made (an
-empty folder, an empty file): if the person ran ``git init`` on the host
-meanwhile, their repository stays and only the record goes.
+empty folder or file): if the person ran ``git init`` on the host meanwhile,
+their repository stays and only the mark goes.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import hashlib
 import json
 import os
 import stat
-import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tooldeck.workspace.dirfd import open_root
-from tooldeck.workspace.statefiles import exclusive_lock, read_private, write_private_atomic
+from tooldeck.workspace.statefiles import exclusive_lock, open_state_file
 
 Kind = str  # "dir" | "file"
-
-
-def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (field 22 of /proc/PID/stat)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            text = fh.read().decode("ascii", "replace")
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[-1].split()[19]
-
-
-def _alive(holder: str) -> bool:
-    pid, start, _run = holder.split(":", 2)
-    return pid.isdigit() and _start_time(int(pid)) == start
 
 
 def _pristine(path: str, kind: Kind) -> bool:
@@ -106,91 +93,131 @@ def _remove(path: str, kind: Kind) -> None:
             os.close(fd)
 
 
+MARK_BYTES = 8192  # a mark is rewritten in place, padded with spaces: no truncate (a journaled metadata change)
+
+
+def _read_mark(fd: int) -> dict:
+    try:
+        mark = json.loads(os.pread(fd, MARK_BYTES, 0).strip() or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return mark if isinstance(mark, dict) else {}
+
+
+def _write_mark(fd: int, mark: dict) -> None:
+    data = json.dumps(mark).encode()
+    os.pwrite(fd, data.ljust(MARK_BYTES), 0)
+
+
+def _nobody_holds(fd: int) -> bool:
+    """Whether no run holds this placeholder (the caller's own hold already dropped)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    return True
+
+
 @dataclass(slots=True)
 class Held:
-    """What one run holds: release it exactly once."""
+    """What one run holds (a shared lock per placeholder): release it exactly once."""
 
-    token: str
-    paths: list[str]
+    paths: list[str] = field(default_factory=list)
+    fds: list[int] = field(default_factory=list)
 
 
 class Placeholders:
-    """The refcounted placeholders of one state directory."""
+    """The placeholders of one state directory."""
 
     def __init__(self, state_dir: str | os.PathLike[str]) -> None:
         self.dir = os.path.join(os.fspath(state_dir), "sandbox")
-        self.lock = os.path.join(self.dir, "placeholders.lock")
-        self.data = os.path.join(self.dir, "placeholders.json")
+        self.holds = os.path.join(self.dir, "holds")
+        self.lock = os.path.join(self.dir, "holds.lock")
 
-    def _load(self) -> dict[str, dict]:
-        try:
-            raw = read_private(self.data)
-            records = json.loads(raw) if raw else {}
-        except (OSError, ValueError):
-            records = {}
-        return records if isinstance(records, dict) else {}
-
-    def _save(self, records: dict[str, dict]) -> None:
-        write_private_atomic(self.data, json.dumps(records, sort_keys=True).encode())
-
-    @staticmethod
-    def _sweep(records: dict[str, dict]) -> None:
-        """Drop dead holders; a record left without one is a crash leftover: remove it."""
-        for path in list(records):
-            rec = records[path]
-            rec["holders"] = [h for h in rec.get("holders", []) if _alive(h)]
-            if not rec["holders"]:
-                _remove(path, rec.get("kind", "dir"))
-                del records[path]
-
-    def sweep(self) -> None:
-        """Remove the leftovers of runs whose process is gone (nothing to do without a registry)."""
-        if not os.path.exists(self.data):
-            return
-        with exclusive_lock(self.lock):
-            records = self._load()
-            if records:
-                self._sweep(records)
-                self._save(records)
+    def _mark_path(self, path: str) -> str:
+        return os.path.join(self.holds, hashlib.sha256(path.encode()).hexdigest()[:32])
 
     def registered(self, path: str) -> bool:
-        """Whether ``path`` is a placeholder with a live holder (read without the lock: a hint)."""
-        rec = self._load().get(path)
-        return bool(rec) and any(_alive(h) for h in rec.get("holders", []))
+        """Whether tooldeck made the placeholder at ``path`` (read without the lock: a hint)."""
+        try:
+            fd = open_state_file(self._mark_path(path), create=False)
+        except OSError:
+            return False
+        try:
+            return bool(_read_mark(fd).get("made"))
+        finally:
+            os.close(fd)
+
+    def _hold(self, path: str, kind: Kind) -> int | None:
+        """Under the lock: the placeholder at ``path`` made (or found made) and held."""
+        fd = open_state_file(self._mark_path(path), create=True)
+        try:
+            mark = _read_mark(fd)
+            if mark.get("made") and not _pristine(path, mark.get("kind", kind)):
+                mark = {}  # the person made it real meanwhile: theirs now
+                _write_mark(fd, mark)
+            if not mark.get("made"):
+                if os.path.lexists(path) or not _make(path, kind):
+                    os.close(fd)
+                    return None  # a real .git (or HEAD...): nothing to hold
+                _write_mark(fd, {"path": path, "kind": kind, "made": True})
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            return fd
+        except BaseException:
+            os.close(fd)
+            raise
 
     def acquire(self, wanted: list[tuple[str, Kind]]) -> Held:
         """Hold a placeholder at each wanted path that is missing or already one of
         ours; a path that exists and is not ours is left alone (not held)."""
-        token = f"{os.getpid()}:{_start_time(os.getpid())}:{uuid.uuid4().hex}"
+        held = Held()
         if not wanted:
-            return Held(token, [])
-        os.makedirs(self.dir, mode=0o700, exist_ok=True)
-        held: list[str] = []
+            return held
+        os.makedirs(self.holds, mode=0o700, exist_ok=True)
         with exclusive_lock(self.lock):
-            records = self._load()
-            self._sweep(records)
             for path, kind in wanted:
-                rec = records.get(path)
-                if rec is None and not os.path.lexists(path) and _make(path, kind):
-                    rec = records[path] = {"kind": kind, "holders": []}
-                if rec is None or not _pristine(path, rec.get("kind", kind)):
-                    continue
-                rec["holders"].append(token)
-                held.append(path)
-            self._save(records)
-        return Held(token, held)
+                fd = self._hold(path, kind)
+                if fd is not None:
+                    held.paths.append(path)
+                    held.fds.append(fd)
+        return held
+
+    def _drop(self, fd: int) -> None:
+        """Under the lock, after the caller's hold on ``fd`` was dropped: remove the
+        placeholder if nobody holds it any more."""
+        if not _nobody_holds(fd):
+            return
+        mark = _read_mark(fd)
+        if mark.get("made"):
+            _remove(mark.get("path", ""), mark.get("kind", "dir"))
+            _write_mark(fd, {})
 
     def release(self, held: Held) -> None:
-        if not held.paths:
+        if not held.fds:
             return
         with exclusive_lock(self.lock):
-            records = self._load()
-            for path in held.paths:
-                rec = records.get(path)
-                if rec is None:
+            for fd in held.fds:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                try:
+                    self._drop(fd)
+                finally:
+                    os.close(fd)
+        held.fds, held.paths = [], []
+
+    def sweep(self) -> None:
+        """Remove what runs of processes that are gone left behind (a crash, a kill -9)."""
+        try:
+            names = os.listdir(self.holds)
+        except OSError:
+            return
+        with exclusive_lock(self.lock):
+            for name in names:
+                try:
+                    fd = open_state_file(os.path.join(self.holds, name), create=False)
+                except OSError:
                     continue
-                rec["holders"] = [h for h in rec["holders"] if h != held.token]
-                if not rec["holders"]:
-                    _remove(path, rec.get("kind", "dir"))
-                    del records[path]
-            self._save(records)
+                try:
+                    self._drop(fd)
+                finally:
+                    os.close(fd)
