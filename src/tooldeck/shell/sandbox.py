@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from tooldeck.shell.seccomp_filter import FD_SLOT, SeccompUnavailable, fill_slot, program
 
 _probe_cache: dict[str, str | None] = {}
+PRLIMIT = "/usr/bin/prlimit"  # util-linux: sets RLIMIT_NPROC inside the sandbox when no pids cgroup holds a run
 
 
 class SandboxUnavailable(RuntimeError):
@@ -57,7 +58,7 @@ class SandboxPlan:
     # (set outside, it would count every process of the user on the machine). Root is
     # exempt from RLIMIT_NPROC: for root only the cgroup holds.
     nproc: int | None = None
-    nproc_tool: str = "/usr/bin/prlimit"
+    nproc_tool: str = PRLIMIT
 
 
 def bwrap_path() -> str | None:

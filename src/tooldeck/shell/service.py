@@ -29,7 +29,7 @@ from tooldeck.shell.placeholders import Placeholders
 from tooldeck.shell.policy import Decision, decide
 from tooldeck.shell.profiles import ShellRuntime
 from tooldeck.shell.render import render_result
-from tooldeck.shell.sandbox import SandboxPlan, SandboxUnavailable, bwrap_argv, probe
+from tooldeck.shell.sandbox import PRLIMIT, SandboxPlan, SandboxUnavailable, bwrap_argv, probe
 from tooldeck.shell.seccomp_filter import program as seccomp_program
 from tooldeck.shell.shaping import Redactor, StreamDecoder
 from tooldeck.shell.spec import file_sha256
@@ -189,7 +189,7 @@ class ShellService:
         hide = tuple(d for d in (self.state_dir,) if any(_inside(d, b) for b in bound))
         plan = SandboxPlan(tuple(read), tuple(write), rt.sandbox.network, cwd, env, hide,
                            rt.sandbox.system_paths, req.extra_ro, tuple(guard.binds),
-                           nproc=max_pids if _needs_rlimit() else None)  # fmt: skip
+                           nproc=max_pids if _needs_rlimit(rt.sandbox.system_paths) else None)  # fmt: skip
         wrapped = [(op, [bwrap_argv(exe, plan, argv) for argv in stages]) for op, stages in steps]
         return RunSpec(steps=wrapped, seccomp=seccomp_program(), hold=guard, **common)  # type: ignore[arg-type]
 
@@ -256,10 +256,12 @@ class ShellService:
         return await hooks.after(render_result(result, req.result, redact, rt), result)
 
 
-def _needs_rlimit() -> bool:
+def _needs_rlimit(system_paths: Sequence[str]) -> bool:
     """No pids cgroup to hold the process count: RLIMIT_NPROC inside the sandbox
-    does (it binds every user but root, for whom only the cgroup holds)."""
-    return cgroup_parent() is None and os.geteuid() != 0 and os.path.exists("/usr/bin/prlimit")
+    does (it binds every user but root, for whom only the cgroup holds), set by
+    ``prlimit`` where the sandbox shows it."""
+    return (cgroup_parent() is None and os.geteuid() != 0 and os.path.exists(PRLIMIT)
+            and any(_inside(PRLIMIT, p) for p in system_paths))  # fmt: skip
 
 
 def _emitter(inv: Invocation, redact: Redactor, budget: int) -> Callable[[str, bytes], None] | None:
