@@ -1,6 +1,6 @@
 """Shell tool overhead and flood memory: tooldeck's sandboxed run beside bare subprocess.
 
-Latency (N runs each, in this process, after 5 warm-up runs):
+Latency (N rounds, each case once per round, in this process, after 5 warm-up rounds):
 
 * baseline: ``subprocess.run(["true"])``;
 * bwrap only: ``subprocess.run`` of the same bubblewrap command line tooldeck
@@ -51,18 +51,21 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def timed(fn, runs: int) -> list[float]:  # type: ignore[no-untyped-def]
-    for _ in range(5):
-        fn()
-    out = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
+def interleaved(cases: list[tuple[str, object]], runs: int) -> list[tuple[str, list[float]]]:
+    """Each case once per round, ``runs`` rounds after 5 warm-up rounds: a load that
+    changes during the run weighs on every case alike (the comparison is side by side)."""
+    times: dict[str, list[float]] = {name: [] for name, _fn in cases}
+    for round_ in range(runs + 5):
+        for name, fn in cases:
+            t0 = time.perf_counter()
+            fn()  # type: ignore[operator]
+            if round_ >= 5:
+                times[name].append((time.perf_counter() - t0) * 1000)
+    return list(times.items())
 
 
 def build_box(root: str, state: str, output_bytes: int = 64_000):  # type: ignore[no-untyped-def]
+    """A shell tool over ``root`` (sandboxed) and one with the sandbox off."""
     from tooldeck.core.toolbox import Toolbox
     from tooldeck.shell.profiles import BUILTIN
     from tooldeck.shell.service import ShellService
@@ -126,6 +129,9 @@ def latency(runs: int) -> list[tuple[str, list[float]]]:
         os.mkdir(root)
         os.mkdir(state)
         box, _svc, rt = build_box(root, state)
+        repo = os.path.join(tmp, "repo")  # a root with a repository: no placeholders, the .git bound read-only
+        subprocess.run(["git", "init", "-q", repo], check=True)
+        repo_box, _svc2, _rt2 = build_box(repo, state)
         plan = SandboxPlan((root,), (root,), False, root, {"PATH": rt.environment.path}, (),
                            rt.sandbox.system_paths)  # fmt: skip
         argv = bwrap_argv(probe(), plan, ["/usr/bin/true"])
@@ -140,20 +146,21 @@ def latency(runs: int) -> list[tuple[str, list[float]]]:
                 if fd is not None:
                     os.close(fd)
 
-        def tool_call(name: str = "shell", new_flags: bool = True, git_guard: bool = True) -> None:
+        def tool_call(name: str = "shell", new_flags: bool = True, git_guard: bool = True, on=box) -> None:  # type: ignore[no-untyped-def]
             with variant(new_flags, git_guard):
-                res = box.call_sync(name, args)
+                res = on.call_sync(name, args)
             assert not res.is_error and "[exit 0" in res.text, res.text
 
-        return [
-            ("subprocess.run(['true'])", timed(lambda: subprocess.run(["true"], check=True), runs)),
-            ("bwrap only, before", timed(lambda: subprocess.run(without_new_flags(argv), check=True), runs)),
-            ("bwrap only, +caps/seccomp", timed(bwrap_new, runs)),
-            ("tooldeck, sandbox off", timed(lambda: tool_call("shell_nosandbox"), runs)),
-            ("tooldeck tool, before", timed(lambda: tool_call(new_flags=False, git_guard=False), runs)),
-            ("tooldeck, +caps/seccomp", timed(lambda: tool_call(git_guard=False), runs)),
-            ("tooldeck tool (all)", timed(tool_call, runs)),
-        ]
+        return interleaved([
+            ("subprocess.run(['true'])", lambda: subprocess.run(["true"], check=True)),
+            ("bwrap only, before", lambda: subprocess.run(without_new_flags(argv), check=True)),
+            ("bwrap only, +caps/seccomp", bwrap_new),
+            ("tooldeck, sandbox off", lambda: tool_call("shell_nosandbox")),
+            ("tooldeck tool, before", lambda: tool_call(new_flags=False, git_guard=False)),
+            ("tooldeck, +caps/seccomp", lambda: tool_call(git_guard=False)),
+            ("tooldeck tool (all)", tool_call),
+            ("tooldeck (all), repo root", lambda: tool_call(on=repo_box)),
+        ], runs)  # fmt: skip
 
 
 def flood_child(kind: str) -> None:
@@ -203,11 +210,11 @@ def main() -> None:
     for name, values in rows:
         p50 = statistics.median(values)
         print(f"{name:<28}{p50:>8.2f}{pct(values, 0.95):>8.2f}{p50 - base:>11.2f}{p50 / base:>8.2f}")
-    added = statistics.median(rows[-1][1]) - base
     med = {name: statistics.median(values) for name, values in rows}
     bwrap_cost = med["bwrap only, +caps/seccomp"] - med["bwrap only, before"]
     tool_cost = med["tooldeck, +caps/seccomp"] - med["tooldeck tool, before"]
     guard_cost = med["tooldeck tool (all)"] - med["tooldeck, +caps/seccomp"]
+    added = med["tooldeck tool (all)"] - base
     print(f"--cap-drop ALL + --disable-userns + seccomp (p50): bwrap {bwrap_cost:+.2f} ms, tool {tool_cost:+.2f} ms; "
           f"git guard (placeholders of a repo-less root, scan) {guard_cost:+.2f} ms")  # fmt: skip
     print(f"goal: tooldeck adds < 30 ms per call -> {'met' if added < 30 else 'NOT met'} ({added:.1f} ms)")
