@@ -77,10 +77,11 @@ def test_remount_of_etc_read_write_fails(box: Shell) -> None:
     assert not os.path.exists(marker)
 
 
-def test_umount_of_the_git_bind_does_not_expose_a_writable_git_dir(box: Shell, root: Path) -> None:
+@pytest.mark.parametrize("undo", ["umount ROOT/.git; umount -l ROOT/.git", "mount -o remount,rw,bind ROOT/.git"])
+def test_the_git_bind_cannot_be_undone(box: Shell, root: Path, undo: str) -> None:
     (root / ".git" / "hooks").mkdir(parents=True)
     (root / ".git" / "config").write_text("[core]\n")
-    _raw(box, "raw", f"umount {root}/.git; umount -l {root}/.git; echo '[core] fsmonitor = x' >> {root}/.git/config; "
+    _raw(box, "raw", f"{undo.replace('ROOT', str(root))}; echo '[core] fsmonitor = x' >> {root}/.git/config; "
          f"touch {root}/.git/hooks/pre-commit; echo done")  # fmt: skip
     assert (root / ".git" / "config").read_text() == "[core]\n"
     assert not (root / ".git" / "hooks" / "pre-commit").exists()
