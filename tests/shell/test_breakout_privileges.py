@@ -186,12 +186,14 @@ print('rc', r, 'errno', e)
 """
 # Arguments that do nothing harmful even where a call is allowed (NULL pointers, bad
 # descriptors, zero counts); several would succeed without the filter (unshare(0),
-# ptrace(TRACEME), iopl(0), process_vm_readv of itself, syslog's buffer size).
+# ptrace(TRACEME), process_vm_readv of itself, userfaultfd(USER_MODE_ONLY),
+# fanotify_init(FAN_REPORT_FID)) and most others fail with another errno (EFAULT,
+# EBADF, ENOSYS...): EPERM is the filter's answer.
 ARGS: dict[str, tuple[str, ...]] = {
     "unshare": ("0",), "setns": ("-1", "0"), "ptrace": ("0", "0", "0", "0"),
     "process_vm_readv": ("PID", "0", "0", "0", "0", "0"), "process_vm_writev": ("PID", "0", "0", "0", "0", "0"),
     "keyctl": ("0", "-2", "0"), "userfaultfd": ("1",), "iopl": ("0",), "syslog": ("10", "0", "0"),
-    "name_to_handle_at": ("-100", "0", "0", "0", "0"),
+    "name_to_handle_at": ("-100", "0", "0", "0", "0"), "fanotify_init": ("512", "0"),  # FAN_REPORT_FID: unprivileged
 }  # fmt: skip
 # the calls this architecture has (umount is i386's, iopl x86's...): none is skipped
 CALLS = [(name, errno.EPERM) for name in EPERM_CALLS] + [(name, errno.ENOSYS) for name in ENOSYS_CALLS]
