@@ -51,17 +51,27 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def interleaved(cases: list[tuple[str, object]], runs: int) -> list[tuple[str, list[float]]]:
+def cpu_ms() -> float:
+    """CPU time of this process and its reaped children (bwrap and the command), ms."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime) * 1000
+
+
+def interleaved(cases: list[tuple[str, object]], runs: int) -> list[tuple[str, list[float], float]]:
     """Each case once per round, ``runs`` rounds after 5 warm-up rounds: a load that
-    changes during the run weighs on every case alike (the comparison is side by side)."""
+    changes during the run weighs on every case alike (the comparison is side by side).
+    Per case: the wall times, and the mean CPU time per call (which a busy machine
+    disturbs far less than the wall time)."""
     times: dict[str, list[float]] = {name: [] for name, _fn in cases}
+    cpu: dict[str, float] = {name: 0.0 for name, _fn in cases}
     for round_ in range(runs + 5):
         for name, fn in cases:
-            t0 = time.perf_counter()
+            c0, t0 = cpu_ms(), time.perf_counter()
             fn()  # type: ignore[operator]
             if round_ >= 5:
                 times[name].append((time.perf_counter() - t0) * 1000)
-    return list(times.items())
+                cpu[name] += cpu_ms() - c0
+    return [(name, values, cpu[name] / runs) for name, values in times.items()]
 
 
 def build_box(root: str, state: str, output_bytes: int = 64_000):  # type: ignore[no-untyped-def]
@@ -120,7 +130,7 @@ def variant(new_flags: bool, git_guard: bool):  # type: ignore[no-untyped-def]
         service.bwrap_argv, service.seccomp_program, service.ShellService._git_guard = saved
 
 
-def latency(runs: int) -> list[tuple[str, list[float]]]:
+def latency(runs: int) -> list[tuple[str, list[float], float]]:
     from tooldeck.shell.sandbox import SandboxPlan, bwrap_argv, probe
     from tooldeck.shell.seccomp_filter import fill_slot, program
 
@@ -205,18 +215,22 @@ def main() -> None:
           f"python {platform.python_version()}")  # fmt: skip
     rows = latency(args.runs)
     base = statistics.median(rows[0][1])
-    print(f"\nlatency, {args.runs} runs each (ms)")
-    print(f"{'case':<28}{'p50':>8}{'p95':>8}{'added p50':>11}{'ratio':>8}")
-    for name, values in rows:
+    print(f"\nlatency, {args.runs} rounds (ms; cpu = CPU time per call of this process and its children)")
+    print(f"{'case':<28}{'p50':>8}{'p95':>8}{'added p50':>11}{'ratio':>8}{'cpu':>8}")
+    for name, values, cpu in rows:
         p50 = statistics.median(values)
-        print(f"{name:<28}{p50:>8.2f}{pct(values, 0.95):>8.2f}{p50 - base:>11.2f}{p50 / base:>8.2f}")
-    med = {name: statistics.median(values) for name, values in rows}
-    bwrap_cost = med["bwrap only, +caps/seccomp"] - med["bwrap only, before"]
-    tool_cost = med["tooldeck, +caps/seccomp"] - med["tooldeck tool, before"]
-    guard_cost = med["tooldeck tool (all)"] - med["tooldeck, +caps/seccomp"]
+        print(f"{name:<28}{p50:>8.2f}{pct(values, 0.95):>8.2f}{p50 - base:>11.2f}{p50 / base:>8.2f}{cpu:>8.2f}")
+    med = {name: statistics.median(values) for name, values, _cpu in rows}
+    cpu = {name: c for name, _values, c in rows}
+
+    def delta(a: str, b: str) -> str:
+        return f"{med[b] - med[a]:+.2f} ms p50 ({cpu[b] - cpu[a]:+.2f} ms CPU)"
+
+    flags = ("tooldeck tool, before", "tooldeck, +caps/seccomp")
+    bwrap = delta("bwrap only, before", "bwrap only, +caps/seccomp")
+    print(f"--cap-drop ALL + --disable-userns + seccomp: bwrap {bwrap}, tool {delta(*flags)}; "
+          f"git guard on a repo-less root {delta(flags[1], 'tooldeck tool (all)')}")  # fmt: skip
     added = med["tooldeck tool (all)"] - base
-    print(f"--cap-drop ALL + --disable-userns + seccomp (p50): bwrap {bwrap_cost:+.2f} ms, tool {tool_cost:+.2f} ms; "
-          f"git guard (placeholders of a repo-less root, scan) {guard_cost:+.2f} ms")  # fmt: skip
     print(f"goal: tooldeck adds < 30 ms per call -> {'met' if added < 30 else 'NOT met'} ({added:.1f} ms)")
     results = flood()
     print("\n100 MB flood on stdout (fresh process each; peak RSS of that process)")

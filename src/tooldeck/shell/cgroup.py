@@ -140,7 +140,7 @@ class PidsCgroup:
                 thread.start()
                 return
             self.kill_all(timeout=0)
-            time.sleep(0.005)
+            time.sleep(0.001)  # usually a millisecond or two: the exiting tasks are released
 
     def _rmdir(self) -> bool:
         try:
