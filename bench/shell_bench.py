@@ -1,6 +1,6 @@
 """Shell tool overhead and flood memory: tooldeck's sandboxed run beside bare subprocess.
 
-Latency (N rounds, each case once per round, in this process, after 5 warm-up rounds):
+Latency (N calls per case, the cases in turn in blocks of 10 calls, in this process, after a warm-up turn):
 
 * baseline: ``subprocess.run(["true"])``;
 * bwrap only: ``subprocess.run`` of the same bubblewrap command line tooldeck
@@ -43,6 +43,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+BLOCK = int(os.environ.get("BENCH_BLOCK", "10"))  # calls of one case in a row, then the next case
 FLOOD = ["sh", "-c", "head -c 100000000 /dev/zero | tr '\\0' x"]
 
 
@@ -58,20 +59,24 @@ def cpu_ms() -> float:
 
 
 def interleaved(cases: list[tuple[str, object]], runs: int) -> list[tuple[str, list[float], float]]:
-    """Each case once per round, ``runs`` rounds after 5 warm-up rounds: a load that
-    changes during the run weighs on every case alike (the comparison is side by side).
-    Per case: the wall times, and the mean CPU time per call (which a busy machine
-    disturbs far less than the wall time)."""
+    """The cases in turn, :data:`BLOCK` calls of one before the next, until each has
+    ``runs`` calls (after a warm-up turn): a load that changes during the run weighs
+    on every case alike, so the rows compare side by side. Per case: the wall
+    times, and the mean CPU time per call (which a busy machine disturbs far less).
+    ``BENCH_BLOCK=1`` alternates call by call (cgroup and mount work of one case
+    then slows the next: every row is higher)."""
     times: dict[str, list[float]] = {name: [] for name, _fn in cases}
     cpu: dict[str, float] = {name: 0.0 for name, _fn in cases}
-    for round_ in range(runs + 5):
+    block = BLOCK
+    for round_ in range(runs // block + 1):  # the first round warms up
         for name, fn in cases:
-            c0, t0 = cpu_ms(), time.perf_counter()
-            fn()  # type: ignore[operator]
-            if round_ >= 5:
-                times[name].append((time.perf_counter() - t0) * 1000)
-                cpu[name] += cpu_ms() - c0
-    return [(name, values, cpu[name] / runs) for name, values in times.items()]
+            for _ in range(block):
+                c0, t0 = cpu_ms(), time.perf_counter()
+                fn()  # type: ignore[operator]
+                if round_ > 0:
+                    times[name].append((time.perf_counter() - t0) * 1000)
+                    cpu[name] += cpu_ms() - c0
+    return [(name, values, cpu[name] / max(1, len(values))) for name, values in times.items()]
 
 
 def build_box(root: str, state: str, output_bytes: int = 64_000):  # type: ignore[no-untyped-def]
@@ -215,7 +220,8 @@ def main() -> None:
           f"python {platform.python_version()}")  # fmt: skip
     rows = latency(args.runs)
     base = statistics.median(rows[0][1])
-    print(f"\nlatency, {args.runs} rounds (ms; cpu = CPU time per call of this process and its children)")
+    print(f"\nlatency, {args.runs} calls per case in blocks of {BLOCK} (ms; cpu = CPU time per call of this process "
+          "and its children)")  # fmt: skip
     print(f"{'case':<28}{'p50':>8}{'p95':>8}{'added p50':>11}{'ratio':>8}{'cpu':>8}")
     for name, values, cpu in rows:
         p50 = statistics.median(values)
