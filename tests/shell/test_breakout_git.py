@@ -102,15 +102,16 @@ def _repo(path: Path) -> None:
     subprocess.run([*GIT, "-C", str(path), "commit", "-qm", "init"], check=True)
 
 
-def test_nested_repository_is_read_only(box: Shell, root: Path, marker: Path) -> None:
+@pytest.mark.parametrize("nested", ["vendor/lib", "a/b/c/lib"])  # the scan goes four folders down
+def test_nested_repository_is_read_only(box: Shell, root: Path, marker: Path, nested: str) -> None:
     _repo(root)
-    _repo(root / "vendor" / "lib")
-    config = (root / "vendor" / "lib" / ".git" / "config").read_text()
-    _raw(box, f"git -C vendor/lib config core.fsmonitor '{plant(marker)}'; "
-         "echo '#!/bin/sh' > vendor/lib/.git/hooks/pre-commit; echo done")  # fmt: skip
-    assert (root / "vendor" / "lib" / ".git" / "config").read_text() == config
-    assert not (root / "vendor" / "lib" / ".git" / "hooks" / "pre-commit").exists()
-    person_git_status(root / "vendor" / "lib")
+    _repo(root / nested)
+    config = (root / nested / ".git" / "config").read_text()
+    _raw(box, f"git -C {nested} config core.fsmonitor '{plant(marker)}'; "
+         f"echo '#!/bin/sh' > {nested}/.git/hooks/pre-commit; echo done")  # fmt: skip
+    assert (root / nested / ".git" / "config").read_text() == config
+    assert not (root / nested / ".git" / "hooks" / "pre-commit").exists()
+    person_git_status(root / nested)
     person_git_status(root)
     assert not marker.exists()
 

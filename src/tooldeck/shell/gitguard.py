@@ -19,15 +19,16 @@ read-only after the write binds:
   root that already has all three *is* a git directory as far as git is
   concerned: it is bound read-only whole);
 * nested ``.git`` entries found under a write root (``vendor/lib/.git``,
-  submodules listed in ``.gitmodules``) by a breadth-first scan that stops
-  after :data:`SCAN_DIRS` folders, never follows a link and never enters a
-  ``.git``; a ``.git`` file's git directory is added when it lies in a write
-  root.
+  submodules listed in ``.gitmodules``) by a breadth-first scan that goes
+  :data:`SCAN_DEPTH` folders down and stops after :data:`SCAN_DIRS` folders,
+  never follows a link and never enters a ``.git``; a ``.git`` file's git
+  directory is added when it lies in a write root.
 
 Not covered: a nested repository the run itself creates (``git init sub``),
-one deeper than the scan reaches in a very large tree, and a folder made to
-look like a bare repository below the root; the person's ``git`` in such a
-folder reads what the model wrote.
+one deeper than the scan reaches (more than four folders down, or past the
+first 3,000 folders) and not in ``.gitmodules``, and a folder made to look like
+a bare repository below the root; the person's ``git`` in such a folder reads
+what the model wrote.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from dataclasses import dataclass, field
 from tooldeck.shell.placeholders import Held, Placeholders
 from tooldeck.workspace.statefiles import read_private, write_private_atomic
 
-SCAN_DIRS = 3000  # folders visited per write root when looking for nested .git entries
+SCAN_DIRS = 3000  # folders visited per write root when looking for nested .git entries...
+SCAN_DEPTH = 4  # ...down to root/a/b/c/d/.git (a virtualenv's site-packages is deeper: its folders are many)
 GITMODULES_BYTES = 256 * 1024
 BARE_NAMES = ("HEAD", "refs", "objects")  # git takes a folder holding all three for a bare repository
 NOTE = (
@@ -159,13 +161,16 @@ def _submodule_dirs(root: str) -> list[str]:
     return out
 
 
-def nested_git_entries(root: str, skip: tuple[str, ...] = (), limit: int = SCAN_DIRS) -> list[str]:
+def nested_git_entries(
+    root: str, skip: tuple[str, ...] = (), limit: int = SCAN_DIRS, depth: int = SCAN_DEPTH
+) -> list[str]:
     """``.git`` entries below ``root`` (not its own): submodule paths first, then a
-    breadth-first scan of at most ``limit`` folders (links not followed)."""
+    breadth-first scan of at most ``limit`` folders, ``depth`` levels down (links
+    not followed, ``.git`` folders not entered)."""
     found = [p for d in _submodule_dirs(root) if os.path.lexists(p := os.path.join(d, ".git"))]
-    queue, seen = deque([root]), 0
+    queue, seen = deque([(root, 0)]), 0
     while queue and seen < limit:
-        folder = queue.popleft()
+        folder, level = queue.popleft()
         seen += 1
         try:
             entries = os.scandir(folder)
@@ -174,15 +179,15 @@ def nested_git_entries(root: str, skip: tuple[str, ...] = (), limit: int = SCAN_
         with entries:
             for entry in entries:
                 if entry.name == ".git":
-                    if folder != root:
+                    if level > 0:
                         found.append(entry.path)
                     continue
                 try:
-                    is_dir = entry.is_dir(follow_symlinks=False)
+                    is_dir = level < depth and entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
                 if is_dir and entry.path not in skip:
-                    queue.append(entry.path)
+                    queue.append((entry.path, level + 1))
     return list(dict.fromkeys(found))
 
 
@@ -232,7 +237,7 @@ def prepare(registry: Placeholders, read: list[str], write: list[str], skip: tup
     held = registry.acquire(wanted)
     guard = GitGuard(held=held, registry=registry)
     try:
-        note = _note_dir(registry)
+        note = _note_dir(registry) if any(p.endswith("/.git") for p in held.paths) else ""
         binds: list[tuple[str, str]] = []
         for root in read:
             if root not in write:
