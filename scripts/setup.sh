@@ -11,6 +11,8 @@ extras=""
 need_apt=()
 command -v git >/dev/null 2>&1 || need_apt+=(git)
 command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
+# the sandbox's seccomp filter is built by libseccomp (through PyPI pyseccomp)
+{ ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep 'libseccomp\.so\.2' >/dev/null || need_apt+=(libseccomp2)
 # the web dashboard's end-to-end tests drive Debian's chromium (never `playwright install`)
 [ -n "$extras" ] && { command -v chromium >/dev/null 2>&1 || need_apt+=(chromium); }
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -234,3 +234,16 @@ def test_read_only_profile_keeps_child_processes_to_a_handful(root: Path, state_
     )
     out = s.structured("ro", py(code))
     assert out["pids_limit_reached"] is True and int(out["stdout"]) < 8
+
+
+@needs_cgroup
+def test_the_process_limit_message_names_the_limit_that_applied(root: Path, state_dir: Path) -> None:
+    """child_processes off: 4 + 4 per stage = 8 here, not the runtime's 64."""
+    from tooldeck.shell.profiles import BUILTIN, Policy
+
+    rt = replace(BUILTIN["builtin:workspace-readonly@1"], policy=Policy(default="allow"))
+    s = Shell(root, state_dir).add(ShellToolSpec(name="ro", mode="structured", runtime=rt.id), rt)
+    code = "import os,time\ntry:\n    for _ in range(50):\n        if os.fork()==0:\n            time.sleep(2)\n" \
+           "            os._exit(0)\nexcept OSError:\n    pass"
+    text = s.call("ro", py(code)).text
+    assert "process limit (8) reached" in text, text

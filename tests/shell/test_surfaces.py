@@ -73,7 +73,9 @@ command = "python3 --version"
     )
     done = cli(root, state_dir, "run", {"command": "touch made && ls -A"})
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["stdout"] == ".tooldeck.toml\nmade\n"
+    # .git and HEAD: the read-only placeholders of a root without a repository (gitguard), gone afterwards
+    assert json.loads(done.stdout)["stdout"] == ".git\n.tooldeck.toml\nHEAD\nmade\n"
+    assert sorted(p.name for p in root.iterdir()) == [".tooldeck.toml", "made"]
     done = cli(root, state_dir, "py_version", {})
     assert done.returncode == 0 and done.stdout.startswith("Python 3"), done.stderr
 

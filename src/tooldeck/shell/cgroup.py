@@ -10,6 +10,8 @@ writable the runner falls back to process groups and the pid namespace.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import itertools
 import os
 import signal
@@ -19,6 +21,8 @@ from pathlib import Path
 
 _seq = itertools.count(1)
 _parent_cache: list[Path | None] = []
+_pending: list[threading.Thread] = []
+CLOSE_TIMEOUT = 5.0  # seconds close() waits for the kernel to empty the cgroup
 
 
 def _own_path(controller: str) -> str | None:
@@ -53,9 +57,13 @@ def _find_parent() -> Path | None:
 
 
 def parent() -> Path | None:
-    """The cgroup directory runs are created under, or None (probed once)."""
+    """The cgroup directory runs are created under, or None (probed once; the
+    leftovers of dead tooldeck processes are swept then)."""
     if not _parent_cache:
-        _parent_cache.append(_find_parent())
+        base = _find_parent()
+        if base is not None:
+            sweep(base)
+        _parent_cache.append(base)
     return _parent_cache[0]
 
 
@@ -118,13 +126,21 @@ class PidsCgroup:
                 return
             time.sleep(0.005)
 
-    def close(self) -> None:
-        """Kill what is left, then remove the cgroup; while the kernel is still
-        tearing down the killed processes (rmdir: EBUSY), a daemon thread
-        retries, so the call does not wait for that bookkeeping."""
-        self.kill_all(timeout=0)  # one pass: SIGKILL to every member; the thread below finishes
-        if not self._rmdir():
-            threading.Thread(target=self._rmdir_later, daemon=True).start()
+    def close(self, timeout: float = CLOSE_TIMEOUT) -> None:
+        """Kill what is left, then remove the cgroup before returning: the kernel may
+        still be tearing down killed processes (rmdir: EBUSY) for a few
+        milliseconds, so kill and retry until ``timeout``. Only a cgroup that
+        outlives that is handed to a daemon thread, which the process joins at
+        exit; a process that died before is swept by the next one (:func:`parent`)."""
+        deadline = time.monotonic() + timeout
+        while not self._rmdir():
+            if time.monotonic() >= deadline:
+                thread = threading.Thread(target=self._rmdir_later, daemon=True)
+                _pending.append(thread)
+                thread.start()
+                return
+            self.kill_all(timeout=0)
+            time.sleep(0.001)  # usually a millisecond or two: the exiting tasks are released
 
     def _rmdir(self) -> bool:
         try:
@@ -136,8 +152,41 @@ class PidsCgroup:
             return False
 
     def _rmdir_later(self) -> None:
-        for _ in range(500):
+        for _ in range(3000):
             if self._rmdir():
                 return
             self.kill_all(0.05)
             time.sleep(0.01)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def sweep(base: Path) -> None:
+    """Remove the run cgroups of tooldeck processes that are gone (a crash, a kill -9)."""
+    try:
+        names = [p.name for p in base.iterdir() if p.name.startswith("tooldeck-")]
+    except OSError:
+        return
+    for name in names:
+        pid = name.split("-")[1]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            leftover = base / name
+            with contextlib.suppress(OSError):
+                for member in (leftover / "cgroup.procs").read_text().split():
+                    os.kill(int(member), signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                leftover.rmdir()
+
+
+@atexit.register
+def _join_pending() -> None:
+    for thread in _pending:
+        thread.join(timeout=CLOSE_TIMEOUT)

@@ -25,8 +25,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from tooldeck.shell.cgroup import PidsCgroup
+from tooldeck.shell.seccomp_filter import fill_slot
 from tooldeck.shell.shaping import Capture
 
 CHUNK = 1 << 16
@@ -35,6 +37,17 @@ EXIT_GRACE = 0.2  # after the last stage exits, how long a straggler may keep th
 HARD_OUTPUT_CAP = 1 << 30  # beyond this much output the run is ended (the capture is bounded anyway)
 
 Emit = Callable[[str, bytes], None]
+
+
+class RunHold(Protocol):
+    """Something a run keeps alive until its processes are gone (the call's git
+    placeholders): :func:`run_async` calls ``begin`` before the run is handed to
+    its thread and ``end`` in that thread once the run is over, so a cancelled
+    await never releases it while the sandbox still lives."""
+
+    def begin(self) -> None: ...
+
+    def end(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +62,8 @@ class RunSpec:
     split: bool = False  # stdout and stderr captured apart (else one combined stream)
     env: dict[str, str] | None = None  # for unsandboxed runs (bwrap sets its own)
     cwd: str = "/"
+    seccomp: bytes | None = None  # the BPF program a sandboxed argv's FD_SLOT stands for
+    hold: RunHold | None = None  # held from run_async's call until the run's processes are gone
 
 
 @dataclass(slots=True)
@@ -60,6 +75,7 @@ class RunResult:
     err: Capture | None = None
     limit: str | None = None  # "wall", "idle", "output", "cancelled"
     pids_limit: bool = False
+    pids_max: int = 0  # the process limit that applied to this run
     stages: list[int | None] = field(default_factory=list)
 
 
@@ -68,7 +84,8 @@ class _Run:
         self.spec = spec
         self.emit = emit
         self.stop = stop
-        self.res = RunResult(out=Capture(spec.output_bytes), err=Capture(spec.output_bytes) if spec.split else None)
+        self.res = RunResult(out=Capture(spec.output_bytes), err=Capture(spec.output_bytes) if spec.split else None,
+                             pids_max=spec.max_pids)  # fmt: skip
         self.start = time.monotonic()
         self.last_io = self.start
         self.cg = PidsCgroup.create(spec.max_pids)
@@ -118,15 +135,22 @@ class _Run:
             for i, argv in enumerate(stages):
                 last = i == len(stages) - 1
                 nxt_r, nxt_w = (None, None) if last else os.pipe()
-                proc = subprocess.Popen(
-                    self._argv(argv),
-                    stdin=prev_r if prev_r is not None else subprocess.DEVNULL,
-                    stdout=out_w if last else nxt_w,
-                    stderr=err_w if err_w is not None else out_w,
-                    cwd=self.spec.cwd,
-                    env=self.spec.env if self.spec.env is not None else {},
-                    start_new_session=True,  # own group: the kill signals it
-                )
+                # the seccomp program through a descriptor of this process's own
+                argv, seccomp_fd = fill_slot(argv, self.spec.seccomp) if self.spec.seccomp else (argv, None)
+                try:
+                    proc = subprocess.Popen(
+                        self._argv(argv),
+                        stdin=prev_r if prev_r is not None else subprocess.DEVNULL,
+                        stdout=out_w if last else nxt_w,
+                        stderr=err_w if err_w is not None else out_w,
+                        cwd=self.spec.cwd,
+                        env=self.spec.env if self.spec.env is not None else {},
+                        start_new_session=True,  # own group: the kill signals it
+                        pass_fds=(seccomp_fd,) if seccomp_fd is not None else (),
+                    )
+                finally:
+                    if seccomp_fd is not None:
+                        os.close(seccomp_fd)
                 self.groups.append(proc.pid)
                 procs.append(proc)
                 if prev_r is not None:
@@ -254,11 +278,26 @@ def run(spec: RunSpec, emit: Emit | None = None, stop: threading.Event | None = 
     return _Run(spec, emit, stop or threading.Event()).run()
 
 
+def _run_then_end(spec: RunSpec, emit: Emit | None, stop: threading.Event) -> RunResult:
+    try:
+        return run(spec, emit, stop)
+    finally:
+        if spec.hold is not None:
+            spec.hold.end()
+
+
 async def run_async(spec: RunSpec, emit: Emit | None = None, cancelled: Callable[[], bool] | None = None) -> RunResult:
     """:func:`run` in a worker thread; cancelling the await ends the process tree."""
     stop = threading.Event()
     loop = asyncio.get_running_loop()
-    fut = loop.run_in_executor(None, run, spec, emit, stop)
+    if spec.hold is not None:
+        spec.hold.begin()
+    try:
+        fut = loop.run_in_executor(None, _run_then_end, spec, emit, stop)
+    except BaseException:
+        if spec.hold is not None:
+            spec.hold.end()
+        raise
     watcher = None
     if cancelled is not None:
 

@@ -36,7 +36,7 @@ def _footer(result: RunResult, rt: ShellRuntime) -> str:
     if note:
         bits.append(note)
     if result.pids_limit:
-        bits.append(f"process limit ({rt.limits.processes}) reached: forks were refused")
+        bits.append(f"process limit ({result.pids_max}) reached: forks were refused")
     if result.out.truncated or (result.err is not None and result.err.truncated):
         bits.append(f"output over {rt.limits.output_bytes} bytes: middle elided")
     return "[" + " · ".join(bits) + "]"
@@ -57,6 +57,7 @@ def structured_result(result: RunResult, redact: Redactor, rt: ShellRuntime) -> 
         "limit": result.limit,
         "limit_message": _limit_note(result, rt),
         "pids_limit_reached": result.pids_limit,
+        "pids_max": result.pids_max,
         "stage_exit_codes": result.stages,
     }
 

@@ -9,6 +9,7 @@ runs is what was judged (no PATH game between decision and exec).
 
 from __future__ import annotations
 
+import functools
 import os
 import shlex
 from collections.abc import Callable, Sequence
@@ -19,13 +20,18 @@ from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, SessionApprovals, current_approver
 from tooldeck.shell.audit import AuditLog
+from tooldeck.shell.cgroup import parent as cgroup_parent
 from tooldeck.shell.execute import RunSpec, run_async
 from tooldeck.shell.git_env import harden as harden_git
+from tooldeck.shell.gitguard import GitGuard
+from tooldeck.shell.gitguard import prepare as prepare_git_guard
 from tooldeck.shell.hooks import HookRun
+from tooldeck.shell.placeholders import Placeholders
 from tooldeck.shell.policy import Decision, decide
 from tooldeck.shell.profiles import ShellRuntime
 from tooldeck.shell.render import render_result
-from tooldeck.shell.sandbox import SandboxPlan, SandboxUnavailable, bwrap_argv, probe
+from tooldeck.shell.sandbox import PRLIMIT, SandboxPlan, SandboxUnavailable, bwrap_argv, probe
+from tooldeck.shell.seccomp_filter import program as seccomp_program
 from tooldeck.shell.shaping import Redactor, StreamDecoder
 from tooldeck.shell.spec import file_sha256
 
@@ -68,6 +74,8 @@ class ShellService:
         self.state_dir = os.path.realpath(state_dir)
         self.audit = AuditLog(state_dir)
         self.approvals = SessionApprovals()
+        self.placeholders = Placeholders(self.state_dir)
+        self.placeholders.sweep()  # what a crashed process left in a root
 
     # roots ------------------------------------------------------------------
     def _expand(self, specs: Sequence[str], *, writable: bool) -> list[str]:
@@ -162,7 +170,8 @@ class ShellService:
         return out
 
     # running ----------------------------------------------------------------------
-    def _wrap(self, req: ShellRequest, steps: list, cwd: str, read: list[str], write: list[str], env: dict) -> RunSpec:
+    def _wrap(self, req: ShellRequest, steps: list, cwd: str, read: list[str], write: list[str], env: dict,
+              guard: GitGuard | None = None) -> RunSpec:  # fmt: skip
         rt = req.runtime
         stdin = req.stdin.encode("utf-8") if req.stdin is not None else None
         n_stages = sum(len(s) for _op, s in steps)
@@ -171,6 +180,8 @@ class ShellService:
                       max_pids=max_pids, pipefail=rt.pipefail, stdin=stdin, split=req.result != "combined")  # fmt: skip
         if rt.sandbox.mode == "off":
             return RunSpec(steps=steps, env=env, cwd=cwd, **common)  # type: ignore[arg-type]
+        if guard is None:
+            raise RuntimeError("a sandboxed run needs its git guard (ShellService._git_guard)")
         try:
             exe = probe()
         except SandboxUnavailable as exc:
@@ -178,9 +189,17 @@ class ShellService:
         bound = [*read, *write, *rt.sandbox.system_paths]
         hide = tuple(d for d in (self.state_dir,) if any(_inside(d, b) for b in bound))
         plan = SandboxPlan(tuple(read), tuple(write), rt.sandbox.network, cwd, env, hide,
-                           rt.sandbox.system_paths, req.extra_ro)  # fmt: skip
+                           rt.sandbox.system_paths, req.extra_ro, tuple(guard.binds),
+                           nproc=max_pids if _needs_rlimit(rt.sandbox.system_paths) else None)  # fmt: skip
         wrapped = [(op, [bwrap_argv(exe, plan, argv) for argv in stages]) for op, stages in steps]
-        return RunSpec(steps=wrapped, **common)  # type: ignore[arg-type]
+        return RunSpec(steps=wrapped, seccomp=seccomp_program(), hold=guard, **common)  # type: ignore[arg-type]
+
+    def _git_guard(self, rt: ShellRuntime, read: list[str], write: list[str]) -> GitGuard | None:
+        """Placeholders held and git directories planned read-only for this call
+        (hooks and command share them); None when the runtime is not sandboxed."""
+        if rt.sandbox.mode == "off":
+            return None
+        return prepare_git_guard(self.placeholders, read, write, skip=(self.state_dir,))
 
     async def execute(self, req: ShellRequest, inv: Invocation) -> Output:
         rt = req.runtime
@@ -213,11 +232,23 @@ class ShellService:
                             "mismatch); it will not run until the declaration is updated")  # fmt: skip
         env, secret_values = self._env(rt)
         redact = Redactor(secret_values, rt.secrets.patterns)
-        hooks = HookRun(req, inv, self._wrap, self.audit.write, cwd, read, write, env,
+        guard = self._git_guard(rt, read, write)
+        try:
+            return await self._run(req, inv, steps, cwd, read, write, env, redact, guard)
+        finally:
+            if guard is not None:
+                guard.close()  # the placeholders go once the last run of the call has ended
+
+    async def _run(self, req: ShellRequest, inv: Invocation, steps: list, cwd: str, read: list[str],
+                   write: list[str], env: dict, redact: Redactor, guard: GitGuard | None) -> Output:  # fmt: skip
+        """Hooks and the command, all under the call's git guard."""
+        rt, command = req.runtime, req.command_text()
+        wrap = functools.partial(self._wrap, guard=guard)
+        hooks = HookRun(req, inv, wrap, self.audit.write, cwd, read, write, env,
                         [*read, *write, *rt.sandbox.system_paths, *req.extra_ro], redact,
                         [argv for _op, stages in steps for argv in stages])  # fmt: skip
         await hooks.before()
-        spec = self._wrap(req, steps, cwd, read, write, env)
+        spec = wrap(req, steps, cwd, read, write, env)
         result = await run_async(spec, _emitter(inv, redact, rt.limits.output_bytes), lambda: inv.cancelled)
         self.audit.write("result", tool=req.tool, command=command, exit_code=result.exit_code, signal=result.signal,
                          duration_ms=round(result.duration_ms, 1), limit=result.limit,
@@ -225,6 +256,14 @@ class ShellService:
         if result.limit == "cancelled":
             raise ToolError(ErrorCode.CANCELLED, "the call was cancelled; the command's processes were killed")
         return await hooks.after(render_result(result, req.result, redact, rt), result)
+
+
+def _needs_rlimit(system_paths: Sequence[str]) -> bool:
+    """No pids cgroup to hold the process count: RLIMIT_NPROC inside the sandbox
+    does (it binds every user but root, for whom only the cgroup holds), set by
+    ``prlimit`` where the sandbox shows it."""
+    return (cgroup_parent() is None and os.geteuid() != 0 and os.path.exists(PRLIMIT)
+            and any(_inside(PRLIMIT, p) for p in system_paths))  # fmt: skip
 
 
 def _emitter(inv: Invocation, redact: Redactor, budget: int) -> Callable[[str, bytes], None] | None:

@@ -33,6 +33,18 @@ def exclusive_lock(path: str | os.PathLike[str]) -> Iterator[None]:
         os.close(fd)
 
 
+def open_state_file(path: str | os.PathLike[str], *, create: bool) -> int:
+    """A read-write descriptor of a small state file only its owner may read (0600,
+    created with ``create``), for ``flock`` and ``pread``/``pwrite``; a link or a
+    file that is not regular is refused (OSError)."""
+    flags = os.O_RDWR | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC | (os.O_CREAT if create else 0)
+    fd = os.open(path, flags, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{os.fspath(path)} is not a regular file")
+    return fd
+
+
 def fsync_path(path: str | os.PathLike[str], *, directory: bool = False) -> None:
     """Flush a file (or, with ``directory``, a folder's entries) to disk."""
     fd = os.open(path, os.O_RDONLY | (os.O_DIRECTORY if directory else 0) | _CLOEXEC)
