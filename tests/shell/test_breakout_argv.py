@@ -241,7 +241,10 @@ def test_uninspectable_code_is_refused_when_raw_is_allowed_but_rules_would_be_ev
 
 
 def test_git_hooks_and_fsmonitor_of_a_nested_repository_do_not_run(root: Path, state_dir: Path) -> None:
-    sub = root / "sub"
+    # deeper than the sandbox's scan for nested .git (bound read-only there): a repository the sandbox
+    # leaves writable, as one the model created during a run would be; the git hardening still holds
+    sub = root / "a" / "b" / "c" / "d" / "e" / "sub"
+    sub.parent.mkdir(parents=True)
     subprocess.run([*GIT, "init", "-q", str(sub)], check=True)
     subprocess.run(["git", "-C", str(sub), "config", "user.name", "t"], check=True)
     subprocess.run(["git", "-C", str(sub), "config", "user.email", "t@t"], check=True)
@@ -249,8 +252,8 @@ def test_git_hooks_and_fsmonitor_of_a_nested_repository_do_not_run(root: Path, s
     _executable(sub / ".git" / "hooks" / "pre-commit", f"#!/bin/sh\ntouch {root}/HOOK\n")
     rt = replace(dev_runtime(wall_seconds=10.0, idle_seconds=8.0), policy=Policy(default="allow", rules=(DENY_RM,)))
     s = _shell(root, state_dir, rt)
-    out = s.structured("sh", {"program": "git", "arguments": ["-C", "sub", "commit", "--allow-empty", "-qm", "x"]})
+    out = s.structured("sh", {"program": "git", "arguments": ["-C", "a/b/c/d/e/sub", "commit", "--allow-empty", "-qm", "x"]})
     assert out["exit_code"] == 0, out  # git works in the nested repository ...
-    out = s.structured("sh", {"program": "git", "arguments": ["-C", "sub", "status"]})
+    out = s.structured("sh", {"program": "git", "arguments": ["-C", "a/b/c/d/e/sub", "status"]})
     assert out["exit_code"] == 0, out
     assert not (root / "HOOK").exists() and not (root / "FSMON").exists()  # ... but runs none of its commands
