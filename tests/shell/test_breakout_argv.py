@@ -252,8 +252,9 @@ def test_git_hooks_and_fsmonitor_of_a_nested_repository_do_not_run(root: Path, s
     _executable(sub / ".git" / "hooks" / "pre-commit", f"#!/bin/sh\ntouch {root}/HOOK\n")
     rt = replace(dev_runtime(wall_seconds=10.0, idle_seconds=8.0), policy=Policy(default="allow", rules=(DENY_RM,)))
     s = _shell(root, state_dir, rt)
-    out = s.structured("sh", {"program": "git", "arguments": ["-C", "a/b/c/d/e/sub", "commit", "--allow-empty", "-qm", "x"]})
+    deep = "a/b/c/d/e/sub"
+    out = s.structured("sh", {"program": "git", "arguments": ["-C", deep, "commit", "--allow-empty", "-qm", "x"]})
     assert out["exit_code"] == 0, out  # git works in the nested repository ...
-    out = s.structured("sh", {"program": "git", "arguments": ["-C", "a/b/c/d/e/sub", "status"]})
+    out = s.structured("sh", {"program": "git", "arguments": ["-C", deep, "status"]})
     assert out["exit_code"] == 0, out
     assert not (root / "HOOK").exists() and not (root / "FSMON").exists()  # ... but runs none of its commands
