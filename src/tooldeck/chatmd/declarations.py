@@ -57,6 +57,8 @@ class LoadContext:
 
     @classmethod
     def for_document(cls, doc: Document, rt: Runtime, *, depth: int = 0) -> LoadContext:
+        if doc.grants.workspace is None:  # loaded without roots: its declarations are judged against rt's
+            doc.grants.workspace = lambda: rt.workspace
         launch = Path(rt.workspace.primary.path)
         return cls(rt, PathVars.for_prompt(doc.path, rt.state_dir, launch_dir=launch), doc.path, depth, doc.grants)
 
