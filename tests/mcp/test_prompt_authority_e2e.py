@@ -249,3 +249,19 @@ def test_a_safe_prompt_in_the_default_folder_works_out_of_the_box(
     anyio.run(scenario)
     assert "needs authority" not in (tmp_path / "serve.err").read_text()
 
+
+
+def test_a_prompt_linked_out_of_a_folder_inside_the_root_is_not_read(project: tuple[Path, Path, Path]) -> None:
+    """In process: the library reads a folder inside a root through the workspace."""
+    from tooldeck.mcp.server_extras import ServerExtras
+    from tooldeck.runtime import Runtime
+
+    root, state, outside = project
+    (outside / "leak.chatmd").write_text(f"<user>{SECRET}</user>\n")
+    (root / "prompts" / "leak.chatmd").symlink_to(outside / "leak.chatmd")
+    (root / "prompts" / "fine.chatmd").write_text("<user>fine</user>\n")
+    rt = Runtime.for_dirs([root], state_dir=state)
+    lib = ServerExtras(rt, root / "prompts", agent_factory=None, resources=False).library
+    assert lib is not None
+    assert sorted(lib.prompts) == ["fine"] and "outside the workspace roots" in lib.broken["leak"]
+    assert all(SECRET not in m.text for p in lib.prompts.values() for m in p.messages)
