@@ -189,6 +189,8 @@ def read_outside(el: Element, real: Path, limit: int = MAX_READ_BYTES) -> bytes:
     return data
 
 
-def for_person(path: Path | None, workspace: WorkspaceSource | None = None, **kw: object) -> Grants:
-    """Grants for a file the person named (a library caller's load, ``tooldeck run``)."""
-    return Grants(workspace=workspace, named=path, **kw)  # type: ignore[arg-type]
+def for_person(
+    path: Path | None, workspace: WorkspaceSource | None = None, state_dir: str | os.PathLike[str] | None = None
+) -> Grants:
+    """Grants for a file the person named, never run by tooldeck (a library caller's load)."""
+    return Grants(workspace=workspace, state_dir=state_dir, named=path)

@@ -60,6 +60,24 @@ async def _run(session: Session, on_item: Callable[[Item], None], display: Displ
         await provider.aclose()
 
 
+def _recording(
+    file: Path, session: Session, grants: Grants, record: Record, state_dir: str | os.PathLike[str]
+) -> Callable[[Item], None]:
+    """The loop's ``on_item``: append to the transcript, then record what was
+    honoured, with the payload files tooldeck itself wrote (read back next run)."""
+
+    def on_payload(target: Path) -> None:
+        grants.used.add(asks.doc_key(os.path.realpath(target)))
+
+    transcript = Transcript(file, show_tool_call=session.show_tool_call, state_dir=state_dir, on_payload=on_payload)
+
+    def on_item(item: Item) -> None:
+        transcript.append(item)
+        record.save(file, grants.used)
+
+    return on_item
+
+
 def run_file(
     path: str | os.PathLike[str],
     *,
@@ -93,16 +111,7 @@ def run_file(
     except OSError as exc:
         _fail(err, f"cannot record the file's authority in {record.path}: {exc.strerror or exc}")
         return EXIT_FILE
-
-    def on_payload(target: Path) -> None:  # tooldeck's own payloads may be read back next run
-        grants.used.add(asks.doc_key(os.path.realpath(target)))
-
-    transcript = Transcript(file, show_tool_call=session.show_tool_call, state_dir=rt.state_dir, on_payload=on_payload)
-
-    def on_item(item: Item) -> None:
-        transcript.append(item)
-        record.save(file, grants.used)
-
+    on_item = _recording(file, session, grants, record, rt.state_dir)
     display = Display(console)
     try:
         from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
