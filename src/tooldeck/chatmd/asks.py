@@ -163,9 +163,9 @@ def notices_for(path: Path, data: bytes, workspace: WorkspaceSource, state_dir: 
     as notices (nothing is run or read): a host names them at start-up."""
     from tooldeck.chatmd.parser import parse
 
+    if not any(token in data for token in _ASK_TOKENS):
+        return []  # nothing in it could ask (the common prompt: messages and built-ins)
     grants = Grants(workspace=workspace, state_dir=state_dir)
-    if grants.judge(path, data).full:
-        return []
     ws = grants.roots()
     if ws is None:
         return []
@@ -176,4 +176,10 @@ def notices_for(path: Path, data: bytes, workspace: WorkspaceSource, state_dir: 
     elements = [n for n in nodes if isinstance(n, Element)]
     vars = PathVars.for_prompt(path, Path(state_dir), launch_dir=Path(ws.primary.path))
     found = asks_of(elements, grants, vars, [r.path for r in ws.roots])
+    if not found or grants.judge(path, data).full:
+        return []
     return [Notice(str(path), a.what, a.el.pos.line) for a in found if not grants.allowed(a)]
+
+
+# every ask comes from one of these (attribute and tag names are never entity-encoded)
+_ASK_TOKENS = (b"mcp_server", b"shell_access", b"<read", b"<doc", b"<img", b"<import", b"agent", b"<script")
