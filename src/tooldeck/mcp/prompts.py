@@ -44,6 +44,7 @@ from tooldeck.core.tool import Tool
 from tooldeck.mcp.prompt_reader import Argument, Message, arguments_of, description_of, fill, read_messages
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.statefiles import read_private
 
 log = logging.getLogger("tooldeck.mcp.prompts")
 
@@ -175,8 +176,10 @@ class PromptLibrary:
                 raise OSError(exc.message) from exc
         if not self.outside:
             raise OSError(f"{path} resolves to {real}, outside the workspace roots")
-        with open(real, "rb") as fh:
-            return fh.read(MAX_PROMPT_BYTES)
+        data = read_private(real)  # a regular file only; a FIFO never blocks the scan
+        if data is None:
+            raise FileNotFoundError(real)
+        return data[:MAX_PROMPT_BYTES]
 
     def _load(self, path: Path) -> None:
         try:

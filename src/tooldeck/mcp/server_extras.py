@@ -64,7 +64,8 @@ class ServerExtras:
         if prompts_dir is not None:  # imported only when prompts are served: serve starts faster
             from tooldeck.mcp.prompts import PromptLibrary
 
-            self.library = PromptLibrary(prompts_dir, lambda: rt.workspace, getattr(rt, "state_dir", None))
+            roots = (lambda: rt.workspace) if hasattr(rt, "workspace") else None
+            self.library = PromptLibrary(prompts_dir, roots, getattr(rt, "state_dir", None))
         self.resources = ResourceProvider(lambda: rt.workspace) if resources else None
         self.poll_seconds = poll_seconds
         self._factory = agent_factory
