@@ -30,7 +30,8 @@ def test_import_splices_elements_in_place_with_their_own_positions(tmp_path: Pat
     assert tool.pos.file == tmp_path / "shared" / "tools.chatmd" and tool.pos.line == 2
 
 
-def test_nested_namespaces_compose(tmp_path: Path) -> None:
+def test_nested_namespaces_compose(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the root: an imported file reads (imports) only inside the roots
     write(tmp_path / "c.chatmd", '<tool name="read_file"/>')
     write(tmp_path / "b.chatmd", '<import src="c.chatmd" namespace="inner"/>')
     doc = load(write(tmp_path / "a.chatmd", '<import src="b.chatmd" namespace="outer"/>'))
@@ -52,7 +53,8 @@ def test_self_import_is_a_cycle(tmp_path: Path) -> None:
         load(write(tmp_path / "a.chatmd", '<import src="a.chatmd"/>'))
 
 
-def test_import_depth_limit(tmp_path: Path) -> None:
+def test_import_depth_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # the root: an imported file reads (imports) only inside the roots
     n = MAX_IMPORT_DEPTH + 1
     for i in range(n):
         write(tmp_path / f"f{i}.chatmd", f'<import src="f{i + 1}.chatmd"/>')

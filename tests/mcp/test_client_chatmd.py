@@ -1,5 +1,7 @@
 """`<tool mcp_server=...>` through the real ChatMD loader: the declared remote
-tools land in the document's Toolbox (imports' namespaces included) and run."""
+tools land in the document's Toolbox (imports' namespaces included) and run.
+An imported file mounts a server only when the person approved it
+(tests/chatmd/test_authority.py covers the refusals)."""
 
 from __future__ import annotations
 
@@ -13,16 +15,19 @@ from tooldeck.chatmd.document import load
 from tooldeck.chatmd.element import ChatmdError
 from tooldeck.mcp.declaration import registry_for
 from tooldeck.runtime import Runtime
+from tooldeck.state.approvals import Approvals
 
 pytestmark = pytest.mark.timeout(120)
 
 CHANGING = Path(__file__).parent / "servers" / "changing_server.py"
 
 
-def test_chatmd_document_mounts_remote_tools(tmp_path: Path) -> None:
+def test_chatmd_document_mounts_remote_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")
+    monkeypatch.setenv("TOOLDECK_STATE_DIR", str(tmp_path / "state"))
     server = f"stdio:{sys.executable} {CHANGING}"
     (tmp_path / "remote.chatmd").write_text(f'<tool mcp_server="{server}" name="pid"/>\n')
+    Approvals(tmp_path / "state").allow([tmp_path / "remote.chatmd"])  # an import has no authority of its own
     main = tmp_path / "main.chatmd"
     main.write_text(
         f'<tool mcp_server="{server}" includes="echo, fail" strict/>\n'

@@ -12,6 +12,12 @@ sub-conversation deeper than :data:`MAX_DEPTH` is refused with
 The prompt is loaded when the tool is called, not when it is declared, so a
 prompt that mounts itself only fails when the depth runs out, and an edited
 prompt is picked up on its next call (the MCP prompts server relies on it).
+
+An agent's prompt file is judged on its own bytes, read at each call
+(:mod:`tooldeck.chatmd.grants`): it has authority only when the person
+approved exactly those bytes, never from the file that declares it. A prompt
+inside a root is read through the workspace; one outside the roots only when
+the declaration had authority (``read_outside``).
 """
 
 from __future__ import annotations
@@ -24,8 +30,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
+from tooldeck.chatmd import asks
 from tooldeck.chatmd.document import load
 from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.chatmd.grants import AuthorityError, Grants, read_outside
 from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
@@ -97,13 +105,32 @@ def _level(depth: int) -> int:
     return level
 
 
+def read_prompt(path: Path, grants: Grants, *, outside: bool) -> bytes:
+    """An agent prompt's bytes: through the workspace inside a root; outside
+    the roots only when ``outside`` (the declaration had authority)."""
+    el = Element("tool", {"agent": str(path)})
+    if grants.inside(path) is not None:
+        return grants.read(el, path, lambda real: asks.path(el, "agent", real))  # refuses a link swapped in since
+    if not outside:
+        raise ChatmdError(None, f"{path} resolves outside the workspace roots ({os.path.realpath(path)}); "
+                          "a prompt declared without authority is read only inside the roots")  # fmt: skip
+    return read_outside(el, Path(os.path.realpath(path)))
+
+
 def agent_tool(
-    prompt_path: str | os.PathLike[str], rt: Runtime, *, name: str, description: str | None = None, depth: int = 0
+    prompt_path: str | os.PathLike[str],
+    rt: Runtime,
+    *,
+    name: str,
+    description: str | None = None,
+    depth: int = 0,
+    read_outside: bool = False,
 ) -> Tool:
     """A Tool ``name({input})`` that runs the prompt at ``prompt_path`` and returns its answer.
 
     ``rt`` gives the roots (and state) the agent's built-ins use; ``depth`` is
-    the nesting level of the conversation that mounts it."""
+    the nesting level of the conversation that mounts it; ``read_outside``:
+    the prompt may lie outside the roots (whoever named it had authority)."""
     from tooldeck.chatmd.session import prepare
 
     path = Path(prompt_path).absolute()
@@ -115,8 +142,13 @@ def agent_tool(
     async def run_agent(args: AgentInput, inv: Invocation) -> str:
         level = _level(depth)
         branch = current_branch()
+        grants = Grants(workspace=lambda: rt.workspace, state_dir=rt.state_dir)
         try:
-            session = prepare(load(path), rt, depth=level, fallback=branch.provider.config if branch else None)
+            data = read_prompt(path, grants, outside=read_outside)
+            doc = load(path, grants=grants, data=data)
+            session = prepare(doc, rt, depth=level, fallback=branch.provider.config if branch else None)
+        except AuthorityError as exc:
+            raise ToolError(ErrorCode.DENIED, f"agent {name}: {exc}") from exc
         except ChatmdError as exc:
             raise ToolError(ErrorCode.PROMPT_ERROR, f"agent {name}: {exc}") from exc
         except ModelError as exc:
@@ -149,12 +181,14 @@ def agent_tool_from_element(el: Element, ctx: LoadContext) -> Tool:
         raise ChatmdError(el.pos, '<tool agent=""> names no prompt file')
     if "://" in src:
         raise ChatmdError(el.pos, f"agent {src!r}: only local prompt files are supported (add `local`)")
-    path = Path(os.path.expanduser(src)) if "${" not in src else ctx.vars.expand(src, el)
-    if not path.is_absolute():
-        path = ctx.vars.prompt_dir / path
+    path = asks.agent_path(el, ctx.vars)
+    outside = ctx.grants.inside(path) is None
+    if outside:  # before saying whether it exists
+        ctx.grants.require(asks.path(el, "agent", os.path.realpath(path)))
     if not path.is_file():
         raise ChatmdError(el.pos, f"agent prompt {src!r} not found (looked for {path})")
-    return agent_tool(path, ctx.rt, name=name, description=el.get("description"), depth=ctx.depth)
+    desc = el.get("description")
+    return agent_tool(path, ctx.rt, name=name, description=desc, depth=ctx.depth, read_outside=outside)
 
 
 class ForkInput(ToolInput):

@@ -11,19 +11,27 @@ path description/>`` elements gets its own roots: a Runtime whose
 workspace is exactly those directories, so the tool's description lists
 each root (id, absolute path, description) and its ``root`` enum holds
 exactly their ids; the ``<tool description>`` is appended after them.
+
+Authority (:mod:`tooldeck.chatmd.grants`): an MCP mount, a shell runtime
+beyond the built-in ones (and the shell tools on it), a ``<read>`` root,
+``agent=`` prompt or script outside the roots are honoured only from a file
+with authority; otherwise the load stops with the refusal's notice before
+anything is started or read.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tooldeck.catalog import DOMAINS, build_tools, canonical_name
-from tooldeck.chatmd import external
+from tooldeck.chatmd import asks, external
 from tooldeck.chatmd.document import Document
 from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.chatmd.grants import Grants
 from tooldeck.chatmd.paths import PathVars
 from tooldeck.core.tool import NAME_RE, Tool
 from tooldeck.core.toolbox import Toolbox
@@ -44,12 +52,19 @@ class LoadContext:
     vars: PathVars
     prompt: Path | None = None
     depth: int = 0
+    grants: Grants = field(default_factory=Grants)
     _catalogs: dict[int, dict[str, Tool]] = field(default_factory=dict)
 
     @classmethod
     def for_document(cls, doc: Document, rt: Runtime, *, depth: int = 0) -> LoadContext:
+        if doc.grants.workspace is None:  # loaded without roots: its declarations are judged against rt's
+            doc.grants.workspace = lambda: rt.workspace
         launch = Path(rt.workspace.primary.path)
-        return cls(rt, PathVars.for_prompt(doc.path, rt.state_dir, launch_dir=launch), doc.path, depth)
+        return cls(rt, PathVars.for_prompt(doc.path, rt.state_dir, launch_dir=launch), doc.path, depth, doc.grants)
+
+    @property
+    def roots(self) -> list[str]:
+        return [root.path for root in self.rt.workspace.roots]
 
     def catalog(self, rt: Runtime, *, with_workspaces: bool = True) -> dict[str, Tool]:
         """The built-in tools of ``rt`` by model-visible name (built once per runtime)."""
@@ -66,11 +81,13 @@ def build_toolbox(doc: Document, ctx: LoadContext) -> Toolbox:
     seen: dict[str, Element] = {}
     decls = doc.of("tool")
     runtimes: dict[str, Any] | None = None
+    widened: set[str] = set()
     for el in decls:
         if el.get("type") == "shell" or el.has("command"):
             _only_one_kind(el)
             if runtimes is None:
-                runtimes = external.shell_runtimes(doc.of("shell_access"), ctx.rt, vars=ctx.vars)
+                runtimes = _shell_runtimes(doc, ctx, widened)
+            _check_shell_tool(el, ctx, widened)
             made = [external.shell_tool(el, runtimes, ctx.rt, vars=ctx.vars)]
         else:
             made = tools_of(el, ctx)
@@ -82,8 +99,34 @@ def build_toolbox(doc: Document, ctx: LoadContext) -> Toolbox:
             seen[t.name] = el
             tools.append(t)
     if runtimes is None and doc.of("shell_access"):
-        external.shell_runtimes(doc.of("shell_access"), ctx.rt, vars=ctx.vars)  # validate them anyway
+        _shell_runtimes(doc, ctx, widened)  # validate them anyway
     return Toolbox(tools, budget_tokens=ctx.rt.budget_tokens, count_tokens=ctx.rt.count_tokens)
+
+
+def _shell_runtimes(doc: Document, ctx: LoadContext, widened: set[str]) -> dict[str, Any]:
+    """The document's runtimes; one that widens the built-ins needs its file's authority."""
+    from tooldeck.shell.widening import widening
+
+    def check(el: Element, runtime: Any) -> None:
+        wide = widening(runtime, ctx.roots)
+        if wide:
+            ctx.grants.require(asks.runtime(el, wide))
+            widened.add(el.get("id") or runtime.id)
+
+    return external.shell_runtimes(doc.of("shell_access"), ctx.rt, vars=ctx.vars, check=check)
+
+
+def _check_shell_tool(el: Element, ctx: LoadContext, widened: set[str]) -> None:
+    """A shell tool on a runtime that needed authority needs it too (a model
+    adding ``mode=raw`` on the person's runtime); so does a script outside the roots."""
+    rid = el.get("runtime") or asks.DEFAULT_SHELL_RUNTIME
+    if rid in widened:
+        ctx.grants.require(asks.shell_tool(el, rid))
+    for script in el.elements("script"):
+        if script.get("path"):
+            target = asks.source_dir(el, ctx.vars) / (script.get("path") or "")
+            if ctx.grants.inside(target) is None:
+                ctx.grants.require(asks.path(script, "path", os.path.realpath(target)))
 
 
 def _only_one_kind(el: Element) -> None:
@@ -101,6 +144,7 @@ def tools_of(el: Element, ctx: LoadContext) -> list[Tool]:
         _known_attrs(el, AGENT_ATTRS, "an agent tool")
         return [agent_tool_from_element(el, ctx)]
     if el.has("mcp_server"):
+        ctx.grants.require(asks.mcp(el))  # before anything is started or connected to
         return external.mcp_tools(el, ctx.rt, vars=ctx.vars)
     return [builtin(el, ctx)]
 
@@ -117,7 +161,7 @@ def builtin(el: Element, ctx: LoadContext) -> Tool:
         return fork_tool(description=description)
     visible = canonical_name(name)
     reads = el.elements("read")
-    rt = roots_runtime(reads, ctx) if reads else ctx.rt
+    rt = roots_runtime(reads, ctx, tool=el) if reads else ctx.rt
     catalog = ctx.catalog(rt, with_workspaces=not reads)
     base = catalog.get(visible)
     if base is None:
@@ -138,8 +182,10 @@ def _known_attrs(el: Element, allowed: frozenset[str], what: str) -> None:
         raise ChatmdError(el.pos, f"<tool> for {what} takes {', '.join(sorted(allowed))}; not {unknown[0]!r}")
 
 
-def roots_runtime(reads: list[Element], ctx: LoadContext) -> Runtime:
-    """A Runtime whose workspace is exactly the ``<read>`` roots (missing dir = error)."""
+def roots_runtime(reads: list[Element], ctx: LoadContext, *, tool: Element | None = None) -> Runtime:
+    """A Runtime whose workspace is exactly the ``<read>`` roots (missing dir =
+    error); a root outside the workspace's roots needs its file's authority
+    (checked on the directory the root ends up with, links resolved)."""
     roots: list[Root] = []
     for r in reads:
         rid, path = r.get("id"), r.get("path")
@@ -150,16 +196,29 @@ def roots_runtime(reads: list[Element], ctx: LoadContext) -> Runtime:
         if not path:
             raise ChatmdError(r.pos, f'<read id={rid!r}> needs path="..."')
         target = ctx.vars.expand(path, r)
+        _root_allowed(ctx, tool or r, r, os.path.realpath(target))  # before saying whether it exists
         try:
-            roots.append(make_root(target, rid, r.get("description") or ""))
+            root = make_root(target, rid, r.get("description") or "")
         except FileNotFoundError as exc:
             raise ChatmdError(r.pos, f"root {rid!r}: {target} does not exist or is not a directory") from exc
+        owner = _root_allowed(ctx, tool or r, r, root.path)  # and on the directory the root ends up with
+        if owner is not None and owner.read_only:  # a root inside a read-only root stays read-only
+            root = Root(root.id, root.path, root.description, read_only=True)
+        roots.append(root)
     return Runtime(
         Workspace(roots, name="chatmd"),
         state_dir=ctx.rt.state_dir,
         budget_tokens=ctx.rt.budget_tokens,
         settings=ctx.rt.settings,
     )
+
+
+def _root_allowed(ctx: LoadContext, tool: Element, read: Element, real: str) -> Root | None:
+    """The workspace root holding ``real``; None (after the authority check) when outside them."""
+    owner = ctx.grants.root_of(real)
+    if owner is None:
+        ctx.grants.require(asks.read_root(tool, read, real))
+    return owner
 
 
 def _namespaced(t: Tool, el: Element) -> Tool:

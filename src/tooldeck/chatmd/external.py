@@ -11,6 +11,7 @@ function per hook, so it is the only place to adjust when they land.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,9 +36,12 @@ def _base_dir(el: Element, vars: PathVars) -> Path:
     return el.pos.file.parent if el.pos.file is not None else vars.prompt_dir
 
 
-def shell_runtimes(elements: list[Element], rt: Runtime, *, vars: PathVars) -> dict[str, Any]:
+def shell_runtimes(
+    elements: list[Element], rt: Runtime, *, vars: PathVars, check: Callable[[Element, Any], None] | None = None
+) -> dict[str, Any]:
     """``<shell_access id=...>`` elements -> runtimes by id (shell domain); a
-    later runtime may extend an earlier one."""
+    later runtime may extend an earlier one. ``check(el, runtime)`` sees each
+    one before it is kept (the authority check)."""
     if not elements:
         return {}
     decl = _module("tooldeck.shell.chatmd_decl", elements[0], "shell runtime")
@@ -45,6 +49,8 @@ def shell_runtimes(elements: list[Element], rt: Runtime, *, vars: PathVars) -> d
     out: dict[str, Any] = {}
     for el in elements:
         runtime = decl.runtime_from_element(el, base_dir=_base_dir(el, vars), roots=roots, known=out)
+        if check is not None:
+            check(el, runtime)
         out[el.get("id") or getattr(runtime, "id", "")] = runtime
     return out
 

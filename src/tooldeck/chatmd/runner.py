@@ -6,25 +6,35 @@ file as it completes; the terminal shows progress. Exit status: 0 answered
 (or nothing to do), 1 a model error, 2 a file or configuration error, 130
 interrupted. In every case the file is left valid and running it again
 resumes where it stopped.
+
+The file the person named has authority, bounded by its transcript record
+(:mod:`tooldeck.chatmd.record`): the runner saves what it honoured before
+the first model call and again after every append (with the payload files
+it wrote), so a declaration the model adds to the file during the run is
+refused at the next run unless the person approves the file.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
 from rich.text import Text
 
+from tooldeck.chatmd import asks
 from tooldeck.chatmd.display import Display
 from tooldeck.chatmd.document import load
 from tooldeck.chatmd.element import ChatmdError
+from tooldeck.chatmd.grants import Grants
+from tooldeck.chatmd.record import Record
 from tooldeck.chatmd.session import Session, prepare
 from tooldeck.chatmd.transcript import Transcript
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import Result, run_conversation
-from tooldeck.llm.types import Message
+from tooldeck.llm.types import Item, Message
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Workspace, make_root
 
@@ -40,14 +50,32 @@ def _fail(console: Console, message: str) -> None:
     console.print(Text("tooldeck run: ", style="bold red") + Text(message))
 
 
-async def _run(session: Session, transcript: Transcript, display: Display, parallel: bool) -> Result:
+async def _run(session: Session, on_item: Callable[[Item], None], display: Display, parallel: bool) -> Result:
     provider = session.provider()
     try:
         return await run_conversation(
-            provider, session.items, session.toolbox, parallel=parallel, on_event=display, on_item=transcript.append
+            provider, session.items, session.toolbox, parallel=parallel, on_event=display, on_item=on_item
         )
     finally:
         await provider.aclose()
+
+
+def _recording(
+    file: Path, session: Session, grants: Grants, record: Record, state_dir: str | os.PathLike[str]
+) -> Callable[[Item], None]:
+    """The loop's ``on_item``: append to the transcript, then record what was
+    honoured, with the payload files tooldeck itself wrote (read back next run)."""
+
+    def on_payload(target: Path) -> None:
+        grants.used.add(asks.doc_key(os.path.realpath(target)))
+
+    transcript = Transcript(file, show_tool_call=session.show_tool_call, state_dir=state_dir, on_payload=on_payload)
+
+    def on_item(item: Item) -> None:
+        transcript.append(item)
+        record.save(file, grants.used)
+
+    return on_item
 
 
 def run_file(
@@ -62,7 +90,9 @@ def run_file(
     file = Path(path).absolute()
     try:
         rt = launch_runtime(state_dir)
-        session = prepare(load(file), rt)
+        record = Record(rt.state_dir)
+        grants = Grants(lambda: rt.workspace, rt.state_dir, named=file, record=record.honoured(file))
+        session = prepare(load(file, grants=grants), rt)
     except ChatmdError as exc:
         _fail(err, str(exc))
         return EXIT_FILE
@@ -76,13 +106,18 @@ def run_file(
     if isinstance(last, Message) and last.role == "assistant":
         console.print(Text("nothing to do: the last message is the assistant's; add a <user> message", "dim"))
         return EXIT_OK
-    transcript = Transcript(file, show_tool_call=session.show_tool_call, state_dir=rt.state_dir)
+    try:
+        record.save(file, grants.used)  # what this run honours, before the model can touch the file
+    except OSError as exc:
+        _fail(err, f"cannot record the file's authority in {record.path}: {exc.strerror or exc}")
+        return EXIT_FILE
+    on_item = _recording(file, session, grants, record, rt.state_dir)
     display = Display(console)
     try:
         from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
 
         with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
-            result = asyncio.run(_run(session, transcript, display, parallel))
+            result = asyncio.run(_run(session, on_item, display, parallel))
     except ModelError as exc:
         display.end_line()
         _fail(err, exc.message)

@@ -88,7 +88,7 @@ def config_of(doc: Document) -> tuple[dict[str, Any], bool]:
 def prepare(doc: Document, rt: Runtime, *, depth: int = 0, fallback: ModelConfig | None = None) -> Session:
     """Check and build everything a run needs. Raises ChatmdError or ModelError (config)."""
     overrides, show = config_of(doc)
-    toolbox = build_toolbox(doc, LoadContext.for_document(doc, rt, depth=depth))
+    toolbox = build_toolbox(doc, LoadContext.for_document(doc, rt, depth=depth))  # binds rt's roots if unset
     items = items_of(doc)
     model_name = overrides.pop("model", None)
     if model_name is None and fallback is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from tooldeck.chatmd.writer import element_text
@@ -32,12 +33,18 @@ _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]+")
 
 class Transcript:
     def __init__(
-        self, path: Path, *, show_tool_call: bool = False, state_dir: str | os.PathLike[str] | None = None
+        self,
+        path: Path,
+        *,
+        show_tool_call: bool = False,
+        state_dir: str | os.PathLike[str] | None = None,
+        on_payload: Callable[[Path], None] | None = None,
     ) -> None:
         self.path = path
         self.show_tool_call = show_tool_call
         self.state_dir = state_dir
         self.payload_dir = path.parent / PAYLOAD_DIR / _SAFE_RE.sub("_", path.stem)
+        self.on_payload = on_payload  # told of each payload file written (the runner records it)
 
     def append_text(self, text: str) -> None:
         # model text may carry a lone surrogate (a JSON escape): written as a visible escape
@@ -82,6 +89,8 @@ class Transcript:
         stem = _SAFE_RE.sub("_", call_id)[:60] or "call"
         data = valid_text(text).encode("utf-8")
         target = self._claim(stem, suffix, data)
+        if self.on_payload is not None:
+            self.on_payload(target)
         src = target.relative_to(self.path.parent).as_posix()
         return element_text(tag, attrs, element_text("doc", {"src": src, "local": None}).rstrip("\n"), raw_body=True)
 

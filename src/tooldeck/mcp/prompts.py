@@ -11,24 +11,40 @@ check every second, so added, edited and deleted files are picked up while
 the server runs; a change fires the library's listeners (the server turns
 that into ``notifications/prompts/list_changed``, and
 ``notifications/tools/list_changed`` when the prompt-backed agent tools
-change). The directory is operator configuration, not a model-supplied path,
-so it is read directly rather than through the workspace roots.
+change). The directory is operator configuration, not a model-supplied path.
+
+Authority (SPEC §3): the model can write a prompts folder that lies inside a
+root (``./prompts`` by default), so a prompt file grants nothing unless the
+person approved its bytes (``tooldeck trust allow``): it is still an MCP
+prompt and an agent tool with the built-in tools, but what it declares
+beyond that (an MCP server, a wider shell runtime, a path outside the roots)
+is refused when the agent tool is called (:mod:`tooldeck.chatmd.grants`),
+and named once on stderr when the file is first seen. A folder inside a root
+is read through the workspace (a link out of the roots is refused); one the
+person put outside every root is read directly.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import re
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooldeck.authority import report
+from tooldeck.core.errors import ToolError
 from tooldeck.core.tool import Tool
 from tooldeck.mcp.prompt_reader import Argument, Message, arguments_of, description_of, fill, read_messages
+from tooldeck.workspace.content import read_bytes
+from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.statefiles import read_private
 
 log = logging.getLogger("tooldeck.mcp.prompts")
 
@@ -74,11 +90,14 @@ class PromptFile:
         return [Message(m.role, fill(m.text, given, self.arguments)) for m in self.messages]
 
 
-def load_prompt(path: Path) -> PromptFile:
-    data = path.read_bytes()[:MAX_PROMPT_BYTES]
+def load_prompt(path: Path, data: bytes | None = None) -> PromptFile:
+    data = (data if data is not None else path.read_bytes())[:MAX_PROMPT_BYTES]
     text = data.decode("utf-8", "replace")
     messages = read_messages(text, path)
     return PromptFile(path.stem, path, description_of(text, path.stem), arguments_of(messages), messages)
+
+
+WorkspaceSource = Callable[[], Workspace]
 
 
 Signature = tuple[int, int]
@@ -87,8 +106,12 @@ Signature = tuple[int, int]
 class PromptLibrary:
     """The prompts of one directory, kept current by :meth:`scan`."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, workspace: WorkspaceSource | None = None, state_dir: Any = None) -> None:
         self.directory = directory
+        self.workspace = workspace  # the roots (None: no confinement, a library caller's folder)
+        self.state_dir = state_dir
+        # the person put the folder outside every root: read it directly (decided at start, before any call)
+        self.outside = workspace is None or self._root_of(os.path.realpath(directory)) is None
         self.prompts: dict[str, PromptFile] = {}
         self.broken: dict[str, str] = {}  # stem -> why it could not be read
         self._seen: dict[str, Signature] = {}
@@ -138,9 +161,31 @@ class PromptLibrary:
                 log.exception("prompt change listener failed")
         return True
 
+    def _root_of(self, real: str) -> Any:
+        return self.workspace().containing_root(real) if self.workspace is not None else None
+
+    def read(self, path: Path) -> bytes:
+        """A prompt's bytes: through the workspace when it lies in a root; outside
+        the roots only from a folder the person put there (a link out is refused)."""
+        real = os.path.realpath(path)
+        root = self._root_of(real)
+        if root is not None:
+            try:
+                return read_bytes(real, str(path), MAX_PROMPT_BYTES, root=root.path).data
+            except ToolError as exc:
+                raise OSError(exc.message) from exc
+        if not self.outside:
+            raise OSError(f"{path} resolves to {real}, outside the workspace roots")
+        data = read_private(real)  # a regular file only; a FIFO never blocks the scan
+        if data is None:
+            raise FileNotFoundError(real)
+        return data[:MAX_PROMPT_BYTES]
+
     def _load(self, path: Path) -> None:
         try:
-            prompt = load_prompt(path)
+            data = self.read(path)
+            prompt = load_prompt(path, data)
+            self._report(path, data)
         except Exception as exc:  # one bad file never hides the others
             log.warning("prompt %s cannot be read: %s", path, exc)
             self.prompts.pop(path.stem, None)
@@ -148,6 +193,17 @@ class PromptLibrary:
             return
         self.broken.pop(path.stem, None)
         self.prompts[prompt.name] = prompt
+
+    def _report(self, path: Path, data: bytes) -> None:
+        """Name, once per process and on stderr (stdout may be the MCP channel),
+        what the file declares and will be refused for want of authority."""
+        if self.workspace is None or self.state_dir is None:
+            return
+        from tooldeck.chatmd.asks import notices_for  # the ChatMD host, as for the agent tools
+
+        for notice in notices_for(path, data, self.workspace, self.state_dir):
+            if report(notice):
+                print(f"tooldeck: {notice.text()}", file=sys.stderr, flush=True)
 
     def sorted(self) -> list[PromptFile]:
         with self._lock:
@@ -173,12 +229,13 @@ def tool_name(stem: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", stem)[:64] or "prompt"
 
 
-def default_agent_factory() -> AgentFactory:
+def default_agent_factory(read_outside: bool = False) -> AgentFactory:
     """The server's agent tools come from ``tooldeck.chatmd.agents.agent_tool``
-    (imported on first use: a server without prompts never loads ChatMD)."""
+    (imported on first use: a server without prompts never loads ChatMD).
+    ``read_outside``: the folder lies outside every root (the person's)."""
     from tooldeck.chatmd.agents import agent_tool
 
-    return agent_tool
+    return functools.partial(agent_tool, read_outside=read_outside)
 
 
 def agent_tools(library: PromptLibrary, rt: Any, factory: AgentFactory | None) -> list[Tool]:

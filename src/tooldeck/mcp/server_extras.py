@@ -64,7 +64,8 @@ class ServerExtras:
         if prompts_dir is not None:  # imported only when prompts are served: serve starts faster
             from tooldeck.mcp.prompts import PromptLibrary
 
-            self.library = PromptLibrary(prompts_dir)
+            roots = (lambda: rt.workspace) if hasattr(rt, "workspace") else None
+            self.library = PromptLibrary(prompts_dir, roots, getattr(rt, "state_dir", None))
         self.resources = ResourceProvider(lambda: rt.workspace) if resources else None
         self.poll_seconds = poll_seconds
         self._factory = agent_factory
@@ -87,7 +88,7 @@ class ServerExtras:
         from tooldeck.mcp.prompts import agent_tools, default_agent_factory
 
         if self._factory is _UNSET:
-            self._factory = default_agent_factory()
+            self._factory = default_agent_factory(self.library.outside)
         tools = agent_tools(self.library, self.rt, self._factory)
         signature = tuple((t.name, t.description) for t in tools)
         self._agent_box = Toolbox(tools, budget_tokens=getattr(self.rt, "budget_tokens", 20_000)) if tools else None
