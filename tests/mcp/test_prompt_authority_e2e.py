@@ -6,7 +6,7 @@ own ``apply_patch``, the new agent tool called once the server lists it.
 Everything is checked from the host: the marker file a stdio server would
 write, the HTTP listener a secret would be sent to, the requests the
 scripted model received. Approving the file's bytes (``tooldeck trust
-allow``; here ``Approvals.allow``, what the verb calls) makes the same file
+allow``, run as a subprocess) makes the same file
 work; a one-byte change revokes it.
 """
 
@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -27,12 +29,19 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.mcp.mcp_e2e import serve_command
 from tests.support.openai_server import Reply, ScriptedOpenAI
-from tooldeck.state.approvals import Approvals
 
 pytestmark = pytest.mark.timeout(180)
 
 SECRET = "TOPSECRET-5b1e"
 API_KEY = "sk-test-never-leaves-0c2f"
+
+
+def trust_allow(state: Path, *paths: Path) -> None:
+    """``tooldeck trust allow PATH...`` as the person runs it."""
+    argv = [sys.executable, "-m", "tooldeck", "trust", "allow", *map(str, paths), "--state-dir", str(state)]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+
 
 
 def text_of(result: Any) -> str:
@@ -157,7 +166,7 @@ def test_a_stdio_server_in_a_model_written_prompt_never_runs_until_approved(
                 assert not marker.exists()  # nothing ran on the host
                 assert_refused(refused, helper, 2, "a stdio MCP server")
 
-                Approvals(state).allow([helper])  # `tooldeck trust allow prompts/helper.chatmd`
+                trust_allow(state, helper)  # the person's verb, as a subprocess
                 await s.call("helper")  # not an MCP server: the mount fails, but the command ran
                 with anyio.fail_after(20):
                     while not marker.exists():
@@ -211,7 +220,7 @@ def test_reads_outside_the_roots_and_secrets_are_refused(project: tuple[Path, Pa
                 assert model.requests == []  # and nothing went to the model
 
                 # approved, the same files do what they ask: the checks above could see it
-                Approvals(state).allow([prompts / "docs.chatmd", prompts / "secret.chatmd"])
+                trust_allow(state, prompts / "docs.chatmd", prompts / "secret.chatmd")
                 model.push(Reply.answer("read it"))
                 assert text_of(await s.call("docs")) == "read it"
                 assert SECRET in str(model.requests[-1]["body"])

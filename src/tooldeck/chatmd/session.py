@@ -95,7 +95,7 @@ def prepare(doc: Document, rt: Runtime, *, depth: int = 0, fallback: ModelConfig
         model = dataclasses.replace(fallback, **overrides)
     else:
         try:
-            cfg = load_config(rt.workspace.primary.path)
+            cfg = load_config(rt.workspace.primary.path, state_dir=rt.state_dir)
         except ConfigError as exc:
             raise ModelError("config", str(exc)) from exc
         model = resolve_model(cfg, model_name, rt=rt, **overrides)

@@ -31,7 +31,6 @@ import functools
 import logging
 import os
 import re
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -202,8 +201,7 @@ class PromptLibrary:
         from tooldeck.chatmd.asks import notices_for  # the ChatMD host, as for the agent tools
 
         for notice in notices_for(path, data, self.workspace, self.state_dir):
-            if report(notice):
-                print(f"tooldeck: {notice.text()}", file=sys.stderr, flush=True)
+            report(notice)  # the host's sink (launch: stderr) says it, once
 
     def sorted(self) -> list[PromptFile]:
         with self._lock:
