@@ -28,6 +28,22 @@ MAX_PIXELS = 100_000_000  # refuse to decode anything bigger (decompression bomb
 _PIL_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
 
 
+def image_refusal(data_uri: str, max_bytes: int = MAX_SEND_BYTES) -> str | None:
+    """Why an image given as a ``data:`` URI cannot go to a model as it is, or
+    None: one limit for every image a conversation sends (inline ``<img>``,
+    a tool's image result): a known type, at most ``max_bytes`` decoded."""
+    head, sep, payload = data_uri.partition(",")
+    mime = head.removeprefix("data:").split(";", 1)[0]
+    if not (sep and head.startswith("data:") and head.endswith(";base64")):
+        return "it is not a base64 data URI"
+    if mime not in _PIL_FORMATS:
+        return f"{mime or 'an unknown type'} is not PNG, JPEG, GIF or WebP"
+    size = len(payload) * 3 // 4 - payload[-2:].count("=")
+    if size > max_bytes:
+        return f"it is {size} bytes, over the {max_bytes}-byte image limit; scale it down or crop it"
+    return None
+
+
 def sniff_image_type(data: bytes) -> str | None:
     """The MIME type of PNG, JPEG, GIF or WebP bytes, from their magic number."""
     if data.startswith(b"\x89PNG\r\n\x1a\n"):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from tooldeck.chatmd.document import Document
 from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.imaging import image_refusal
 from tooldeck.llm.types import FunctionCall, FunctionResult, ImageInput, Item, Message, Reasoning
 
 ROLES = ("system", "developer", "user", "assistant")
@@ -57,7 +58,11 @@ def img_input(el: Element) -> ImageInput:
         data = path.read_bytes()
     except OSError as exc:
         raise ChatmdError(el.pos, f"<img>: cannot read {path} ({exc.strerror})") from exc
-    return ImageInput(f"data:{mime};base64,{base64.b64encode(data).decode()}", el.get("detail") or "auto")
+    uri = f"data:{mime};base64,{base64.b64encode(data).decode()}"
+    refused = image_refusal(uri)  # the one limit for every image a conversation sends
+    if refused is not None:
+        raise ChatmdError(el.pos, f"<img src={el.get('src')!r}>: {refused}")
+    return ImageInput(uri, el.get("detail") or "auto")
 
 
 def body(el: Element) -> tuple[str, tuple[ImageInput, ...]]:
@@ -107,7 +112,8 @@ def items_of(doc: Document) -> list[Item]:
                 raise ChatmdError(el.pos, '<tool_response> needs tool_call_id="..."')
             if cid not in names:
                 raise ChatmdError(el.pos, f"<tool_response> answers {cid!r}, which no earlier <tool_call> made")
-            items.append(FunctionResult(cid, names[cid], body(el)[0], el.has("error")))
+            text, images = body(el)  # a tool's image results are <img> elements in its response
+            items.append(FunctionResult(cid, names[cid], text, el.has("error"), images))
         elif el.tag in ("doc", "img", "summary", "agent"):
             where = "<reasoning>" if el.tag == "summary" else "a message such as <user>"
             raise ChatmdError(el.pos, f"<{el.tag}> belongs inside {where}, not at top level")
