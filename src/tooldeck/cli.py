@@ -1,9 +1,10 @@
 """The ``tooldeck`` command (SPEC §9): a thin face over the catalog.
 
-* ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME]``
+* ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME] [--tools A,B]
+  [--exclude-tools C]``
 * ``tooldeck call TOOL ['{json}'] [--root ROOT ...]``: exit 0 success, 1 tool
   error (error text on stderr), 2 usage error; JSON may come on stdin
-* ``tooldeck tools [--cost] [--profile NAME]``
+* ``tooldeck tools [--cost] [--profile NAME] [--tools A,B] [--exclude-tools C]``
 * ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
 * ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
@@ -51,6 +52,11 @@ StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", envvar="TOOLDECK_STATE_DIR", help="State directory (SQLite store).")
 ]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Tool profile: full, core, read-only.")]
+ToolsOpt = Annotated[
+    str | None,
+    typer.Option("--tools", help="Serve these tools (comma-separated; beside --profile's when one is given)."),
+]
+ExcludeOpt = Annotated[str | None, typer.Option("--exclude-tools", help="Leave these tools out (comma-separated).")]
 AllowOpt = Annotated[
     list[Path] | None,
     typer.Option("--allow-root", help="A parent folder manage_workspaces may open (repeatable; see allow_roots)."),
@@ -67,6 +73,8 @@ def serve(
     profile: ProfileOpt = None,
     state_dir: StateOpt = None,
     allow_root: AllowOpt = None,
+    tools: ToolsOpt = None,
+    exclude_tools: ExcludeOpt = None,
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
@@ -79,6 +87,8 @@ def serve(
         profile=profile,
         state_dir=str(state_dir) if state_dir is not None else None,
         allow_roots=[str(p) for p in allow_root or []],
+        tools=tools,
+        exclude_tools=exclude_tools,
     )
     code = run_serve(args)
     if code:
@@ -151,14 +161,17 @@ def tools(
     cost: Annotated[bool, typer.Option("--cost", help="Show the token cost of each advertised schema.")] = False,
     profile: ProfileOpt = None,
     state_dir: StateOpt = None,
+    tools: ToolsOpt = None,
+    exclude_tools: ExcludeOpt = None,
 ) -> None:
-    """List the catalog (and, with --cost, the token cost of its schemas)."""
-    from tooldeck.catalog import build_toolbox
+    """List the catalog `serve` advertises (and, with --cost, the token cost of its schemas)."""
+    from tooldeck.catalog import ToolSwitches, build_toolbox, config_switches
     from tooldeck.mcp.cost import schema_costs
 
     rt = _runtime(None, state_dir)
     try:
-        box = build_toolbox(rt, profile)
+        switches = ToolSwitches.parse(tools, exclude_tools).over(config_switches(rt))
+        box = build_toolbox(rt, profile, switches)
     except ValueError as exc:
         typer.echo(f"tooldeck: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from exc

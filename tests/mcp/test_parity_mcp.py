@@ -1,0 +1,168 @@
+"""Seed parity and first-use rough edges over MCP: a spawned ``tooldeck serve``
+spoken to with the official SDK client (stdio and streamable HTTP)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+from tests.mcp.mcp_e2e import free_port, http_session, serve_command
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def text_of(result: Any) -> str:
+    return "\n".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+def env_for(state: Path, config: Path | None = None) -> dict[str, str]:
+    env = {**os.environ, "TOOLDECK_STATE_DIR": str(state), "TOOLDECK_CONFIG": str(config or os.devnull)}
+    env.pop("MCP_PROMPTS_DIR", None)
+    return env
+
+
+@contextlib.asynccontextmanager
+async def stdio(root: Path, state: Path, *extra: str, config: Path | None = None) -> AsyncIterator[ClientSession]:
+    cmd = serve_command(root, state, *extra)
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=env_for(state, config), cwd=str(root))
+    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
+
+
+@contextlib.contextmanager
+def http_server(root: Path, state: Path, host: str) -> Iterator[tuple[str, subprocess.Popen[bytes], Path]]:
+    """``serve --http host:port`` started in ``root`` (no ./prompts there); (base URL, process, stderr file)."""
+    port = free_port()
+    err = state / "http.stderr"
+    with open(err, "wb") as fh:
+        proc = subprocess.Popen(
+            serve_command(root, state, "--http", f"{host}:{port}"),
+            cwd=root, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=fh, env=env_for(state),
+        )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, err.read_text()
+            with socket.socket() as s:
+                if s.connect_ex((host, port)) == 0:
+                    break
+            assert time.monotonic() < deadline, "the server never listened"
+            time.sleep(0.05)
+        yield f"http://{host}:{port}", proc, err
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+# a JSON array sent as a string ---------------------------------------------------------------
+def test_an_array_sent_as_a_string_is_accepted(served: tuple[Path, Path]) -> None:
+    root, state = served
+
+    async def scenario() -> None:
+        async with stdio(root, state) as s:
+            # what `mcp-inspector --cli --tool-arg 'paths=["src/app.py"]'` sends
+            res = await s.call_tool("get_code_structure", {"scope": "paths", "paths": '["src/app.py"]'})
+            assert not res.is_error, text_of(res)
+            assert "def main" in text_of(res) or "main()" in text_of(res)
+            # a string that is no array stays an error that names the field
+            bad = await s.call_tool("get_code_structure", {"scope": "paths", "paths": "src/app.py"})
+            assert bad.is_error and "paths" in text_of(bad)
+
+    anyio.run(scenario)
+
+
+# prompts/list without a prompts folder ----------------------------------------------------------
+def test_prompts_list_without_a_prompts_folder_is_an_empty_list_over_http(served: tuple[Path, Path]) -> None:
+    root, state = served
+    assert not (root / "prompts").exists()
+    with http_server(root, state, "127.0.0.1") as (base, _proc, _err):
+
+        async def scenario() -> None:
+            async with http_session(base + "/mcp") as s:
+                listed = await s.list_prompts()
+                assert listed.prompts == []
+
+        anyio.run(scenario)
+
+
+# the dashboard on another loopback address -------------------------------------------------------
+def test_the_dashboard_answers_on_the_loopback_address_it_was_bound_to(served: tuple[Path, Path]) -> None:
+    root, state = served
+    with http_server(root, state, "127.0.0.2") as (base, _proc, err):
+        deadline = time.monotonic() + 10
+        while "dashboard at" not in err.read_text() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert f"dashboard at {base}/" in err.read_text()
+        page = httpx2.get(base + "/", timeout=30)
+        assert page.status_code == 200, page.text
+        # a name that is not loopback is still refused (DNS rebinding)
+        forged = httpx2.get(base + "/", headers={"Host": "attacker.example"}, timeout=30)
+        assert forged.status_code == 403
+
+
+# single tools switched on and off ------------------------------------------------------------------
+def test_serve_tools_and_exclude_tools(served: tuple[Path, Path]) -> None:
+    root, state = served
+
+    async def scenario() -> None:
+        async with stdio(root, state, "--tools", "read_file,file_search,shell", "--exclude-tools", "shell") as s:
+            names = sorted(t.name for t in (await s.list_tools()).tools)
+            assert names == ["file_search", "read_file"]
+            gone = await s.call_tool("apply_edits", {"path": "hello.txt", "search": "hello", "replace": "bye"})
+            assert gone.is_error
+        async with stdio(root, state, "--profile", "core", "--tools", "git") as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            assert "git" in names and "read_file" in names and "shell" not in names
+
+    anyio.run(scenario)
+    assert (root / "hello.txt").read_text() == "hello\nworld\n"
+
+
+def test_an_unknown_tool_name_is_a_usage_error_naming_the_nearest(served: tuple[Path, Path]) -> None:
+    root, state = served
+    done = subprocess.run(
+        serve_command(root, state, "--tools", "read_fil"), stdin=subprocess.DEVNULL, capture_output=True,
+        text=True, timeout=60, env=env_for(state),
+    )  # fmt: skip
+    assert done.returncode == 2 and "read_fil" in done.stderr and "read_file" in done.stderr
+
+
+def test_config_switches_user_file_and_a_project_file_that_may_only_disable(
+    served: tuple[Path, Path], tmp_path: Path
+) -> None:
+    root, state = served
+    user = tmp_path / "user.toml"
+    user.write_text('[tools]\nenabled = ["read_file", "git", "shell", "file_search"]\ndisabled = ["shell"]\n')
+    # a project file (the model can write it) tries to switch shell back on and serve apply_edits
+    (root / ".tooldeck.toml").write_text('[tools]\nenabled = ["apply_edits", "shell"]\ndisabled = ["git"]\n')
+
+    async def scenario() -> None:
+        async with stdio(root, state, config=user) as s:
+            names = sorted(t.name for t in (await s.list_tools()).tools)
+            assert names == ["file_search", "read_file"]
+
+    anyio.run(scenario)
+    cost = subprocess.run(
+        [sys.executable, "-m", "tooldeck", "tools", "--cost", "--state-dir", str(state)],
+        cwd=root, capture_output=True, text=True, timeout=60, env=env_for(state, user),
+    )  # fmt: skip
+    assert cost.returncode == 0, cost.stderr
+    rows = [line.split()[0] for line in cost.stdout.splitlines()]
+    assert rows == ["read_file", "file_search", "total"]
