@@ -184,3 +184,28 @@ def test_retries_are_reported_on_stderr_with_their_reason(work: Path, server: Sc
     assert r.returncode == 0, r.stderr
     assert "retry 1" in r.stderr and "503" in r.stderr
     assert "retry" not in r.stdout and "hello" in r.stdout
+
+
+# 4. ${session_dir} and ${cache_dir} on a fresh install ---------------------------------------
+def test_session_and_cache_dirs_are_made_on_first_use_and_work_as_roots(work: Path, server: ScriptedOpenAI) -> None:
+    f = work / "notes.chatmd"
+    f.write_text(
+        '<config model="m"/>\n<tool name="read_file">\n  <read id="scratch" path="${session_dir}"/>\n'
+        '  <read id="cache" path="${cache_dir}/"/>\n</tool>\n<user>hi</user>\n'
+    )
+    env = env_for(server.url, work.parent)
+    state = Path(env["TOOLDECK_STATE_DIR"])
+    assert not state.exists() and not (work.parent / "cache").exists()
+    server.push(Reply.answer("hello"))
+    r = run(f, env)
+    assert r.returncode == 0, r.stderr
+    (session,) = list((state.parent / "state-sessions").iterdir())
+    assert session.name.startswith("notes-") and (work.parent / "cache" / "tooldeck").is_dir()
+    assert oct(session.stat().st_mode & 0o777) == "0o700"
+    # what the session keeps there is readable through the declared root
+    (session / "memo.txt").write_text("remember the milk\n")
+    f.write_text(f.read_text() + "<user>what did I note?</user>\n")
+    server.push(Reply.call(("read_file", {"file": "memo.txt", "root": "scratch"})), Reply.answer("milk"))
+    r = run(f, env)
+    assert r.returncode == 0, r.stderr
+    assert "remember the milk" in json.dumps(body(server, 2))
