@@ -209,3 +209,30 @@ def test_session_and_cache_dirs_are_made_on_first_use_and_work_as_roots(work: Pa
     r = run(f, env)
     assert r.returncode == 0, r.stderr
     assert "remember the milk" in json.dumps(body(server, 2))
+
+
+# 5. read_file with named roots: a path spelled from ${tool_dir} -----------------------------
+def test_read_file_resolves_a_path_that_starts_with_a_root_name(work: Path, server: ScriptedOpenAI) -> None:
+    (work / "src").mkdir()
+    (work / "src" / "app.py").write_text("print('from src')\n")
+    (work / "src" / "both.py").write_text("print('both, src')\n")
+    (work / "vendor" / "src").mkdir(parents=True)
+    (work / "vendor" / "src" / "only.py").write_text("print('only vendored')\n")
+    (work / "vendor" / "src" / "both.py").write_text("print('both, vendored')\n")
+    f = work / "roots.chatmd"
+    f.write_text(
+        '<config model="m"/>\n<tool name="read_file">\n  <read id="src" path="src"/>\n'
+        '  <read id="lib" path="vendor/src"/>\n</tool>\n<user>read it</user>\n'
+    )
+    server.push(
+        Reply.call(("read_file", {"file": "src/app.py"}), ("read_file", {"file": "vendor/src/only.py"}),
+                   ("read_file", {"file": "src/both.py"})),
+        Reply.answer("read"),
+    )  # fmt: skip
+    r = run(f, env_for(server.url, work.parent))
+    assert r.returncode == 0, r.stderr
+    tools = [m["content"] for m in body(server, 1)["messages"] if m["role"] == "tool"]
+    assert "from src" in tools[0]  # the root `src`, spelled from ${tool_dir}
+    assert "only vendored" in tools[1]  # the root `lib`, its whole path from ${tool_dir}
+    # two roots fit: the model is told both ways to say it
+    assert "invalid_arguments" in tools[2] and "src:both.py" in tools[2] and "lib:both.py" in tools[2]
