@@ -166,3 +166,34 @@ def test_config_switches_user_file_and_a_project_file_that_may_only_disable(
     assert cost.returncode == 0, cost.stderr
     rows = [line.split()[0] for line in cost.stdout.splitlines()]
     assert rows == ["read_file", "file_search", "total"]
+
+
+# context_builder builds into a fresh tab ------------------------------------------------------------
+def test_context_builder_builds_into_a_fresh_tab_and_leaves_the_current_one(served: tuple[Path, Path]) -> None:
+    root, state = served
+
+    async def scenario() -> None:
+        async with stdio(root, state) as s:
+            await s.call_tool("manage_selection", {"op": "set", "paths": ["hello.txt"]})
+            await s.call_tool("prompt", {"op": "set", "text": "my own words"})
+            built = await s.call_tool("context_builder", {"instructions": "what does main in app.py return"})
+            assert not built.is_error, text_of(built)
+            tab_id = (built.structured_content or {})["tab_id"]
+            assert tab_id in text_of(built)
+            # the connection now works on the built tab
+            ctx = text_of(await s.call_tool("workspace_context", {"include": ["prompt", "selection"]}))
+            assert "what does main in app.py return" in ctx and "app.py" in ctx
+            tabs = text_of(await s.call_tool("manage_workspaces", {"action": "list_tabs"}))
+            assert tab_id in tabs and "Context: what does main" in tabs
+            # the tab worked in before is as it was
+            first = tabs.splitlines()[1].split("[id ")[1].split("]")[0]
+            assert first != tab_id
+            await s.call_tool("manage_workspaces", {"action": "select_tab", "tab": first})
+            assert "my own words" in text_of(await s.call_tool("prompt", {"op": "get"}))
+            sel = text_of(await s.call_tool("manage_selection", {"op": "get", "view": "files"}))
+            assert "hello.txt" in sel and "app.py" not in sel
+            # a named tab is built into (made when missing)
+            again = await s.call_tool("context_builder", {"instructions": "hello world", "tab": "review"})
+            assert not again.is_error and (again.structured_content or {})["tab"] == "review"
+
+    anyio.run(scenario)
