@@ -197,3 +197,66 @@ def test_context_builder_builds_into_a_fresh_tab_and_leaves_the_current_one(serv
             assert not again.is_error and (again.structured_content or {})["tab"] == "review"
 
     anyio.run(scenario)
+
+
+# app_settings: every example of seed 004 works or says what exists --------------------------------
+SEED_SETTINGS_EXAMPLES: list[dict[str, Any]] = [
+    {"op": "list"},
+    {"op": "list", "group": "ui"},
+    {"op": "get", "keys": ["ui.appearance_mode", "mcp.auto_start"]},
+    {"op": "set", "key": "ui.show_tooltips", "value": False},
+    {"op": "set", "key": "models.planning_model", "value": None},
+    {"op": "set", "key": "context_builder.agent", "value": "codexExec"},
+    {"op": "options", "key": "models.planning_model", "agent": "codexExec"},
+]
+
+
+def test_app_settings_seed_examples_work_or_list_the_keys_and_the_nearest(served: tuple[Path, Path]) -> None:
+    root, state = served
+
+    async def scenario() -> None:
+        async with stdio(root, state) as s:
+            for args in SEED_SETTINGS_EXAMPLES:
+                res = await s.call_tool("app_settings", args)
+                text = text_of(res)
+                assert "unknown field" not in text, (args, text)
+                if not res.is_error:
+                    continue
+                if "group" in args:
+                    assert "output, tree, code_maps" in text, (args, text)
+                else:  # every key there is, and the nearest one when one is near
+                    assert "output.budget_tokens" in text and "models.default_model" in text, (args, text)
+            res = await s.call_tool("app_settings", {"op": "set", "key": "models.planning_model", "value": None})
+            assert "nearest: models.default_model" in text_of(res)
+            res = await s.call_tool("app_settings", {"op": "options", "key": "tree.default_mode", "agent": "x"})
+            assert not res.is_error and "auto" in text_of(res)
+            # person-only keys stay denied to the tool
+            res = await s.call_tool("app_settings", {"op": "set", "key": "models.base_url", "value": "http://x.test/"})
+            assert res.is_error and "denied" in text_of(res)
+
+    anyio.run(scenario)
+
+
+def test_window_id_and_open_in_new_window_map_onto_workspaces(served: tuple[Path, Path], tmp_path: Path) -> None:
+    root, state = served
+    other = root / "other"
+    other.mkdir()
+
+    async def scenario() -> None:
+        async with stdio(root, state) as s:
+            made = await s.call_tool(
+                "manage_workspaces",
+                {"action": "create", "name": "second", "folder_path": str(other), "open_in_new_window": True},
+            )
+            assert not made.is_error, text_of(made)
+            window = text_of(made).split("window_id ")[1].split(")")[0]
+            listed = text_of(await s.call_tool("manage_workspaces", {"action": "list_tabs", "window_id": window}))
+            assert "second" in listed
+            back = await s.call_tool("manage_workspaces", {"action": "switch", "window_id": "root"})
+            assert not back.is_error and "window_id" in text_of(back), text_of(back)
+            tab = await s.call_tool("manage_workspaces", {"action": "create_tab", "name": "t2", "window_id": window})
+            assert not tab.is_error and "switched to workspace 'second'" in text_of(tab), text_of(tab)
+            missing = await s.call_tool("manage_workspaces", {"action": "list_tabs", "window_id": "nope"})
+            assert missing.is_error and "no workspace 'nope'" in text_of(missing)
+
+    anyio.run(scenario)
