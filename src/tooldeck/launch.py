@@ -122,6 +122,8 @@ def run_serve(args: ServeArgs) -> int:
             bind = parse_http(args.http)
         except ValueError as exc:
             return _usage(str(exc))
+    if bind is None and _stdin_is_terminal():
+        _explain_stdio(args)
     handshake = _handshake(args) if bind is None else None
     front = handshake[1] if handshake is not None else None
     prepared = front.run_while(lambda: _prepare(args, sdk=True)) if front is not None else _prepare(args)
@@ -138,6 +140,41 @@ def run_serve(args: ServeArgs) -> int:
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
+
+
+def _explain_stdio(args: ServeArgs) -> None:
+    """A person started the stdio server in a terminal (``scripts/serve.sh``):
+    say on stderr what it waits for and the line a client needs, instead of
+    sitting there silently. Clients start it with a pipe and never see this."""
+    import json
+    import shlex
+
+    here = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    command = [here] if here and not here.endswith(("__main__.py", ".pyz")) else [sys.executable, "-m", "tooldeck"]
+    argv = [*command[1:], "serve", *(os.path.abspath(r) for r in (args.roots or [os.getcwd()]))]
+    for flag, value in (("--profile", args.profile), ("--prompts", args.prompts), ("--tools", args.tools),
+                        ("--exclude-tools", args.exclude_tools), ("--state-dir", args.state_dir)):  # fmt: skip
+        if value:
+            argv += [flag, value]
+    for parent in args.allow_roots:
+        argv += ["--allow-root", parent]
+    entry = json.dumps({"mcpServers": {"tooldeck": {"command": command[0], "args": argv}}})
+    print(
+        "tooldeck: MCP server on stdio, waiting for a client to speak JSON-RPC on stdin (Ctrl-C to stop).\n"
+        "tooldeck: an MCP client starts it by itself; add this to its configuration:\n"
+        f"  {entry}\n"
+        f"tooldeck: or, for Claude Code: claude mcp add tooldeck -- {shlex.join([command[0], *argv])}\n"
+        "tooldeck: to serve over HTTP instead: --http 127.0.0.1:8765",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object, object] | int:

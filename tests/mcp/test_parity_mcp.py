@@ -260,3 +260,57 @@ def test_window_id_and_open_in_new_window_map_onto_workspaces(served: tuple[Path
             assert missing.is_error and "no workspace 'nope'" in text_of(missing)
 
     anyio.run(scenario)
+
+
+# serve started in a terminal --------------------------------------------------------------------------
+def _stderr_of_serve_in_a_terminal(root: Path, state: Path) -> str:
+    import pty
+    import select
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        serve_command(root, state), stdin=follower, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=env_for(state),
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    try:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + 60
+        while b"--http" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stderr], [], [], 1.0)
+            if ready:
+                chunk = os.read(proc.stderr.fileno(), 4096)
+                if not chunk:
+                    break
+                seen += chunk
+    finally:
+        proc.terminate()
+        proc.wait(20)
+        os.close(leader)
+    return seen.decode()
+
+
+def test_serve_in_a_terminal_says_what_it_waits_for_and_the_line_to_paste(served: tuple[Path, Path]) -> None:
+    import json
+
+    root, state = served
+    text = _stderr_of_serve_in_a_terminal(root, state)
+    assert "waiting for a client" in text, text
+    line = next(ln.strip() for ln in text.splitlines() if ln.strip().startswith('{"mcpServers"'))
+    entry = json.loads(line)["mcpServers"]["tooldeck"]
+    assert "serve" in entry["args"] and str(root) in entry["args"]
+
+    async def scenario() -> None:  # the pasted line starts a server a client can use
+        params = StdioServerParameters(command=entry["command"], args=entry["args"], env=env_for(state))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            assert "read_file" in {t.name for t in (await session.list_tools()).tools}
+
+    anyio.run(scenario)
+
+
+def test_serve_started_by_a_client_prints_no_terminal_help(served: tuple[Path, Path]) -> None:
+    root, state = served
+    done = subprocess.run(serve_command(root, state), input=b"", capture_output=True, timeout=60, env=env_for(state))
+    assert b"waiting for a client" not in done.stderr
