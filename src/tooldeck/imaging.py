@@ -15,6 +15,7 @@ message saying how to get it through.
 from __future__ import annotations
 
 import base64
+import binascii
 import io
 import struct
 from dataclasses import dataclass
@@ -41,6 +42,12 @@ def image_refusal(data_uri: str, max_bytes: int = MAX_SEND_BYTES) -> str | None:
     size = len(payload) * 3 // 4 - payload[-2:].count("=")
     if size > max_bytes:
         return f"it is {size} bytes, over the {max_bytes}-byte image limit; scale it down or crop it"
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        return "its data is not valid base64"
+    if sniff_image_type(data) is None:
+        return f"its bytes are not a {mime} image"
     return None
 
 

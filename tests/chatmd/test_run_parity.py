@@ -236,3 +236,23 @@ def test_read_file_resolves_a_path_that_starts_with_a_root_name(work: Path, serv
     assert "only vendored" in tools[1]  # the root `lib`, its whole path from ${tool_dir}
     # two roots fit: the model is told both ways to say it
     assert "invalid_arguments" in tools[2] and "src:both.py" in tools[2] and "lib:both.py" in tools[2]
+
+
+def test_a_link_planted_as_the_session_dir_is_refused(work: Path, server: ScriptedOpenAI, tmp_path: Path) -> None:
+    secret = tmp_path / "private"
+    secret.mkdir()
+    (secret / "key.txt").write_text("never show this\n")
+    f = work / "notes.chatmd"
+    f.write_text('<config model="m"/>\n<tool name="read_file">\n  <read id="scratch" path="${session_dir}"/>\n'
+                 "</tool>\n<user>hi</user>\n")  # fmt: skip
+    env = env_for(server.url, work.parent)
+    server.push(Reply.answer("hello"))
+    assert run(f, env).returncode == 0
+    (session,) = list((Path(env["TOOLDECK_STATE_DIR"]).parent / "state-sessions").iterdir())
+    session.rmdir()
+    session.symlink_to(secret)  # what a model that can write beside the state directory could do
+    f.write_text(f.read_text() + "<user>read key.txt</user>\n")
+    server.push(Reply.call(("read_file", {"file": "key.txt", "root": "scratch"})), Reply.answer("x"))
+    r = run(f, env)
+    assert r.returncode == 2 and "symbolic link" in r.stderr
+    assert "never show this" not in json.dumps(server.bodies())

@@ -66,3 +66,16 @@ def test_an_index_folder_that_is_a_link_is_refused(root: Path, state_dir: Path, 
             hermetic_config)  # fmt: skip
     assert r.returncode == 1 and "symbolic link" in r.stderr
     assert list(outside.iterdir()) == []
+
+
+def test_an_index_dir_that_is_a_link_is_refused(root: Path, state_dir: Path, hermetic_config: Path,
+                                                tmp_path: Path) -> None:  # fmt: skip
+    write_tree(root / "docs", DOCS)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / ".md_index").symlink_to(outside)
+    hermetic_config.write_text('[index]\ndir = ".md_index"\n')
+    r = run(["call", "index_markdown_docs", '{"root": "docs", "index_name": "manual"}'], root, state_dir,
+            hermetic_config)  # fmt: skip
+    assert r.returncode == 1 and "symbolic link" in r.stderr
+    assert list(outside.iterdir()) == []

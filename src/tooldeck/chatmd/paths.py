@@ -50,10 +50,20 @@ def session_dir_for(prompt: Path | None, state_dir: Path) -> Path:
 
 
 def _create(folder: Path, name: str, el: Element) -> None:
+    """Make ``folder`` (and its parents). It and its parent, the folders
+    tooldeck owns, must be real folders: where they lie inside a root (serving
+    ``$HOME``), the model could have planted a link there to turn the
+    ``<read>`` root into any folder it likes."""
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise ChatmdError(el.pos, f"${{{name}}} ({folder}) cannot be created: {exc.strerror or exc}") from exc
+    for own in (folder, folder.parent):
+        if own.is_symlink():
+            raise ChatmdError(
+                el.pos, f"${{{name}}}: {own} is a symbolic link; tooldeck's own folders are never reached through one "
+                "(remove the link)"
+            )  # fmt: skip
 
 
 def default_cache_dir() -> Path:

@@ -54,20 +54,22 @@ GEN_RE = re.compile(r"^gen-[0-9]{6,}$")
 class Layout:
     """``base`` is the state directory's ``indexes/`` or a folder the person
     named (``[index] dir``, ``--index-dir``), which may lie inside a root where
-    the model can write: an index folder that is a symbolic link is refused
-    (it could send a build's writes elsewhere) and ``CURRENT`` must name a
-    generation of its own folder."""
+    the model can write: the folder or an index folder that is a symbolic link
+    is refused (it could send a build's writes and removals elsewhere) and
+    ``CURRENT`` must name a generation of its own folder."""
 
     def __init__(self, base: Path) -> None:
         self.base = base
 
     def dir(self, name: str) -> Path:
         d = self.base / _fs_name(name)
-        if d.is_symlink():
+        for link in (p for p in (self.base, d) if p.is_symlink()):
             from tooldeck.core.errors import ErrorCode
 
             raise ToolError(
-                ErrorCode.DENIED, f"the folder of index {name!r} ({d}) is a symbolic link; indexes never follow one"
+                ErrorCode.DENIED,
+                f"the folder of index {name!r} ({link}) is a symbolic link; indexes never follow one (name the "
+                "real folder with --index-dir or [index] dir)",
             )
         return d
 

@@ -42,6 +42,7 @@ from tooldeck.llm.types import (
 )
 
 MAX_TURNS = 64
+MAX_IMAGES = 8  # images of one tool result sent to the model (each at most imaging.MAX_SEND_BYTES)
 log = logging.getLogger("tooldeck.llm")
 
 
@@ -172,7 +173,8 @@ def _to_result(call: FunctionCall, res: ToolResult) -> FunctionResult:
     for part in res.output.parts:
         if not isinstance(part, ImagePart):
             continue
-        refused = image_refusal(part.data_uri)
+        full = len(images) >= MAX_IMAGES
+        refused = f"over {MAX_IMAGES} images in one result" if full else image_refusal(part.data_uri)
         if refused is None:
             images.append(ImageInput(part.data_uri, part.detail))
         else:
