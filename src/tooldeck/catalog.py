@@ -7,9 +7,11 @@ declaration aliases (``read_dir``, ``get_contents``) map to model-visible names.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from tooldeck.core.tool import Tool
@@ -67,13 +69,21 @@ def canonical_name(name: str) -> str:
 
 
 def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
-    # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager)
-    rt.provide("catalog_tools", lambda: build_tools(rt))
+    # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
+    # less the tools the person switched off (build_toolbox)
+    rt.provide("catalog_tools", lambda: [t for t in build_tools(rt) if t.name not in _switched_off(rt)])
     tools: list[Tool] = []
     for module_name in domains:
         module = importlib.import_module(module_name)
         tools.extend(module.tools(rt))
     return tools
+
+
+DISABLED_KEY = "tools.disabled"  # in rt.settings: the tools the person switched off
+
+
+def _switched_off(rt: Runtime) -> frozenset[str]:
+    return frozenset(rt.settings.get(DISABLED_KEY) or ())
 
 
 def select_profile(tools: list[Tool], profile: str | None) -> list[Tool]:
@@ -83,6 +93,69 @@ def select_profile(tools: list[Tool], profile: str | None) -> list[Tool]:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     allowed = PROFILES[profile]
     return [t for t in tools if allowed is None or t.name in allowed]
+
+
+@dataclass(frozen=True)
+class ToolSwitches:
+    """Single tools switched on or off by the person (RepoPrompt's per-tool
+    MCP settings, Serena's ``excluded_tools``).
+
+    ``enabled`` (``serve --tools a,b``, ``[tools] enabled`` in the person's
+    own config): the tools served, instead of the whole catalog, or beside
+    the tools of an explicit ``--profile``. ``disabled`` (``--exclude-tools``,
+    ``[tools] disabled`` in the user config or in a project's
+    ``.tooldeck.toml``, which may only narrow: :mod:`tooldeck.config_authority`)
+    is taken out of whatever is served, and out of the catalog agent sessions
+    run with. Names are the model-visible ones (ChatMD aliases accepted)."""
+
+    enabled: tuple[str, ...] | None = None
+    disabled: tuple[str, ...] = ()
+
+    def over(self, base: ToolSwitches) -> ToolSwitches:
+        """These switches (the command line) over ``base`` (the config files):
+        an ``enabled`` list replaces the base's; disabled tools add up."""
+        enabled = self.enabled if self.enabled is not None else base.enabled
+        return ToolSwitches(enabled, tuple(dict.fromkeys((*base.disabled, *self.disabled))))
+
+    def unknown(self, known: Iterable[str]) -> list[str]:
+        """Names that are no tool, each with the nearest tool name when there is one."""
+        names = set(known)
+        out = []
+        for name in (*(self.enabled or ()), *self.disabled):
+            name = canonical_name(name)
+            if name not in names:
+                near = difflib.get_close_matches(name, sorted(names), n=1)
+                out.append(f"{name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        return out
+
+    def apply(self, tools: list[Tool], chosen: list[Tool], profile: str | None) -> list[Tool]:
+        """``chosen`` (the profile's tools out of ``tools``) switched."""
+        keep = {t.name for t in chosen}
+        if self.enabled is not None:
+            wanted = {canonical_name(n) for n in self.enabled}
+            keep = (keep | wanted) if profile is not None else wanted
+        keep -= {canonical_name(n) for n in self.disabled}
+        return [t for t in tools if t.name in keep]
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any]) -> ToolSwitches:
+        """From a ``[tools]`` table: a list of names, or one comma-separated string."""
+
+        def names(value: Any) -> tuple[str, ...]:
+            if isinstance(value, str):
+                value = value.split(",")
+            if not isinstance(value, list):
+                raise ValueError(f"[tools]: expected a list of tool names, got {value!r}")
+            return tuple(str(v).strip() for v in value if str(v).strip())
+
+        enabled = names(section["enabled"]) if "enabled" in section else None
+        return cls(enabled, names(section["disabled"]) if "disabled" in section else ())
+
+    @classmethod
+    def parse(cls, enabled: str | None, disabled: str | None) -> ToolSwitches:
+        """From ``--tools a,b`` and ``--exclude-tools c`` (None: not given)."""
+        split = lambda v: tuple(n.strip() for n in v.split(",") if n.strip())  # noqa: E731
+        return cls(split(enabled) if enabled is not None else None, split(disabled) if disabled else ())
 
 
 def tool_timeout() -> float:
@@ -105,22 +178,48 @@ class CatalogToolbox(Toolbox):
     ``notifications/tools/list_changed``). :attr:`runtime` lets a host attach
     what only it can offer (``rt.ask_person``)."""
 
-    def __init__(self, rt: Runtime, profile: str | None, tools: list[Tool], **kwargs: Any) -> None:
+    def __init__(
+        self, rt: Runtime, profile: str | None, tools: list[Tool], switches: ToolSwitches | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(tools, **kwargs)
         self.runtime = rt
         self.profile = profile
+        self.switches = switches or ToolSwitches()
         self.generation = 0
         rt.on_workspace_change(self._rebuild)
 
     def _rebuild(self, _workspace: object) -> None:
-        fresh = select_profile(build_tools(self.runtime), self.profile)
+        every = build_tools(self.runtime)
+        fresh = self.switches.apply(every, select_profile(every, self.profile), self.profile)
         for t in fresh:
             if t.name in self._tools:
                 self._tools[t.name] = t  # one dict store: a concurrent lookup sees the old or the new tool
         self.generation += 1
 
 
-def build_toolbox(rt: Runtime, profile: str | None = None, **kwargs: Any) -> CatalogToolbox:
-    tools = select_profile(build_tools(rt), profile)
+def build_toolbox(
+    rt: Runtime, profile: str | None = None, switches: ToolSwitches | None = None, **kwargs: Any
+) -> CatalogToolbox:
+    """The catalog for a host: the profile's tools, then the person's ``switches``
+    (unknown names raise ValueError naming the nearest tool)."""
+    every = build_tools(rt)
+    switches = switches or ToolSwitches()
+    unknown = switches.unknown(t.name for t in every)
+    if unknown:
+        raise ValueError(f"no tool named {', '.join(unknown)}; `tooldeck tools` lists the catalog")
+    tools = switches.apply(every, select_profile(every, profile), profile)
+    if switches.disabled:  # a tool the person switched off is off for agent sessions too
+        rt.settings[DISABLED_KEY] = _switched_off(rt) | {canonical_name(n) for n in switches.disabled}
     kwargs.setdefault("timeout", tool_timeout())
-    return CatalogToolbox(rt, profile, tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs)
+    return CatalogToolbox(
+        rt, profile, tools, switches, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs
+    )
+
+
+def config_switches(rt: Runtime) -> ToolSwitches:
+    """The ``[tools]`` switches of the person's config and the project's
+    ``.tooldeck.toml`` (which may only disable); raises ValueError for a
+    malformed user file or table."""
+    from tooldeck.config import load_config
+
+    return ToolSwitches.from_config(load_config(rt.workspace.primary.path, state_dir=rt.state_dir).section("tools"))

@@ -1,9 +1,10 @@
 """The ``tooldeck`` command (SPEC §9): a thin face over the catalog.
 
-* ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME]``
-* ``tooldeck call TOOL ['{json}'] [--root ROOT ...]``: exit 0 success, 1 tool
-  error (error text on stderr), 2 usage error; JSON may come on stdin
-* ``tooldeck tools [--cost] [--profile NAME]``
+* ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME] [--tools A,B]
+  [--exclude-tools C]``
+* ``tooldeck call TOOL ['{json}' | @FILE | @-] [--root ROOT ...]``: exit 0 success, 1 tool
+  error (error text on stderr), 2 usage error; JSON may come on stdin or from a file
+* ``tooldeck tools [--cost] [--profile NAME] [--tools A,B] [--exclude-tools C]``
 * ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
 * ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
@@ -51,6 +52,11 @@ StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", envvar="TOOLDECK_STATE_DIR", help="State directory (SQLite store).")
 ]
 ProfileOpt = Annotated[str | None, typer.Option("--profile", help="Tool profile: full, core, read-only.")]
+ToolsOpt = Annotated[
+    str | None,
+    typer.Option("--tools", help="Serve these tools (comma-separated; beside --profile's when one is given)."),
+]
+ExcludeOpt = Annotated[str | None, typer.Option("--exclude-tools", help="Leave these tools out (comma-separated).")]
 AllowOpt = Annotated[
     list[Path] | None,
     typer.Option("--allow-root", help="A parent folder manage_workspaces may open (repeatable; see allow_roots)."),
@@ -67,6 +73,8 @@ def serve(
     profile: ProfileOpt = None,
     state_dir: StateOpt = None,
     allow_root: AllowOpt = None,
+    tools: ToolsOpt = None,
+    exclude_tools: ExcludeOpt = None,
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
@@ -79,6 +87,8 @@ def serve(
         profile=profile,
         state_dir=str(state_dir) if state_dir is not None else None,
         allow_roots=[str(p) for p in allow_root or []],
+        tools=tools,
+        exclude_tools=exclude_tools,
     )
     code = run_serve(args)
     if code:
@@ -88,7 +98,10 @@ def serve(
 @app.command()
 def call(
     tool: Annotated[str, typer.Argument(help="Tool name (ChatMD aliases such as read_dir accepted).")],
-    arguments: Annotated[str | None, typer.Argument(help="JSON arguments; read from stdin when omitted.")] = None,
+    arguments: Annotated[
+        str | None,
+        typer.Argument(help="JSON arguments; @FILE reads them from a file, @- (or nothing) from stdin."),
+    ] = None,
     root: Annotated[list[Path] | None, typer.Option("--root", help="Root directory (repeatable).")] = None,
     state_dir: StateOpt = None,
     allow_root: AllowOpt = None,
@@ -96,9 +109,7 @@ def call(
     """Run one tool and print its text output."""
     from tooldeck.catalog import build_toolbox, canonical_name
 
-    raw = arguments
-    if raw is None and not sys.stdin.isatty():
-        raw = sys.stdin.read()
+    raw = _arguments_text(arguments)
     rt = _runtime(root, state_dir, allow_root)
     announce_authority(rt.workspace.primary.path, rt.state_dir)
     box = build_toolbox(rt)
@@ -120,6 +131,25 @@ def call(
         raise typer.Exit(EXIT_TOOL_ERROR)
     out = result.text
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
+
+
+def _arguments_text(arguments: str | None) -> str | None:
+    """The arguments as given; ``@FILE`` is the content of FILE and ``@-``
+    (or no argument, on a pipe) stdin, as ``rp-cli -j @edits.json`` takes them.
+    A file that cannot be read is a usage error (exit 2)."""
+    if arguments is None:
+        return None if sys.stdin.isatty() else sys.stdin.read()
+    if not arguments.startswith("@"):
+        return arguments
+    if arguments == "@-":
+        return sys.stdin.read()
+    path = Path(arguments[1:]).expanduser()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        typer.echo(f"tooldeck: cannot read the arguments from {path}: {why}", err=True)
+        raise typer.Exit(EXIT_USAGE) from exc
 
 
 def _page_store(state_dir: Path):  # type: ignore[no-untyped-def]
@@ -151,14 +181,17 @@ def tools(
     cost: Annotated[bool, typer.Option("--cost", help="Show the token cost of each advertised schema.")] = False,
     profile: ProfileOpt = None,
     state_dir: StateOpt = None,
+    tools: ToolsOpt = None,
+    exclude_tools: ExcludeOpt = None,
 ) -> None:
-    """List the catalog (and, with --cost, the token cost of its schemas)."""
-    from tooldeck.catalog import build_toolbox
+    """List the catalog `serve` advertises (and, with --cost, the token cost of its schemas)."""
+    from tooldeck.catalog import ToolSwitches, build_toolbox, config_switches
     from tooldeck.mcp.cost import schema_costs
 
     rt = _runtime(None, state_dir)
     try:
-        box = build_toolbox(rt, profile)
+        switches = ToolSwitches.parse(tools, exclude_tools).over(config_switches(rt))
+        box = build_toolbox(rt, profile, switches)
     except ValueError as exc:
         typer.echo(f"tooldeck: {exc}", err=True)
         raise typer.Exit(EXIT_USAGE) from exc

@@ -5,6 +5,9 @@
 * ``tooldeck index list``
 * ``tooldeck search QUERY [--index NAME | --package PKG] [-k 5] [--mode hybrid]``
 
+Each takes ``--index-dir DIR`` (where the indexes are; default ``[index] dir``
+of the user config, else the state directory, see :func:`tooldeck.index.service.index_dir`).
+
 The same :class:`~tooldeck.index.service.IndexService` the tools use, with a
 rich progress bar on stderr (stdout carries only results, for scripts).
 Exit status as ``tooldeck call``: 1 for a tool error, 2 for a usage error.
@@ -26,18 +29,26 @@ RootOpt = Annotated[list[Path] | None, typer.Option("--root", help="Root directo
 StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", envvar="TOOLDECK_STATE_DIR", help="State directory (indexes live here).")
 ]
+IndexDirOpt = Annotated[
+    Path | None,
+    typer.Option("--index-dir", help="Folder of the indexes (default: [index] dir in your config, else the state "
+                 "directory's indexes/); e.g. .md_index as ochat keeps it."),
+]  # fmt: skip
 
 
-def _service(roots: list[Path] | None, state_dir: Path | None) -> Any:
-    from tooldeck.index.service import IndexService
+def _service(roots: list[Path] | None, state_dir: Path | None, index_dir: Path | None = None) -> Any:
+    from tooldeck.core.errors import ToolError
+    from tooldeck.index.service import INDEX_DIR_KEY, IndexService
     from tooldeck.runtime import Runtime
 
     try:
         rt = Runtime.for_dirs([str(r) for r in roots] if roots else None, state_dir=state_dir)
-    except FileNotFoundError as exc:
-        typer.echo(f"tooldeck: {exc}", err=True)
+        if index_dir is not None:
+            rt.settings[INDEX_DIR_KEY] = str(index_dir.expanduser().absolute())
+        return IndexService(rt)
+    except (FileNotFoundError, ValueError, ToolError) as exc:
+        typer.echo(f"tooldeck: {getattr(exc, 'message', exc)}", err=True)
         raise typer.Exit(2) from exc
-    return IndexService(rt)
 
 
 @contextmanager
@@ -81,9 +92,10 @@ def index_docs(
     description: Annotated[str, typer.Option("--description", help="What the docs are about.")] = "",
     root: RootOpt = None,
     state_dir: StateOpt = None,
+    index_dir: IndexDirOpt = None,
 ) -> None:
     """Index (or update) a folder of Markdown docs."""
-    svc = _service(root, state_dir)
+    svc = _service(root, state_dir, index_dir)
     with _progress_bar() as bar:
         report = _run(lambda: svc.build_markdown(folder, name, description, bar))
     typer.echo(report.summary())
@@ -95,9 +107,10 @@ def index_code(
     name: Annotated[str, typer.Option("--name", help="Index name.")] = "code",
     root: RootOpt = None,
     state_dir: StateOpt = None,
+    index_dir: IndexDirOpt = None,
 ) -> None:
     """Index (or update) a source folder, one chunk per definition."""
-    svc = _service(root, state_dir)
+    svc = _service(root, state_dir, index_dir)
     with _progress_bar() as bar:
         report = _run(lambda: svc.build_code(folder, name, "", bar))
     typer.echo(report.summary())
@@ -107,9 +120,10 @@ def index_code(
 def index_list(
     as_json: Annotated[bool, typer.Option("--json", help="One JSON object per line.")] = False,
     state_dir: StateOpt = None,
+    index_dir: IndexDirOpt = None,
 ) -> None:
     """List the built indexes."""
-    svc = _service(None, state_dir)
+    svc = _service(None, state_dir, index_dir)
     for man in svc.indexes():
         if as_json:
             typer.echo(json.dumps(man))
@@ -126,6 +140,7 @@ def search(
     mode: Annotated[str, typer.Option("--mode", help="hybrid, lexical or dense.")] = "hybrid",
     root: RootOpt = None,
     state_dir: StateOpt = None,
+    index_dir: IndexDirOpt = None,
 ) -> None:
     """Search an index (or, with --package, an installed package's docstrings)."""
     from tooldeck.tools.index.common import render_hits
@@ -133,7 +148,7 @@ def search(
     if mode not in ("hybrid", "lexical", "dense") or (index is None) == (package is None) or k < 1:
         typer.echo("tooldeck: give exactly one of --index or --package; --mode hybrid|lexical|dense; -k >= 1", err=True)
         raise typer.Exit(2)
-    svc = _service(root, state_dir)
+    svc = _service(root, state_dir, index_dir)
     if package is not None:
         with _progress_bar() as bar:
             index, _ = _run(lambda: svc.ensure_pydoc(package, bar))

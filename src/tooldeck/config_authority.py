@@ -55,6 +55,7 @@ SAFE: dict[str, Any] = {
     },
     "agents": {"workflows": {"*": dict.fromkeys(("name", "description", "prompt"), LEAF)}},
     "shell": {"default_tool": LEAF},  # only `false` is kept (see _shell_default_tool)
+    "tools": {"disabled": LEAF},  # switching a tool off narrows; added to the person's own list (_tools_table)
 }
 _PER_ENTRY = {("shell", "runtimes"), ("shell", "tools")}  # one notice per runtime / tool
 
@@ -127,6 +128,7 @@ def project_layer(
         notices.append(ConfigNotice(str(path), f"sets {USER_ONLY[key]}", _line_of(lines, _headers(lines), (key,)),
                                     remedy))  # fmt: skip
     data = {k: v for k, v in data.items() if k not in USER_ONLY}
+    notices += _tools_table(data, user, str(path), lines)
     real = os.path.realpath(path)
     own = real == os.path.join(os.path.realpath(path.parent), path.name)
     exposed = _state_inside(path.parent, state_dir)
@@ -225,6 +227,28 @@ def _shell_default_tool(data: dict[str, Any], user: dict[str, Any]) -> Refused:
     return [(("shell", "default_tool"), value)] if user_shell.get("default_tool") is False else []
 
 
+def _tools_table(data: dict[str, Any], user: dict[str, Any], path: str, lines: list[str]) -> list[Notice]:
+    """``[tools]`` of a project file, approved or not: ``disabled`` adds to the
+    person's own list (a merge must not let the project's list replace it and
+    so switch a tool back on); ``enabled`` would serve tools the person left
+    out, so only the person's own config sets it."""
+    tools = data.get("tools")
+    if not isinstance(tools, dict):
+        return []
+    notices: list[Notice] = []
+    if "enabled" in tools:
+        tools.pop("enabled")
+        remedy = "only your own config file may set it (`$TOOLDECK_CONFIG` or ~/.config/tooldeck/config.toml)"
+        what = "sets `[tools] enabled` (which tools are served)"
+        notices.append(ConfigNotice(path, what, _line_of(lines, _headers(lines), ("tools", "enabled")), remedy))
+    if "disabled" in tools:
+        mine = user.get("tools", {}).get("disabled") if isinstance(user.get("tools"), dict) else None
+        theirs = tools["disabled"]
+        as_list = lambda v: v.split(",") if isinstance(v, str) else (v if isinstance(v, list) else [])  # noqa: E731
+        tools["disabled"] = [*as_list(mine), *as_list(theirs)]
+    return notices
+
+
 def _shown(text: str, limit: int = 64) -> str:
     """A name or value from the file as it may be printed on the person's
     terminal: control characters escaped (no escape sequence of the model's
@@ -240,6 +264,8 @@ def _what(path: tuple[str, ...], value: Any) -> str:
         return f"shell runtime `{path[2]}` (a sandbox, policy, environment, secrets or hooks of its own)"
     if path[:2] == ("shell", "tools") and len(path) == 3:
         return f"shell tool `{path[2]}` (a command or a runtime of its own)"
+    if path == ("tools", "enabled"):
+        return "`[tools] enabled` (which tools are served), which only your own config sets: approval does not grant it"
     if path == ("shell", "default_tool"):
         return "the default `shell` tool, which your own config turns off"
     if path[-1] == "base_url":

@@ -15,6 +15,7 @@ message saying how to get it through.
 from __future__ import annotations
 
 import base64
+import binascii
 import io
 import struct
 from dataclasses import dataclass
@@ -26,6 +27,28 @@ MAX_SIDE = 2048  # a longer side over this is scaled down when Pillow is availab
 MAX_PIXELS = 100_000_000  # refuse to decode anything bigger (decompression bombs)
 
 _PIL_FORMATS = {"image/png": "PNG", "image/jpeg": "JPEG", "image/gif": "GIF", "image/webp": "WEBP"}
+
+
+def image_refusal(data_uri: str, max_bytes: int = MAX_SEND_BYTES) -> str | None:
+    """Why an image given as a ``data:`` URI cannot go to a model as it is, or
+    None: one limit for every image a conversation sends (inline ``<img>``,
+    a tool's image result): a known type, at most ``max_bytes`` decoded."""
+    head, sep, payload = data_uri.partition(",")
+    mime = head.removeprefix("data:").split(";", 1)[0]
+    if not (sep and head.startswith("data:") and head.endswith(";base64")):
+        return "it is not a base64 data URI"
+    if mime not in _PIL_FORMATS:
+        return f"{mime or 'an unknown type'} is not PNG, JPEG, GIF or WebP"
+    size = len(payload) * 3 // 4 - payload[-2:].count("=")
+    if size > max_bytes:
+        return f"it is {size} bytes, over the {max_bytes}-byte image limit; scale it down or crop it"
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except (binascii.Error, ValueError):
+        return "its data is not valid base64"
+    if sniff_image_type(data) is None:
+        return f"its bytes are not a {mime} image"
+    return None
 
 
 def sniff_image_type(data: bytes) -> str | None:

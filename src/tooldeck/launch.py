@@ -32,9 +32,14 @@ class ServeArgs:
     profile: str | None = None
     state_dir: str | None = None
     allow_roots: list[str] = field(default_factory=list)
+    tools: str | None = None  # --tools a,b (comma-separated tool names)
+    exclude_tools: str | None = None  # --exclude-tools c
 
 
-_OPTIONS = {"--http": "http", "--prompts": "prompts", "--profile": "profile", "--state-dir": "state_dir"}
+_OPTIONS = {
+    "--http": "http", "--prompts": "prompts", "--profile": "profile", "--state-dir": "state_dir",
+    "--tools": "tools", "--exclude-tools": "exclude_tools",
+}  # fmt: skip
 _LISTS = {"--allow-root": "allow_roots"}  # repeatable options
 
 
@@ -117,26 +122,66 @@ def run_serve(args: ServeArgs) -> int:
             bind = parse_http(args.http)
         except ValueError as exc:
             return _usage(str(exc))
+    if bind is None and _stdin_is_terminal():
+        _explain_stdio(args)
     handshake = _handshake(args) if bind is None else None
     front = handshake[1] if handshake is not None else None
     prepared = front.run_while(lambda: _prepare(args, sdk=True)) if front is not None else _prepare(args)
     if isinstance(prepared, int):
         return prepared
-    rt, extras = prepared
+    rt, extras, box = prepared
     from tooldeck.catalog import build_toolbox
     from tooldeck.mcp.transports import serve
 
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
-        serve(lambda: build_toolbox(rt.start(), args.profile), bind, extras, runtime=rt, handshake=handshake)
+        source = box if box is not None else (lambda: build_toolbox(rt.start(), args.profile))
+        serve(source, bind, extras, runtime=rt, handshake=handshake)
     except KeyboardInterrupt:
         pass
     return 0
 
 
-def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int:
-    """The runtime and the server extras, or an exit status for a usage error.
-    ``sdk``: also import the stdio server's modules (the SDK) now."""
+def _stdin_is_terminal() -> bool:
+    try:
+        return os.isatty(0)
+    except OSError:
+        return False
+
+
+def _explain_stdio(args: ServeArgs) -> None:
+    """A person started the stdio server in a terminal (``scripts/serve.sh``):
+    say on stderr what it waits for and the line a client needs, instead of
+    sitting there silently. Clients start it with a pipe and never see this."""
+    import json
+    import shlex
+
+    here = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    command = [here] if here and not here.endswith(("__main__.py", ".pyz")) else [sys.executable, "-m", "tooldeck"]
+    argv = [*command[1:], "serve", *(os.path.abspath(r) for r in (args.roots or [os.getcwd()]))]
+    for flag, value in (("--profile", args.profile), ("--prompts", args.prompts), ("--tools", args.tools),
+                        ("--exclude-tools", args.exclude_tools), ("--state-dir", args.state_dir)):  # fmt: skip
+        if value:
+            argv += [flag, value]
+    for parent in args.allow_roots:
+        argv += ["--allow-root", parent]
+    entry = json.dumps({"mcpServers": {"tooldeck": {"command": command[0], "args": argv}}})
+    print(
+        "tooldeck: MCP server on stdio, waiting for a client to speak JSON-RPC on stdin (Ctrl-C to stop).\n"
+        "tooldeck: an MCP client starts it by itself; add this to its configuration:\n"
+        f"  {entry}\n"
+        f"tooldeck: or, for Claude Code: claude mcp add tooldeck -- {shlex.join([command[0], *argv])}\n"
+        "tooldeck: to serve over HTTP instead: --http 127.0.0.1:8765",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object, object] | int:
+    """The runtime, the server extras and the catalog when single tools are
+    switched (built here: an unknown tool name is a usage error before
+    serving; else None, built while serving), or an exit status for a usage
+    error. ``sdk``: also import the stdio server's modules (the SDK) now."""
     from tooldeck.catalog import PROFILES
     from tooldeck.runtime import Runtime
 
@@ -151,6 +196,9 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int
     if args.prompts is not None:
         rt.settings["prompts_dir"] = args.prompts
     extras = _server_extras(rt, args.prompts)
+    box = _switched_catalog(rt, args)
+    if isinstance(box, int):
+        return box
     if sdk:
         import mcp.server.stdio  # noqa: F401 - the SDK, imported here while the front answers
 
@@ -161,7 +209,22 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object] | int
     # the encoder loads in a child process on another core from here on: after the
     # heavy imports (a busy machine gives them the CPU first), before any call
     start_worker()
-    return rt, extras
+    return rt, extras, box
+
+
+def _switched_catalog(rt: Runtime, args: ServeArgs) -> object | int | None:
+    """The catalog with the person's single-tool switches (``--tools``,
+    ``--exclude-tools``, ``[tools]`` in the config files), None when there
+    are none, or the exit status of a usage error (an unknown tool name)."""
+    from tooldeck.catalog import ToolSwitches, build_toolbox, config_switches
+
+    try:
+        switches = ToolSwitches.parse(args.tools, args.exclude_tools).over(config_switches(rt))
+        if switches == ToolSwitches():
+            return None
+        return build_toolbox(rt.start(), args.profile, switches)
+    except ValueError as exc:
+        return _usage(str(exc))
 
 
 def _handshake(args: ServeArgs) -> tuple[HandshakeCache, Front | None] | None:

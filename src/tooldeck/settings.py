@@ -21,6 +21,7 @@ per process for a second so hot paths do not hammer SQLite).
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -232,13 +233,30 @@ REGISTRY: dict[str, Setting] = {
 _CACHE_SECONDS = 1.0
 
 
+def nearest(word: str, names: list[str] | tuple[str, ...]) -> str | None:
+    """The name most like ``word`` (whole, or its last dotted part), if any is close."""
+    by_tail = {n.split(".", 1)[-1]: n for n in names}
+    hit = difflib.get_close_matches(word, names, n=1, cutoff=0.5)
+    if hit:
+        return hit[0]
+    tail = difflib.get_close_matches(word.split(".", 1)[-1], list(by_tail), n=1, cutoff=0.6)
+    return by_tail[tail[0]] if tail else None
+
+
 def lookup(key: str) -> Setting:
+    """The setting ``key``; an unknown key is ``not_found`` listing every key
+    there is and the nearest one (RepoPrompt's keys, ``ui.*`` or
+    ``models.planning_model``, get the closest tooldeck has, if any)."""
     spec = REGISTRY.get(key)
     if spec is None:
-        close = [k for k in REGISTRY if k.split(".", 1)[-1] == key or k.startswith(key)]
-        listed = "; list them with app_settings op=list (or `tooldeck settings list`)"
-        hint = f"; did you mean {', '.join(close[:3])}?" if close else listed
-        raise ToolError(ErrorCode.NOT_FOUND, f"unknown setting {key!r}{hint}", {"field": "key"})
+        keys = sorted(REGISTRY)
+        near = nearest(key, keys)
+        hint = f"; nearest: {near}" if near else ""
+        raise ToolError(
+            ErrorCode.NOT_FOUND,
+            f"unknown setting {key!r}{hint}. The settings are: {', '.join(keys)}",
+            {"field": "key", "nearest": near, "keys": keys},
+        )
     return spec
 
 

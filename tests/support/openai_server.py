@@ -41,7 +41,7 @@ class Reply:
     error_message: str = ""
     delay: float = 0.0
     when: Predicate | None = None
-    usage: tuple[int, int] = (11, 7)
+    usage: tuple[int, int] | None = (11, 7)  # None: the reply carries no usage (as many local servers)
 
     @classmethod
     def answer(cls, text: str, *, reasoning: str | None = None, when: Predicate | None = None) -> Reply:
@@ -88,8 +88,12 @@ def _chat_body(r: Reply, model: str) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if r.calls else "stop"}],
-        "usage": {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": sum(r.usage)},
+        **({"usage": _chat_usage(r.usage)} if r.usage else {}),
     }
+
+
+def _chat_usage(u: tuple[int, int]) -> dict[str, int]:
+    return {"prompt_tokens": u[0], "completion_tokens": u[1], "total_tokens": sum(u)}
 
 
 def _chunks(text: str, n: int = 3) -> list[str]:
@@ -112,8 +116,8 @@ def _chat_stream(r: Reply, model: str) -> Iterator[str]:
         for piece in _chunks(args, 7):
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     yield chunk({}, "tool_calls" if r.calls else "stop")
-    usage = {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": sum(r.usage)}
-    yield json.dumps({**base, "choices": [], "usage": usage})
+    if r.usage:
+        yield json.dumps({**base, "choices": [], "usage": _chat_usage(r.usage)})
     yield "[DONE]"
 
 
@@ -148,14 +152,14 @@ def _responses_body(r: Reply, model: str) -> dict[str, Any]:
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],
-        "usage": {
+        **({"usage": {
             "input_tokens": r.usage[0],
             "output_tokens": r.usage[1],
             "total_tokens": sum(r.usage),
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
+        }} if r.usage else {}),
+    }  # fmt: skip
 
 
 def _responses_stream(r: Reply, model: str) -> Iterator[tuple[str, str]]:

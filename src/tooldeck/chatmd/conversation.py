@@ -25,6 +25,7 @@ from tooldeck.chatmd import asks
 from tooldeck.chatmd.document import Document
 from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.grants import AuthorityError, Grants
+from tooldeck.imaging import image_refusal
 from tooldeck.llm.types import FunctionCall, FunctionResult, ImageInput, Item, Message, Reasoning
 
 ROLES = ("system", "developer", "user", "assistant")
@@ -62,7 +63,11 @@ def img_input(el: Element, grants: Grants) -> ImageInput:
     if not mime.startswith("image/"):
         raise ChatmdError(el.pos, f"<img src={el.get('src')!r}>: {path.name} is not an image ({mime})")
     data = _read(el, grants, MAX_IMG_BYTES)[1]
-    return ImageInput(f"data:{mime};base64,{base64.b64encode(data).decode()}", el.get("detail") or "auto")
+    uri = f"data:{mime};base64,{base64.b64encode(data).decode()}"
+    refused = image_refusal(uri)  # the one limit for every image a conversation sends
+    if refused is not None:
+        raise ChatmdError(el.pos, f"<img src={el.get('src')!r}>: {refused}")
+    return ImageInput(uri, el.get("detail") or "auto")
 
 
 def body(el: Element, grants: Grants) -> tuple[str, tuple[ImageInput, ...]]:
@@ -113,7 +118,8 @@ def items_of(doc: Document) -> list[Item]:
                 raise ChatmdError(el.pos, '<tool_response> needs tool_call_id="..."')
             if cid not in names:
                 raise ChatmdError(el.pos, f"<tool_response> answers {cid!r}, which no earlier <tool_call> made")
-            items.append(FunctionResult(cid, names[cid], body(el, grants)[0], el.has("error")))
+            text, images = body(el, grants)  # a tool's image results are <img> elements in its response
+            items.append(FunctionResult(cid, names[cid], text, el.has("error"), images))
         elif el.tag in ("doc", "img", "summary", "agent"):
             where = "<reasoning>" if el.tag == "summary" else "a message such as <user>"
             raise ChatmdError(el.pos, f"<{el.tag}> belongs inside {where}, not at top level")

@@ -35,8 +35,12 @@ def _short(text: str, limit: int = 160) -> str:
 
 
 class Display:
-    def __init__(self, console: Console | None = None) -> None:
+    """``console`` shows the conversation; ``err`` (stderr by default) what
+    went wrong on the way, such as the model endpoint's retries."""
+
+    def __init__(self, console: Console | None = None, err: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
+        self.err = err or Console(stderr=True, highlight=False, soft_wrap=True)
         self._streamed = False  # text of the current turn already printed by deltas
         self._mid_line = False
         self._last: type | None = None  # the kind of the last streamed delta
@@ -91,8 +95,9 @@ class Display:
                 c.print(Text(f"✓ {r.name} ", style="green") + Text(f"({len(r.output)} chars)", style="dim"))
         elif isinstance(event, Retrying):
             self._newline()
-            what = f"HTTP {event.status}" if event.status else "connection error"
-            c.print(Text(f"model endpoint: {what}; retry {event.attempt} in {event.wait_seconds:.1f}s", "yellow"))
+            what = event.reason or (f"HTTP {event.status}" if event.status else "connection error")
+            line = f"model endpoint: {what}; retry {event.attempt} in {event.wait_seconds:.1f}s"
+            self.err.print(Text(line, "yellow"))
 
     def _tool_line(self, name: str, channel: str, line: str) -> None:
         """One line of a running tool's progress (streamed chunks are joined into lines)."""
@@ -102,11 +107,5 @@ class Display:
 
     def usage(self, usage: Usage, turns: int) -> None:
         self._newline()
-        extra = f", reasoning {usage.reasoning_tokens}" if usage.reasoning_tokens else ""
-        self.console.print(
-            Text(
-                f"tokens: input {usage.input_tokens}, output {usage.output_tokens}{extra} "
-                f"(total {usage.total_tokens}) over {turns} model call{'s' if turns != 1 else ''}",
-                style="dim",
-            )
-        )
+        calls = f"{turns} model call{'s' if turns != 1 else ''}"
+        self.console.print(Text(f"tokens: {usage.summary()} over {calls}", style="dim"))

@@ -17,18 +17,20 @@ next name).
 
 from __future__ import annotations
 
+import base64
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from tooldeck.chatmd.writer import element_text
+from tooldeck.chatmd.writer import element_text, escape_text
 from tooldeck.core.output import valid_text
-from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
+from tooldeck.llm.types import FunctionCall, FunctionResult, ImageInput, Item, Message, Reasoning
 from tooldeck.workspace.atomic import StaleWrite, retrying, write_file
 
 PAYLOAD_DIR = ".chatmd"
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]+")
+_IMAGE_SUFFIX = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
 
 class Transcript:
@@ -79,20 +81,44 @@ class Transcript:
             attrs = {"tool_call_id": item.call_id}
             if item.is_error:
                 attrs["error"] = None
-            return self._payload("tool_response", attrs, item.output, item.call_id, "result.txt")
+            images = [self._image(img, item.call_id) for img in item.images]
+            return self._payload("tool_response", attrs, item.output, item.call_id, "result.txt", images)
         raise TypeError(f"cannot write {type(item).__name__}")
 
-    def _payload(self, tag: str, attrs: dict[str, str | None], text: str, call_id: str, suffix: str) -> str:
-        if self.show_tool_call:
+    def _payload(
+        self, tag: str, attrs: dict[str, str | None], text: str, call_id: str, suffix: str, extra: Sequence[str] = ()
+    ) -> str:
+        """The element, its text inline (``show_tool_call``) or in a payload
+        file named by a ``<doc>``; ``extra`` (``<img>`` elements) follows it."""
+        if self.show_tool_call and not extra:
             return element_text(tag, attrs, text)
+        if self.show_tool_call:
+            inner = escape_text(text)
+        else:
+            self.payload_dir.mkdir(parents=True, exist_ok=True)
+            stem = _SAFE_RE.sub("_", call_id)[:60] or "call"
+            target = self._claim(stem, suffix, valid_text(text).encode("utf-8"))
+            if self.on_payload is not None:
+                self.on_payload(target)
+            src = target.relative_to(self.path.parent).as_posix()
+            inner = element_text("doc", {"src": src, "local": None}).rstrip("\n")
+        return element_text(tag, attrs, "\n".join([inner, *extra]), raw_body=True)
+
+    def _image(self, img: ImageInput, call_id: str) -> str:
+        """An image result saved beside the payloads, as the ``<img>`` that
+        brings it back when the file is run again."""
+        head, _, b64 = img.data_uri.partition(",")
+        mime = head.removeprefix("data:").split(";", 1)[0]
         self.payload_dir.mkdir(parents=True, exist_ok=True)
         stem = _SAFE_RE.sub("_", call_id)[:60] or "call"
-        data = valid_text(text).encode("utf-8")
-        target = self._claim(stem, suffix, data)
+        target = self._claim(stem, _IMAGE_SUFFIX.get(mime, "png"), base64.b64decode(b64))
         if self.on_payload is not None:
             self.on_payload(target)
         src = target.relative_to(self.path.parent).as_posix()
-        return element_text(tag, attrs, element_text("doc", {"src": src, "local": None}).rstrip("\n"), raw_body=True)
+        attrs: dict[str, str | None] = {"src": src, "local": None}
+        if img.detail != "auto":
+            attrs["detail"] = img.detail
+        return element_text("img", attrs).rstrip("\n")
 
     def _claim(self, stem: str, suffix: str, data: bytes) -> Path:
         """Write ``data`` under the first free ``stem[-n].suffix``; a name taken

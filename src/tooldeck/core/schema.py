@@ -5,10 +5,22 @@ removed (``title`` on every node costs tokens and tells the model nothing the
 property name does not). Decoding turns the raw argument string (or an already
 parsed mapping, as MCP delivers) into the model, and turns every validation
 failure into ``invalid_arguments`` naming the field.
+
+Two repairs happen here, once for every tool, before a call is refused:
+
+* an array or object sent as a JSON *string* (``"paths": "[\"a.py\"]"``)
+  where the schema wants an array or object is parsed. MCP clients whose
+  argument forms only take strings (the Inspector CLI's ``--tool-arg``) and
+  models both do it; a field that accepts a string keeps it as sent;
+* a ``null`` for a field that does not accept null means "not given": the
+  field takes its default. Strict function calling (the provider request
+  marks every property required and optional ones nullable, see
+  :mod:`tooldeck.llm.strict`) makes models send exactly that.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from collections.abc import Mapping
@@ -131,10 +143,81 @@ def describe_validation_error(exc: ValidationError, model: type[BaseModel] | Non
 _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]*)`")
 
 
+_AS_LIST = frozenset({"list_type", "tuple_type", "set_type", "frozen_set_type", "iterable_type"})
+_AS_OBJECT = frozenset({"dict_type", "model_type", "model_attributes_type", "dataclass_type"})
+MAX_REPAIR_ROUNDS = 4  # a string holding a string holding an array... is not worth more
+
+
+def _target(data: Any, loc: tuple[Any, ...]) -> tuple[Any, Any] | None:
+    """(container, key) of the deepest value of ``data`` that ``loc`` names.
+    Parts of ``loc`` that name no data are pydantic's union member tags
+    (``("edits", "list[Edit]", 0, "all")``) and are skipped."""
+    parent: Any = None
+    key: Any = None
+    node = data
+    for part in loc:
+        in_dict = isinstance(node, dict) and isinstance(part, str) and part in node
+        if in_dict or (isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)):
+            parent, key, node = node, part, node[part]
+    return (parent, key) if parent is not None else None
+
+
+def _json_container(text: str, want: type) -> Any:
+    stripped = text.strip()
+    if not stripped or stripped[0] not in "[{":
+        return None
+    try:
+        value = json.loads(stripped)
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, want) else None
+
+
+def _repair(data: dict[str, Any], exc: ValidationError) -> bool:
+    """Apply the repairs of the module docstring to ``data`` (a private copy)
+    where ``exc`` found fault; True when anything changed."""
+    changed = False
+    for err in exc.errors(include_url=False):
+        found = _target(data, tuple(err.get("loc", ())))
+        if found is None:
+            continue
+        parent, key = found
+        value, kind = parent[key], err.get("type", "")
+        if isinstance(value, str) and kind in _AS_LIST | _AS_OBJECT:
+            parsed = _json_container(value, list if kind in _AS_LIST else dict)
+            if parsed is not None:
+                parent[key] = parsed
+                changed = True
+        elif value is None and kind not in ("missing", "extra_forbidden") and isinstance(parent, dict):
+            del parent[key]
+            changed = True
+    return changed
+
+
+def _validate(model: type[M], data: dict[str, Any]) -> M:
+    """``model.model_validate(data)``, retried after :func:`_repair` while it helps."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as first:
+        error = first
+    try:
+        fixed = copy.deepcopy(data)  # the caller's mapping (an MCP request's arguments) stays as sent
+    except RecursionError:
+        raise error from None
+    for _ in range(MAX_REPAIR_ROUNDS):
+        if not _repair(fixed, error):
+            break
+        try:
+            return model.model_validate(fixed)
+        except ValidationError as again:
+            error = again
+    raise error
+
+
 def decode_model(model: type[M], raw: str | bytes | Mapping[str, Any] | None) -> M:
     data = parse_arguments(raw)
     try:
-        return model.model_validate(data)
+        return _validate(model, data)
     except ValidationError as exc:
         message = describe_validation_error(exc, model)
         fields = {".".join(str(p) for p in e.get("loc", ())) for e in exc.errors(include_url=False)}

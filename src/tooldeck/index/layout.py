@@ -48,12 +48,30 @@ def _fs_name(name: str) -> str:
     return name.replace(":", "_").replace("@", "_at_").replace("+", "_")
 
 
+GEN_RE = re.compile(r"^gen-[0-9]{6,}$")
+
+
 class Layout:
+    """``base`` is the state directory's ``indexes/`` or a folder the person
+    named (``[index] dir``, ``--index-dir``), which may lie inside a root where
+    the model can write: the folder or an index folder that is a symbolic link
+    is refused (it could send a build's writes and removals elsewhere) and
+    ``CURRENT`` must name a generation of its own folder."""
+
     def __init__(self, base: Path) -> None:
         self.base = base
 
     def dir(self, name: str) -> Path:
-        return self.base / _fs_name(name)
+        d = self.base / _fs_name(name)
+        for link in (p for p in (self.base, d) if p.is_symlink()):
+            from tooldeck.core.errors import ErrorCode
+
+            raise ToolError(
+                ErrorCode.DENIED,
+                f"the folder of index {name!r} ({link}) is a symbolic link; indexes never follow one (name the "
+                "real folder with --index-dir or [index] dir)",
+            )
+        return d
 
     def current(self, name: str) -> Path | None:
         """The live generation folder of ``name``, or None if it was never built."""
@@ -62,8 +80,10 @@ class Layout:
             gen = (d / "CURRENT").read_text().strip()
         except FileNotFoundError:
             return None
+        if not GEN_RE.match(gen):
+            return None
         path = d / gen
-        return path if gen and (path / "manifest.json").exists() else None
+        return path if (path / "manifest.json").exists() and not path.is_symlink() else None
 
     def names(self) -> list[str]:
         if not self.base.is_dir():
@@ -78,6 +98,8 @@ class Layout:
     def current_manifest_of_dir(self, d: Path) -> dict[str, Any] | None:
         try:
             gen = (d / "CURRENT").read_text().strip()
+            if d.is_symlink() or not GEN_RE.match(gen):
+                return None
             return json.loads((d / gen / "manifest.json").read_text())  # type: ignore[no-any-return]
         except (OSError, ValueError):
             return None

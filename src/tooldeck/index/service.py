@@ -1,7 +1,7 @@
 """IndexService: the one object tools (and the CLI) use for indexes.
 
 Built once per process (``rt.service("index", IndexService)``). It knows
-where indexes live (``<state_dir>/indexes``), which embedding provider the
+where indexes live (:func:`index_dir`), which embedding provider the
 user configured, how to turn a folder or a package into chunks, and keeps the
 live generation of each index open between searches (reopened when a build
 publishes a new one). Each successful build is recorded in the store
@@ -10,8 +10,10 @@ publishes a new one). Each successful build is recorded in the store
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.errors import ErrorCode, ToolError
@@ -68,10 +70,35 @@ def _code_chunker(rel: str, text: str, data: bytes) -> list[Chunk]:
     return chunk_code(rel, text, symbols)
 
 
+INDEX_DIR_KEY = "index_dir"  # in rt.settings: the folder a host was given (--index-dir)
+
+
+def index_dir(rt: Runtime) -> Path:
+    """Where indexes live: the folder the person gave the host
+    (``tooldeck index --index-dir DIR``, in ``rt.settings``), else ``dir``
+    under ``[index]`` in the person's own config file (a project file never
+    sets ``[index]``), relative to the first root (ochat's ``.md_index``
+    habit), else ``<state_dir>/indexes``. Never a tool argument: a model
+    names an index, not where it is written."""
+    given = rt.settings.get(INDEX_DIR_KEY)
+    if given is None:
+        from tooldeck.config import load_config
+
+        given = load_config(None).section("index").get("dir")
+        if given is not None and (not isinstance(given, str) or not given.strip()):
+            raise ToolError(
+                ErrorCode.INVALID_ARGUMENTS, f"[index] dir in the user config must be a path, not {given!r}"
+            )
+    if not given:
+        return rt.state_dir / "indexes"
+    path = Path(os.path.expanduser(str(given)))
+    return Path(os.path.abspath(path if path.is_absolute() else Path(rt.workspace.primary.path) / path))
+
+
 class IndexService:
     def __init__(self, rt: Runtime, embedder: Embedder | None = None) -> None:
         self.rt = rt
-        self.layout = Layout(rt.state_dir / "indexes")
+        self.layout = Layout(index_dir(rt))
         self._embedder = embedder
         self._open: dict[str, OpenIndex] = {}
         self._lock = threading.Lock()

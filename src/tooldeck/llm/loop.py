@@ -21,13 +21,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.core.invocation import Invocation, Progress
+from tooldeck.core.output import ImagePart
 from tooldeck.core.toolbox import Toolbox, ToolResult
+from tooldeck.imaging import image_refusal
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.types import (
     Event,
     FunctionCall,
     FunctionResult,
+    ImageInput,
     Item,
     Message,
     RequestOptions,
@@ -39,6 +42,7 @@ from tooldeck.llm.types import (
 )
 
 MAX_TURNS = 64
+MAX_IMAGES = 8  # images of one tool result sent to the model (each at most imaging.MAX_SEND_BYTES)
 log = logging.getLogger("tooldeck.llm")
 
 
@@ -159,7 +163,24 @@ async def run_conversation(
 
 
 def _to_result(call: FunctionCall, res: ToolResult) -> FunctionResult:
-    return FunctionResult(call.call_id, call.name, res.text, res.is_error)
+    """The loop's item for a tool's result: its text, and its image parts for
+    the model to see (held to the inline ``<img>`` size limit; an image over
+    it is named in the text instead)."""
+    if res.output is None or not any(isinstance(p, ImagePart) for p in res.output.parts):
+        return FunctionResult(call.call_id, call.name, res.text, res.is_error)
+    images: list[ImageInput] = []
+    notes: list[str] = []
+    for part in res.output.parts:
+        if not isinstance(part, ImagePart):
+            continue
+        full = len(images) >= MAX_IMAGES
+        refused = f"over {MAX_IMAGES} images in one result" if full else image_refusal(part.data_uri)
+        if refused is None:
+            images.append(ImageInput(part.data_uri, part.detail))
+        else:
+            notes.append(f"[an image of {call.name} was not sent to the model: {refused}]")
+    text = "\n".join([res.text, *notes])
+    return FunctionResult(call.call_id, call.name, text, res.is_error, tuple(images))
 
 
 async def run_calls(

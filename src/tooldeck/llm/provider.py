@@ -2,9 +2,13 @@
 
 Why our own retry loop around the SDK (whose own retries are switched off):
 the person watching a run should see "rate limited, retrying in 20 s", and
-the wait must honour the server's ``retry-after``; 5xx answers back off
-exponentially; everything else fails at once with a message saying what to
-fix (a 401 names the key variables). The SDK does the HTTP, SSE and typing.
+the wait must honour the server's ``retry-after``; 5xx answers and a
+connection that broke mid-request back off exponentially. What cannot
+recover by waiting fails at once with a message saying what to fix: a
+connection refused, a host name that does not resolve, a time-out (already
+the configured ``timeout`` long), a 401 (naming the key variables). A
+missing API key is named in every connection error. The SDK does the HTTP,
+SSE and typing.
 
 Error messages go to the model (chat_send, agent runs), so what the endpoint
 wrote reaches them only through :func:`tooldeck.remote_errors.reason`: the
@@ -16,7 +20,9 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
 import random
+import socket
 import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -115,10 +121,11 @@ class Provider:
                 return _valid_turn(await self._once(items, tools, opts, emit))
             except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
                 attempt += 1
-                wait = self._wait(exc, attempt)
+                why = _retry_reason(exc)
+                wait = self._wait(exc, attempt) if why is not None else None
                 if attempt > self.config.max_retries or wait is None:
                     raise self._error(exc, attempt) from exc
-                emit(Retrying(getattr(exc, "status_code", None), wait, attempt))
+                emit(Retrying(getattr(exc, "status_code", None), wait, attempt, why or ""))
                 await asyncio.sleep(wait)
             except openai.APIError as exc:  # any other status, an error event mid-stream, an unreadable reply
                 raise self._error(exc, attempt) from exc
@@ -144,6 +151,15 @@ class Provider:
             return told if told <= MAX_RETRY_AFTER else None
         base = self.config.backoff_seconds * (2 ** (attempt - 1))
         return min(base, 30.0) * (1 + random.random() * 0.25)
+
+    def _key_note(self) -> str:
+        """Names the missing key: an endpoint that answers will want one."""
+        if self.config.api_key:
+            return ""
+        return (
+            "; no API key is set either (OPENAI_API_KEY, `tooldeck settings set models.api_key -`, or "
+            "api_key under [models] in the user config)"
+        )
 
     def _reason(self, text: str | None) -> str:
         """`` (why)`` for a message, or nothing (see :mod:`tooldeck.remote_errors`)."""
@@ -172,11 +188,14 @@ class Provider:
         if isinstance(exc, openai.RateLimitError):
             return ModelError("rate_limit", f"429 rate limited by {url}{tries}{detail}; wait and run again", status)
         if isinstance(exc, openai.APIConnectionError):
-            what = "timed out" if isinstance(exc, openai.APITimeoutError) else "connection failed"
+            what = _connect_failure(exc) or (
+                f"timed out after {self.config.timeout:g} s" if isinstance(exc, openai.APITimeoutError)
+                else "the connection broke"
+            )
             return ModelError(
                 "connection",
                 f"cannot reach the model endpoint {url}{tries} ({what}); the person sets it with OPENAI_BASE_URL "
-                "or `tooldeck settings set models.base_url URL`",
+                f"or `tooldeck settings set models.base_url URL`{self._key_note()}",
             )
         if status is not None and status >= 500:
             return ModelError("server", f"{status} server error from {url}{tries}{detail}; run again later", status)
@@ -189,6 +208,52 @@ class Provider:
         if status is not None:
             return ModelError("bad_request", f"{status} from {url}{detail}", status)
         return ModelError("server", f"the model endpoint {url} reported an error{detail}")
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first (the SDK wraps its HTTP
+    library's error, which wraps the socket's)."""
+    out: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in out and len(out) < 10:
+        out.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return out
+
+
+def _connect_failure(exc: BaseException) -> str | None:
+    """Why no connection could be made (refused, no such host, unreachable,
+    connect timed out), or None when one was made and broke or timed out later:
+    waiting does not bring a server up or make a name resolve."""
+    chain = _causes(exc)
+    for c in chain:
+        if isinstance(c, socket.gaierror):
+            return "the host name does not resolve"
+        if isinstance(c, ConnectionRefusedError):
+            return "connection refused: is the server running?"
+        if isinstance(c, OSError) and c.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH):
+            return "the network or host is unreachable"
+    for c in chain:  # the HTTP library's own classes (httpx or its fork, not imported here)
+        names = {k.__name__ for k in type(c).__mro__}
+        if "ConnectTimeout" in names:
+            return "the connection could not be made in time"
+        if "ConnectError" in names:
+            return "the connection could not be made"
+    return None
+
+
+def _retry_reason(exc: BaseException) -> str | None:
+    """Why a retry may help, or None when it cannot (see the module docstring)."""
+    import openai
+
+    status = getattr(exc, "status_code", None)
+    if isinstance(exc, openai.RateLimitError):
+        return f"HTTP {status} rate limited"
+    if isinstance(exc, openai.InternalServerError):
+        return f"HTTP {status} server error"
+    if isinstance(exc, openai.APITimeoutError) or _connect_failure(exc) is not None:
+        return None
+    return "the connection broke"
 
 
 def _valid_events(emit: Callable[[Event], None]) -> Callable[[Event], None]:

@@ -46,10 +46,15 @@ class FunctionCall:
 
 @dataclass(frozen=True, slots=True)
 class FunctionResult:
+    """A tool's answer. ``images`` are the image parts of its output (a
+    screenshot from ``import_image``): each wire API sends them to the model
+    the way it can (see :mod:`tooldeck.llm.wire_chat`, :mod:`~tooldeck.llm.wire_responses`)."""
+
     call_id: str
     name: str
     output: str
     is_error: bool = False
+    images: tuple[ImageInput, ...] = ()
 
 
 Item = Message | Reasoning | FunctionCall | FunctionResult
@@ -57,18 +62,46 @@ Item = Message | Reasoning | FunctionCall | FunctionResult
 
 @dataclass(slots=True)
 class Usage:
+    """Token usage of one model call, or of several added up.
+
+    ``reported`` counts the model calls whose endpoint sent usage at all:
+    many local servers send none, and zeros would read as "free". A host
+    shows :meth:`summary`, which says "unknown" then (the terminal runner
+    and the chat TUI both do)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     reasoning_tokens: int = 0
+    reported: int = 0  # model calls that reported their usage
+    calls: int = 0  # model calls added up here (0 for a single call's own usage)
 
     @property
     def total_tokens(self) -> int:
         return self.input_tokens + self.output_tokens
 
+    @property
+    def known(self) -> bool:
+        """Whether any model call reported its usage (or counts were set by hand)."""
+        return self.reported > 0 or self.total_tokens > 0
+
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
         self.reasoning_tokens += other.reasoning_tokens
+        self.reported += other.reported
+        self.calls += max(other.calls, 1)
+
+    def summary(self) -> str:
+        """``input 11, output 7 (total 18)``; ``unknown (...)`` when no call
+        reported usage; a partial sum says how many calls it leaves out."""
+        if not self.known:
+            return "unknown (the model endpoint reported no usage)"
+        extra = f", reasoning {self.reasoning_tokens}" if self.reasoning_tokens else ""
+        text = f"input {self.input_tokens}, output {self.output_tokens}{extra} (total {self.total_tokens})"
+        missing = self.calls - self.reported
+        if missing > 0:
+            text += f"; {missing} of {self.calls} model calls reported no usage"
+        return text
 
 
 @dataclass(slots=True)
@@ -106,11 +139,12 @@ class ReasoningDelta:
 
 @dataclass(frozen=True, slots=True)
 class Retrying:
-    """The provider waits before retrying (429 or 5xx)."""
+    """The provider waits before retrying (429, 5xx, a connection reset)."""
 
     status: int | None
     wait_seconds: float
     attempt: int
+    reason: str = ""  # why, in a few words ("HTTP 429 rate limited", "connection reset")
 
 
 @dataclass(frozen=True, slots=True)

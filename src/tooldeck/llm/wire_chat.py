@@ -6,15 +6,18 @@ shape it targets, and the provider only picks one.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 from tooldeck.core.tool import Tool
 from tooldeck.llm.errors import ModelError
+from tooldeck.llm.strict import function_schema
 from tooldeck.llm.types import (
     Event,
     FunctionCall,
     FunctionResult,
+    ImageInput,
     Item,
     Message,
     Reasoning,
@@ -32,26 +35,57 @@ CUSTOM_INPUT_SCHEMA: dict[str, Any] = {
 }
 
 
-def tool_spec(t: Tool) -> tuple[str, str, dict[str, Any]]:
-    """(name, description, JSON schema) as a model sees it; custom tools take ``{input}``."""
+_STRICT_CUSTOM = function_schema(CUSTOM_INPUT_SCHEMA, True)
+_specs: weakref.WeakKeyDictionary[Tool, tuple[dict[str, Any], bool]] = weakref.WeakKeyDictionary()
+
+
+def tool_spec(t: Tool) -> tuple[str, str, dict[str, Any], bool]:
+    """(name, description, JSON schema, strict) as a model sees it: custom
+    tools take ``{input}``; a strict tool's schema in the strict subset, or
+    ``strict`` false when its schema has none (:mod:`tooldeck.llm.strict`)."""
     if t.kind == "custom":
-        return t.name, t.description + "\nPass the raw input as the `input` string.", CUSTOM_INPUT_SCHEMA
-    return t.name, t.description, t.parameters
+        schema, strict = _STRICT_CUSTOM
+        return t.name, t.description + "\nPass the raw input as the `input` string.", schema, strict
+    known = _specs.get(t)
+    if known is None:  # a tool's schema never changes: convert it once (every request sends it)
+        known = _specs[t] = function_schema(t.parameters, t.strict)
+    return t.name, t.description, *known
+
+
+def _image_part(img: ImageInput) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": img.data_uri, "detail": img.detail}}
+
+
+def _images_message(results: list[FunctionResult]) -> dict[str, Any]:
+    """The user message that carries the images of the tool results just
+    before it: a ``tool`` message takes text only."""
+    parts: list[dict[str, Any]] = []
+    for r in results:
+        n = len(r.images)
+        parts.append({"type": "text", "text": f"{n} image{'s' if n != 1 else ''} returned by {r.name} "
+                                              f"(call {r.call_id}):"})  # fmt: skip
+        parts.extend(_image_part(img) for img in r.images)
+    return {"role": "user", "content": parts}
 
 
 def _content(msg: Message) -> str | list[dict[str, Any]]:
     if not msg.images:
         return msg.text
     parts: list[dict[str, Any]] = [{"type": "text", "text": msg.text}] if msg.text else []
-    for img in msg.images:
-        parts.append({"type": "image_url", "image_url": {"url": img.data_uri, "detail": img.detail}})
+    parts.extend(_image_part(img) for img in msg.images)
     return parts
 
 
 def messages(items: Sequence[Item]) -> list[dict[str, Any]]:
-    """Consecutive function calls become one assistant message with ``tool_calls``."""
+    """Consecutive function calls become one assistant message with ``tool_calls``.
+    Images of tool results follow the group of ``tool`` messages as one user
+    message (the API wants the tool messages right after the calls)."""
     out: list[dict[str, Any]] = []
+    pictured: list[FunctionResult] = []
     for item in items:
+        if pictured and not isinstance(item, FunctionResult):
+            out.append(_images_message(pictured))
+            pictured = []
         if isinstance(item, Message):
             out.append({"role": item.role, "content": _content(item)})
         elif isinstance(item, FunctionCall):
@@ -71,8 +105,12 @@ def messages(items: Sequence[Item]) -> list[dict[str, Any]]:
             if out and out[-1]["role"] == "assistant":
                 out[-1]["_closed"] = True
             out.append({"role": "tool", "tool_call_id": item.call_id, "content": item.output})
+            if item.images:
+                pictured.append(item)
         elif isinstance(item, Reasoning):
             continue  # summaries are for the reader; the API does not take them back
+    if pictured:
+        out.append(_images_message(pictured))
     for m in out:
         m.pop("_closed", None)
     return out
@@ -82,8 +120,8 @@ def request(items: Sequence[Item], tools: Sequence[Tool], opts: RequestOptions, 
     kw: dict[str, Any] = {"model": opts.model, "messages": messages(items), "stream": stream}
     if tools:
         kw["tools"] = [
-            {"type": "function", "function": {"name": n, "description": d, "parameters": p}}
-            for n, d, p in map(tool_spec, tools)
+            {"type": "function", "function": {"name": n, "description": d, "parameters": p, "strict": st}}
+            for n, d, p, st in map(tool_spec, tools)
         ]
         kw["parallel_tool_calls"] = opts.parallel_tool_calls
     if opts.max_tokens is not None:
@@ -105,6 +143,7 @@ def _usage(u: Any) -> Usage:
         input_tokens=u.prompt_tokens or 0,
         output_tokens=u.completion_tokens or 0,
         reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0,
+        reported=1,
     )
 
 

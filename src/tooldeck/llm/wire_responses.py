@@ -37,6 +37,15 @@ def _message(msg: Message) -> dict[str, Any]:
     return {"role": msg.role, "content": parts}
 
 
+def _output(result: FunctionResult) -> str | list[dict[str, Any]]:
+    """A function call's output: its text, or text and images as content parts."""
+    if not result.images:
+        return result.output
+    parts: list[dict[str, Any]] = [{"type": "input_text", "text": result.output}]
+    parts.extend({"type": "input_image", "image_url": i.data_uri, "detail": i.detail} for i in result.images)
+    return parts
+
+
 def input_items(items: Sequence[Item]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for item in items:
@@ -47,7 +56,7 @@ def input_items(items: Sequence[Item]) -> list[dict[str, Any]]:
                 {"type": "function_call", "call_id": item.call_id, "name": item.name, "arguments": item.arguments}
             )
         elif isinstance(item, FunctionResult):
-            out.append({"type": "function_call_output", "call_id": item.call_id, "output": item.output})
+            out.append({"type": "function_call_output", "call_id": item.call_id, "output": _output(item)})
         elif isinstance(item, Reasoning):
             continue  # a summary alone cannot be replayed (the API wants the encrypted item)
     return out
@@ -57,8 +66,8 @@ def request(items: Sequence[Item], tools: Sequence[Tool], opts: RequestOptions, 
     kw: dict[str, Any] = {"model": opts.model, "input": input_items(items), "stream": stream, "store": False}
     if tools:
         kw["tools"] = [
-            {"type": "function", "name": n, "description": d, "parameters": p, "strict": False}
-            for n, d, p in map(tool_spec, tools)
+            {"type": "function", "name": n, "description": d, "parameters": p, "strict": st}
+            for n, d, p, st in map(tool_spec, tools)
         ]
         kw["parallel_tool_calls"] = opts.parallel_tool_calls
     if opts.max_tokens is not None:
@@ -78,6 +87,7 @@ def _usage(u: Any) -> Usage:
         input_tokens=getattr(u, "input_tokens", 0) or 0,
         output_tokens=getattr(u, "output_tokens", 0) or 0,
         reasoning_tokens=(getattr(details, "reasoning_tokens", 0) or 0) if details is not None else 0,
+        reported=1,
     )
 
 

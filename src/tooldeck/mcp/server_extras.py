@@ -4,7 +4,8 @@
 adds the rest of SPEC §6 to the same low-level ``Server``:
 
 * ``prompts/list`` / ``prompts/get`` from a :class:`PromptLibrary` (rescanned
-  on each request and every second in the background);
+  on each request and every second in the background); without a prompts
+  folder, an empty list (clients list prompts whatever the capabilities say);
 * ``resources/list`` (paged), ``resources/templates/list`` and
   ``resources/read`` from a :class:`ResourceProvider`;
 * the prompt-backed agent tools, listed after the catalog's own tools;
@@ -136,8 +137,9 @@ class ServerExtras:
         self._attach(ctx)
 
     async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        assert self.library is not None
         self._attach(ctx)
+        if self.library is None:  # no prompts folder: an empty list (clients list prompts unconditionally)
+            return types.ListPromptsResult(prompts=[])
         await asyncio.to_thread(self.library.scan)
         prompts = [
             types.Prompt(
@@ -157,8 +159,13 @@ class ServerExtras:
         return types.ListPromptsResult(prompts=prompts)
 
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
-        assert self.library is not None
         self._attach(ctx)
+        if self.library is None:
+            raise MCPError(
+                types.INVALID_PARAMS,
+                f"unknown prompt {params.name!r}; this server has no prompts folder (the person starts it with "
+                "--prompts DIR, $MCP_PROMPTS_DIR, or a ./prompts folder)",
+            )
         await asyncio.to_thread(self.library.scan)
         prompt = self.library.prompts.get(params.name)
         if prompt is None:
@@ -210,9 +217,9 @@ class ServerExtras:
         """Register the handlers and advertise ``listChanged`` for prompts and tools."""
         self._bus = getattr(server, "bus", None)
         server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
-        if self.library is not None:
-            server.add_request_handler("prompts/list", types.PaginatedRequestParams, self._list_prompts)
-            server.add_request_handler("prompts/get", types.GetPromptRequestParams, self._get_prompt)
+        # answered with or without a prompts folder: clients list prompts unconditionally
+        server.add_request_handler("prompts/list", types.PaginatedRequestParams, self._list_prompts)
+        server.add_request_handler("prompts/get", types.GetPromptRequestParams, self._get_prompt)
         if self.resources is not None:
             server.add_request_handler("resources/list", types.PaginatedRequestParams, self._list_resources)
             server.add_request_handler("resources/templates/list", types.PaginatedRequestParams, self._list_templates)

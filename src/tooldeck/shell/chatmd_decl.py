@@ -13,7 +13,7 @@ Vocabulary (docs/shell.md has examples)::
       </policy>
       <limits wall idle output stdin processes/>
       <environment inherit path><set name value/></environment>
-      <secrets env patterns><secret env/><secret pattern/></secrets>
+      <secrets env patterns><secret env/><secret pattern/></secrets>   (one regex per <secret pattern>)
       <sandbox mode network read write child_processes system_paths/>
       <hooks><hook event="before|after" command id/></hooks>
     </shell_access>
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.shell.chain import ChainSyntaxError, parse_chain
-from tooldeck.shell.declare import build_runtime
+from tooldeck.shell.declare import as_list, build_runtime
 from tooldeck.shell.profiles import ShellRuntime
 from tooldeck.shell.spec import ShellToolSpec, build_tool_spec
 
@@ -116,12 +116,27 @@ def _section(el: Element, where: _Where) -> dict[str, Any]:
                 raise ChatmdError(child.pos, "<set>: name is required")
             data["set"][attrs["name"]] = attrs.get("value") or ""
     elif el.tag == "secrets":
-        for child in children:
-            attrs = _attrs(child, child_attrs, where, "secrets.")
-            for key, target in (("env", "env"), ("pattern", "patterns")):
-                if attrs.get(key):
-                    data[target] = f"{data.get(target) or ''} {attrs[key]}".strip()
+        _secret_lists(data, children, child_attrs, where)
     return data
+
+
+def _secret_lists(data: dict[str, Any], children: list[Element], allowed: frozenset[str], where: _Where) -> None:
+    """``<secrets>`` as the lists a TOML ``[secrets]`` table gives: each
+    ``<secret pattern>`` is one regular expression, exactly as written (commas
+    and spaces belong to it: ``sk-[A-Za-z0-9]{20,}``). The ``patterns``
+    attribute holds several, separated by whitespace only; ``env`` names are
+    separated by commas or whitespace."""
+    env = list(as_list(data["env"], "secrets.env", where.fail)) if "env" in data else []
+    patterns = data["patterns"].split() if isinstance(data.get("patterns"), str) else []
+    for child in children:
+        attrs = _attrs(child, allowed, where, "secrets.")
+        if attrs.get("env"):
+            env.extend(as_list(attrs["env"], "secrets.env", where.fail))
+        if attrs.get("pattern"):
+            patterns.append(attrs["pattern"])
+    for key, values in (("env", env), ("patterns", patterns)):
+        if values or key in data:
+            data[key] = values
 
 
 def _hook_list(el: Element, where: _Where) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -140,10 +141,19 @@ async def _events(mgr: SessionManager) -> AsyncIterator[str]:
 
 
 def _host_ok(scope: dict[str, Any]) -> bool:
+    """The Host header names loopback: ``localhost`` or a loopback address
+    literal (any of 127.0.0.0/8, as ``--http 127.0.0.2:PORT`` binds). A
+    rebinding attack needs a DNS name of the attacker's; an address literal
+    is not one."""
     headers = dict(scope.get("headers") or [])
     host = headers.get(b"host", b"").decode("latin-1")
     name = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
-    return name in LOOPBACK_HOSTS
+    if name in LOOPBACK_HOSTS:
+        return True
+    try:
+        return ipaddress.ip_address(name.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 def _token_of(scope: dict[str, Any]) -> tuple[str | None, str | None]:

@@ -203,25 +203,7 @@ class Workspace:
         shown = short(path)
         if root is None and not os.path.isabs(path):
             root, path = self._split_root_prefix(path)
-        candidates: list[str]
-        if root is not None:
-            base = self.root(root)
-            if os.path.isabs(path):
-                raise invalid_arguments(
-                    f"field `{field_name}` must be relative when `root` is given (got {shown})", field=field_name
-                )
-            candidates = [os.path.join(base.path, path)]
-        elif os.path.isabs(path):
-            candidates = [path]
-        elif len(self.roots) == 1:
-            candidates = [os.path.join(self.roots[0].path, path)]
-        else:
-            candidates = [os.path.join(r.path, path) for r in self.roots]
-            existing = [c for c in candidates if os.path.lexists(c)]
-            if not existing and write and not must_exist:
-                raise self._ambiguous_new(path, shown, field_name)
-            candidates = existing[:1] or candidates[:1]
-        lexical = candidates[0]
+        lexical = self._lexical(path, root, shown, field_name, new_file=write and not must_exist)
         known = _in_known_folder(lexical, folders) if folders is not None else None
         real, exists = known if known is not None else _canonical(lexical, shown, field_name)
         owner = self.containing_root(real)
@@ -248,6 +230,62 @@ class Workspace:
                 "read_directory or search with file_search",
             )
         return ResolvedPath(owner, real, owner.relative(real), exists, path)
+
+    def _lexical(self, path: str, root: str | None, shown: str, field_name: str, *, new_file: bool) -> str:
+        """The one spelling of ``path`` to canonicalise: under the named root,
+        as given when absolute, else under the first root where it exists
+        (see :meth:`_under_root_named`)."""
+        if root is not None:
+            if os.path.isabs(path):
+                raise invalid_arguments(
+                    f"field `{field_name}` must be relative when `root` is given (got {shown})", field=field_name
+                )
+            return os.path.join(self.root(root).path, path)
+        if os.path.isabs(path):
+            return path
+        candidates = [os.path.join(r.path, path) for r in self.roots]
+        existing = [c for c in candidates if os.path.lexists(c)]
+        if existing:
+            return existing[0]
+        named = self._under_root_named(path, shown, field_name, new_file=new_file)
+        if named is not None:
+            return named
+        if len(self.roots) > 1 and new_file:
+            raise self._ambiguous_new(path, shown, field_name)
+        return candidates[0]
+
+    def _under_root_named(self, path: str, shown: str, field_name: str, *, new_file: bool) -> str | None:
+        """A relative path that exists under no root but starts with a root's
+        own name, or the end of its path (``src/app.py`` with a root
+        ``/work/src``, as ``<read path="src">`` declares it relative to
+        ``${tool_dir}``): that root, named twice. Taken when the rest exists
+        there (for a new file: its folder, where the plain reading has none);
+        several roots that fit are an error naming each way to say it."""
+        parts = [p for p in path.replace(os.sep, "/").split("/") if p not in ("", ".")]
+        fits: dict[str, str] = {}
+        for r in self.roots:
+            own = [p for p in r.path.split(os.sep) if p]
+            for k in range(1, min(len(own), len(parts) - 1) + 1):
+                if parts[:k] != own[-k:] or ".." in parts[k:]:
+                    continue
+                rest = os.path.join(*parts[k:])
+                target = os.path.join(r.path, rest)
+                there = os.path.isdir(os.path.dirname(target)) if new_file else os.path.lexists(target)
+                if there and r.id not in fits:
+                    fits[r.id] = rest
+        if new_file and fits and os.path.isdir(os.path.dirname(os.path.join(self.roots[0].path, path))):
+            return None  # the plain reading has a folder for the new file: keep it
+        if len(fits) > 1:
+            ways = " or ".join(f"{rid}:{rest}" for rid, rest in fits.items())
+            raise invalid_arguments(
+                f"field `{field_name}`: {shown} exists under none of the roots as written, and could mean {ways}; "
+                "say which with the `root` field or a root-id prefix",
+                field=field_name,
+            )
+        if fits:
+            ((rid, rest),) = fits.items()
+            return os.path.join(self.root(rid).path, rest)
+        return None
 
     def _split_root_prefix(self, path: str) -> tuple[str | None, str]:
         """``docs:notes.md`` → ("docs", "notes.md") when ``docs`` is a root id."""

@@ -3,6 +3,13 @@
 Offline by default (see :mod:`tooldeck.context.builder`): retrieval, a
 reference-graph rank and a budget fitter; the selection and the tab's prompt
 are set, and the answer explains why each file is in and what was left out.
+
+As RepoPrompt's: the build goes into a fresh compose tab (or the one named by
+``tab``), never over the tab someone was working in. This connection is bound
+to the built tab (as ``manage_workspaces create_tab`` binds by default), so
+``workspace_context`` and ``manage_selection`` see the result; the
+workspace's active tab (the person's) is left as it was. The answer names the
+tab and its id.
 """
 
 from __future__ import annotations
@@ -27,6 +34,12 @@ class ContextBuilderInput(ToolInput):
         "(needs a configured model; without one the context is built and returned).",
     )
     budget: int | None = Field(None, ge=1000, le=2_000_000, description="Token budget for the selected files.")
+    tab: str | None = Field(
+        None,
+        max_length=100,
+        description="Tab id or name to build into (a tab of that name is created when none exists); default: a "
+        "fresh tab. The current tab's selection and prompt are never overwritten.",
+    )
 
 
 def _default_budget(rt: Runtime) -> int:
@@ -35,7 +48,7 @@ def _default_budget(rt: Runtime) -> int:
     return int(setting(rt, "context_builder.default_budget"))
 
 
-def render_result(result: object, rt: Runtime) -> str:
+def render_result(result: object, rt: Runtime, tab: str = "") -> str:
     from tooldeck.context.builder import BuildResult
 
     assert isinstance(result, BuildResult)
@@ -56,35 +69,72 @@ def render_result(result: object, rt: Runtime) -> str:
         lines.append(f"left out ({len(omitted)}, lower ranked, no room in the budget): {shown}{more}")
     for note in result.notes:
         lines.append(f"note: {note}")
+    where = f" in {tab}" if tab else ""
     lines.append(
-        "The selection and the prompt are set: read them with workspace_context, adjust with manage_selection."
+        f"The selection and the prompt are set{where}: read them with workspace_context, adjust with manage_selection."
     )
     return "\n".join(lines)
 
 
-def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> str:
+def _tab_for(rt: Runtime, args: ContextBuilderInput) -> tuple[str, str, str]:
+    """Bind this connection to the tab the build goes into: the named one
+    (created when no tab has that name), else a fresh one named after the
+    task. (tab id, tab name, the name of the tab it worked in before)."""
+    from tooldeck.core.errors import ErrorCode, ToolError
+    from tooldeck.settings import setting
+    from tooldeck.state.workspaces import workspace_service
+
+    svc = workspace_service(rt)
+    cur = svc.current()
+    auto = bool(setting(rt, "code_maps.auto_codemap"))
+    if args.tab is not None:
+        try:
+            tab = svc.select_tab(args.tab, focus=False)
+        except ToolError as exc:
+            if exc.code != ErrorCode.NOT_FOUND:
+                raise
+            tab = svc.create_tab(args.tab, mode="blank", source_tab=None, bind=True, focus=False, auto_codemaps=auto)
+        return tab.id, tab.name, cur.tab.name
+    base = "Context: " + " ".join(args.instructions.split())[:60]
+    for n in range(1, 100):
+        try:
+            name = base if n == 1 else f"{base} ({n})"
+            tab = svc.create_tab(name, mode="blank", source_tab=None, bind=True, focus=False, auto_codemaps=auto)
+            return tab.id, tab.name, cur.tab.name
+        except ToolError as exc:
+            if exc.code != ErrorCode.ALREADY_EXISTS:
+                raise
+    tab = svc.create_tab(None, mode="blank", source_tab=None, bind=True, focus=False, auto_codemaps=auto)
+    return tab.id, tab.name, cur.tab.name
+
+
+def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> tuple[str, dict[str, str]]:
     from tooldeck.context.builder import context_builder_service
     from tooldeck.selection.service import selection_service
 
     budget = args.budget or _default_budget(rt)
+    tab_id, tab_name, before = _tab_for(rt, args)
     result = context_builder_service(rt).build(
         args.instructions, budget, progress=lambda m: invocation.emit_text("activity", m, replace=True)
     )
     selection_service(rt).set_prompt(args.instructions)
-    return render_result(result, rt)
+    kept = f"; tab {before!r} is unchanged" if before != tab_name else ""
+    where = f"tab {tab_name!r} [tab_id {tab_id}], which this connection now works on{kept}"
+    return render_result(result, rt, where), {"tab_id": tab_id, "tab": tab_name}
 
 
 def tools(rt: Runtime) -> list[Tool]:
     async def context_builder(args: ContextBuilderInput, invocation: Invocation) -> Output:
         from tooldeck.agents.models import ENABLE_HINT, model_available
 
-        text = await run_blocking(_build, rt, args, invocation)
+        text, tab = await run_blocking(_build, rt, args, invocation)
         if args.response_type == "clarify":
-            return Output.text(text)
+            return Output.text(text, structured=tab)
         if not await run_blocking(model_available, rt):
             return Output.text(
                 text + f"\n[response_type={args.response_type}: no model is configured, so only the context was "
-                f"built; answer from workspace_context. To enable the model pass, {ENABLE_HINT}]"
+                f"built; answer from workspace_context. To enable the model pass, {ENABLE_HINT}]",
+                structured=tab,
             )
         from tooldeck.agents.context_pass import answer
 
@@ -92,14 +142,14 @@ def tools(rt: Runtime) -> list[Tool]:
         res = await answer(rt, args.instructions, args.response_type)
         text += (f"\n\n## Answer ({args.response_type}, {res.tool_calls} tool calls)\n\n{res.answer}\n\n"
                  f"(continue with chat_send chat_id={res.chat_id})")  # fmt: skip
-        return Output.text(text, structured={"chat_id": res.chat_id, "answer": res.answer})
+        return Output.text(text, structured={**tab, "chat_id": res.chat_id, "answer": res.answer})
 
     return [
         tool(
             context_builder,
             description="Select the files relevant to a task within a token budget, offline and in seconds: "
             "lexical + symbol retrieval, a reference-graph rank (personalised PageRank), then a fitter that "
-            "steps each file full → slices → codemap → omitted under a hard cap. Sets the selection and the "
-            "prompt and explains each choice.",
+            "steps each file full → slices → codemap → omitted under a hard cap. Builds into a fresh tab (or "
+            "`tab`), sets its selection and prompt, binds this connection to it, and explains each choice.",
         )
     ]

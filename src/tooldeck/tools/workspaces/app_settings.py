@@ -18,9 +18,13 @@ from pydantic import Field, field_validator, model_validator
 from tooldeck.core import Output, ToolInput, invalid_arguments, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
-from tooldeck.settings import GROUPS, REGISTRY, lookup, settings_service
+from tooldeck.settings import GROUPS, REGISTRY, lookup, nearest, settings_service
 
 Group = Literal["output", "tree", "code_maps", "context_builder", "tokens", "editing", "prompt_packaging", "models"]
+NO_BACKENDS = (
+    "tooldeck reaches models through OpenAI-compatible endpoints, not CLI agent backends, so `agent` filters "
+    "nothing here"
+)
 
 
 class AppSettingsInput(ToolInput):
@@ -33,6 +37,18 @@ class AppSettingsInput(ToolInput):
     )
     limit: int = Field(60, ge=1, le=200, description="options: at most this many candidates.")
     detailed: bool = Field(False, description="options: include the setting's description.")
+    agent: str | None = Field(
+        None, max_length=100, description="options: RepoPrompt's CLI backend filter (accepted; tooldeck has none)."
+    )
+
+    @field_validator("group", mode="before")
+    @classmethod
+    def _known_group(cls, value: Any) -> Any:
+        if isinstance(value, str) and value not in GROUPS:
+            near = nearest(value, tuple(GROUPS))
+            hint = f"; nearest: {near}" if near else ""
+            raise ValueError(f"unknown group {value!r}{hint}. The groups are: {', '.join(GROUPS)}")
+        return value
 
     @field_validator("value", mode="plain")
     @classmethod
@@ -142,6 +158,8 @@ def build(rt: Runtime) -> Tool:
             )
         if spec.person_only:
             lines.append(f"  set by the person only ({spec.person_only}): `tooldeck settings set {key} ...`")
+        if args.agent is not None:
+            lines.append(f"  ({NO_BACKENDS})")
         return Output.text("\n".join(lines), {"key": key, "candidates": candidates[: args.limit]})
 
     return tool(

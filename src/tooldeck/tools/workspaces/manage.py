@@ -2,10 +2,17 @@
 compose tabs (each with its own selection and prompt).
 
 Actions: list, switch, create, delete, add_folder, remove_folder, list_tabs,
-select_tab, create_tab (mode blank | fork), close_tab. The seed's window
-options (window_id, open_in_new_window) have no meaning in a server without
-windows and are not accepted. Semantics (binding, focus, restarts) are in
-:mod:`tooldeck.state.workspaces`.
+select_tab, create_tab (mode blank | fork), close_tab. Semantics (binding,
+focus, restarts) are in :mod:`tooldeck.state.workspaces`.
+
+The seed's windows map onto workspaces: one window is one workspace. So
+``window_id`` names a workspace (its id, which the replies give as the
+window id): the call acts in it, switching this connection to it first for
+the tab actions (the trust boundary applies as to any switch), and it
+stands for ``workspace`` where an action takes one. ``open_in_new_window``
+(switch, create): every connection already works in a workspace of its own
+without moving anyone else's, so it switches this connection and the reply
+names the ``window_id``.
 """
 
 from __future__ import annotations
@@ -57,13 +64,39 @@ class ManageWorkspacesInput(ToolInput):
     focus: bool = Field(False, description="select_tab/create_tab: also make it the workspace's active tab.")
     allow_active: bool = Field(False, description="close_tab: allow closing the active tab.")
     switch_to_created: bool = Field(True, description="create: switch to the new workspace (needs folder_path).")
+    window_id: str | None = Field(
+        None, description="One window is one workspace here: a workspace id or name to act in (see the replies' "
+        "window_id)."
+    )  # fmt: skip
+    open_in_new_window: bool = Field(
+        False, description="switch/create: work there without affecting other connections; returns window_id."
+    )
 
     @model_validator(mode="after")
     def _required(self) -> ManageWorkspacesInput:
         for name in REQUIRED.get(self.action, ()):
-            if not getattr(self, name):
+            if not getattr(self, name) and not (name == "workspace" and self.window_id):
                 raise ValueError(f"action={self.action} needs `{name}`")
         return self
+
+
+TAB_ACTIONS = ("select_tab", "create_tab", "close_tab")
+TAKES_WORKSPACE = ("switch", "delete", "add_folder", "remove_folder", "list_tabs")
+
+
+def _window(svc: WorkspaceService, args: ManageWorkspacesInput) -> str:
+    """Apply ``window_id`` (a workspace): fill ``workspace`` where the action
+    takes one, or move this connection there before a tab action. A note for
+    the reply when the connection moved."""
+    if args.window_id is None:
+        return ""
+    row = svc.find_workspace(args.window_id, "window_id")
+    if args.action in TAKES_WORKSPACE and args.workspace is None:
+        args.workspace = row.id
+    elif args.action in TAB_ACTIONS and row.id != svc.current().workspace.id:
+        svc.switch(row.id)
+        return f" (this connection switched to workspace {row.name!r}, window_id {row.id}, first)"
+    return ""
 
 
 def _workspaces(svc: WorkspaceService) -> str:
@@ -99,15 +132,23 @@ def _roots(rt: Runtime) -> str:
 def build(rt: Runtime) -> Tool:
     def manage_workspaces(args: ManageWorkspacesInput) -> str:
         svc = workspace_service(rt)
+        moved = _window(svc, args)
+        return _act(svc, args) + moved
+
+    def _act(svc: WorkspaceService, args: ManageWorkspacesInput) -> str:
         a = args.action
         if a == "list":
             return _workspaces(svc)
         if a == "switch":
             row = svc.switch(args.workspace or "")
-            return f"Switched to workspace {row.name!r}; roots: {_roots(rt)}; tab {svc.current().tab.name!r}."
+            window = f" window_id: {row.id}." if args.open_in_new_window or args.window_id else ""
+            return f"Switched to workspace {row.name!r}; roots: {_roots(rt)}; tab {svc.current().tab.name!r}.{window}"
         if a == "create":
-            row = svc.create(args.name or "", args.folder_path, switch=args.switch_to_created)
+            switch = args.switch_to_created or args.open_in_new_window
+            row = svc.create(args.name or "", args.folder_path, switch=switch)
             msg = f"Created workspace {row.name!r} [id {row.id}]"
+            if args.open_in_new_window:
+                msg += f" (window_id {row.id})"
             if svc.ws_id == row.id:
                 return msg + f"; switched to it (roots: {_roots(rt)})."
             if not row.folders:
@@ -153,5 +194,5 @@ def build(rt: Runtime) -> Tool:
         description="Workspaces (named sets of root folders) and their compose tabs (each tab has its own "
         "selection and prompt). action: list | switch | create | delete | add_folder | remove_folder | "
         "list_tabs | select_tab | create_tab (mode blank|fork) | close_tab. close_tab refuses the last tab and "
-        "the active tab unless allow_active=true.",
+        "the active tab unless allow_active=true. One window is one workspace: window_id is a workspace id.",
     )
