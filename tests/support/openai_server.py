@@ -41,7 +41,8 @@ class Reply:
     error_message: str = ""
     delay: float = 0.0
     when: Predicate | None = None
-    usage: tuple[int, int] = (11, 7)
+    usage: tuple[int, int] | None = (11, 7)  # None: the endpoint reports no usage
+    chunk_delay: float = 0.0  # seconds between streamed chunks (a slow model, to watch it stream)
 
     @classmethod
     def answer(cls, text: str, *, reasoning: str | None = None, when: Predicate | None = None) -> Reply:
@@ -88,7 +89,9 @@ def _chat_body(r: Reply, model: str) -> dict[str, Any]:
         "created": int(time.time()),
         "model": model,
         "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if r.calls else "stop"}],
-        "usage": {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": sum(r.usage)},
+        "usage": {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": sum(r.usage)}
+        if r.usage is not None
+        else None,
     }
 
 
@@ -112,8 +115,9 @@ def _chat_stream(r: Reply, model: str) -> Iterator[str]:
         for piece in _chunks(args, 7):
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": piece}}]})
     yield chunk({}, "tool_calls" if r.calls else "stop")
-    usage = {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": sum(r.usage)}
-    yield json.dumps({**base, "choices": [], "usage": usage})
+    if r.usage is not None:
+        usage = {"prompt_tokens": r.usage[0], "completion_tokens": r.usage[1], "total_tokens": sum(r.usage)}
+        yield json.dumps({**base, "choices": [], "usage": usage})
     yield "[DONE]"
 
 
@@ -154,7 +158,9 @@ def _responses_body(r: Reply, model: str) -> dict[str, Any]:
             "total_tokens": sum(r.usage),
             "input_tokens_details": {"cached_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
-        },
+        }
+        if r.usage is not None
+        else None,
     }
 
 
@@ -275,8 +281,9 @@ class ScriptedOpenAI:
                 if not body.get("stream"):
                     return self._json(200, _responses_body(reply, model) if responses else _chat_body(reply, model))
                 if responses:
-                    return self._sse(f"event: {ev}\ndata: {data}\n\n" for ev, data in _responses_stream(reply, model))
-                return self._sse(f"data: {data}\n\n" for data in _chat_stream(reply, model))
+                    frames = (f"event: {ev}\ndata: {data}\n\n" for ev, data in _responses_stream(reply, model))
+                    return self._sse(frames, reply.chunk_delay)
+                return self._sse((f"data: {data}\n\n" for data in _chat_stream(reply, model)), reply.chunk_delay)
 
             def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -288,7 +295,7 @@ class ScriptedOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _sse(self, frames: Iterator[str]) -> None:
+            def _sse(self, frames: Iterator[str], delay: float = 0.0) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
@@ -298,6 +305,8 @@ class ScriptedOpenAI:
                     for frame in frames:
                         self.wfile.write(frame.encode())
                         self.wfile.flush()
+                        if delay:
+                            time.sleep(delay)
                 except (BrokenPipeError, ConnectionResetError):  # the client cancelled (a timed-out run)
                     pass
                 self.close_connection = True

@@ -1,0 +1,219 @@
+"""The chat screen: the transcript, the approval panel, the input box, the status line.
+
+The screen owns no conversation logic. A backend (:class:`~tooldeck.tui.local.LocalChat`
+or :class:`~tooldeck.tui.remote.RemoteChat`) runs the conversation on the
+engine thread and reports through a queue; :meth:`ChatApp._drain` empties the
+queue 30 times a second on the UI loop, applies the events to the timeline
+(coalescing streamed text into one redraw per tick) and lets the view render
+only what is on screen. Keys: Enter sends, Esc or Ctrl-C cancels the running
+turn (Ctrl-C with nothing running quits), Ctrl-Q quits, Ctrl-O expands or
+collapses every tool result, PageUp/PageDown/Ctrl-End scroll.
+"""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+
+from tooldeck.tui.ask import AskPanel
+from tooldeck.tui.composer import Composer
+from tooldeck.tui.events import (
+    Added,
+    Ask,
+    Busy,
+    Event,
+    Failed,
+    Notice,
+    Opened,
+    Reloaded,
+    Stream,
+    Tokens,
+    ToolState,
+)
+from tooldeck.tui.status import StatusLine
+from tooldeck.tui.timeline import Timeline
+from tooldeck.tui.view import ChatView
+
+DRAIN_EVERY = 1 / 30
+MAX_EVENTS_PER_TICK = 2000
+
+
+class Backend(Protocol):
+    def open(self) -> None: ...
+    def send(self, text: str) -> None: ...
+    def cancel(self) -> None: ...
+    def close(self) -> None: ...
+
+
+class ChatApp(App[int]):
+    TITLE = "tooldeck chat"
+    CSS = """
+    Screen { layout: vertical; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel_turn", "cancel the turn", show=False),
+        Binding("ctrl+c", "interrupt", "cancel / quit", show=False, priority=True),
+        Binding("ctrl+q", "quit_chat", "quit", show=False, priority=True),
+        Binding("ctrl+o", "toggle_results", "expand results", show=False, priority=True),
+        Binding("pageup", "page('up')", show=False, priority=True),
+        Binding("pagedown", "page('down')", show=False, priority=True),
+        Binding("ctrl+end", "page('end')", show=False, priority=True),
+    ]
+
+    def __init__(self, make_backend: Callable[[Callable[[Event], None]], Backend], file_label: str) -> None:
+        super().__init__()
+        self.inbox: queue.SimpleQueue[Event] = queue.SimpleQueue()
+        self._make_backend = make_backend
+        self.backend: Backend | None = None
+        self.file_label = file_label
+        self.busy = False
+        self.opened: Opened | None = None
+        self.failed: str | None = None
+        self._expanded = False
+        self.first_paint: float | None = None
+
+    def compose(self) -> ComposeResult:
+        yield ChatView(id="view")
+        yield AskPanel(id="ask")
+        yield Composer(id="composer")
+        yield StatusLine(id="status")
+
+    def on_mount(self) -> None:
+        self.chat_view = self.query_one(ChatView)
+        self.timeline = Timeline(self.chat_view)
+        self.status_line = self.query_one(StatusLine)
+        self.composer = self.query_one(Composer)
+        self.ask_panel = self.query_one(AskPanel)
+        self.status_line.file = self.file_label
+        self.status_line.redraw()
+        self.composer.focus()
+        self.set_interval(DRAIN_EVERY, self._drain)
+        self.call_after_refresh(self._start_backend)  # the first frame is drawn before any engine work
+
+    def _start_backend(self) -> None:
+        self.backend = self._make_backend(self.inbox.put)
+        self.backend.open()
+
+    # events from the engine ------------------------------------------------------------
+    def _drain(self) -> None:
+        got = 0
+        while got < MAX_EVENTS_PER_TICK:
+            try:
+                event = self.inbox.get_nowait()
+            except queue.Empty:
+                break
+            got += 1
+            self._apply(event)
+        if self.ask_panel.queue:
+            self.ask_panel.prune()
+        if got:
+            self.chat_view.sync()
+
+    def _apply(self, event: Event) -> None:
+        tl = self.timeline
+        if isinstance(event, Stream):
+            tl.stream(event.kind, event.text, event.replace)
+        elif isinstance(event, Added):
+            tl.add(event.item)
+            self._remember(event.item)
+        elif isinstance(event, ToolState):
+            tl.tool(event.call_id, event.state, event.text, event.is_error)
+        elif isinstance(event, Tokens):
+            self.status_line.add_usage(event.usage, event.known)
+        elif isinstance(event, Busy):
+            self._busy(event)
+        elif isinstance(event, Ask):
+            self.ask_panel.push(event)
+        elif isinstance(event, Notice):
+            tl.notice(event.text, event.level)
+        elif isinstance(event, Opened):
+            self._opened(event)
+        elif isinstance(event, Reloaded):
+            tl.load(event.items)
+            for item in event.items:
+                self._remember(item)
+        elif isinstance(event, Failed):
+            self.failed = event.message
+            self.status_line.state = "error"
+            self.status_line.redraw()
+            tl.notice(event.message, "error")
+
+    def _opened(self, event: Opened) -> None:
+        self.opened = event
+        self.timeline.load(event.items)
+        for item in event.items:
+            self._remember(item)
+        self.status_line.model = event.model
+        self.status_line.roots = event.roots
+        self.status_line.where = event.where if event.where != "local" else ""
+        self.status_line.file = str(event.path) + ("" if event.exists else " (new: created when you send)")
+        self.status_line.state = "ready"
+        self.status_line.redraw()
+        for text in event.notices:
+            self.timeline.notice(text, "warning")
+
+    def _remember(self, item: Any) -> None:
+        from tooldeck.llm.types import Message
+
+        if isinstance(item, Message) and item.role == "user":
+            self.composer.remember(item.text)
+
+    def _busy(self, event: Busy) -> None:
+        self.busy = event.busy
+        self.status_line.state = {"running": "running", "waiting": "waiting for you", "answer": "ready",
+                             "cancelled": "cancelled", "error": "error"}.get(event.outcome, event.outcome)  # fmt: skip
+        self.status_line.turn(event.busy)
+        if not event.busy:
+            note = "(cancelled: not in the file)" if event.outcome == "cancelled" else ""
+            if event.outcome == "error":
+                note = "(interrupted: not in the file)"
+            self.timeline.end_turn(note)
+            if event.message:
+                self.timeline.notice(event.message, "error" if event.outcome == "error" else "info")
+
+    # the person -------------------------------------------------------------------------
+    def on_composer_submitted(self, message: Composer.Submitted) -> None:
+        if self.backend is None or self.opened is None:
+            self.timeline.notice(self.failed or "still opening the conversation…", "warning")
+            self.chat_view.sync()
+            return
+        self.chat_view.scroll_to_end()
+        self.backend.send(message.text)
+
+    def action_cancel_turn(self) -> None:
+        if self.busy and self.backend is not None:
+            self.backend.cancel()
+
+    def action_interrupt(self) -> None:
+        if self.busy:
+            self.action_cancel_turn()
+        else:
+            self.action_quit_chat()
+
+    def action_quit_chat(self) -> None:
+        self.exit(0)
+
+    def action_toggle_results(self) -> None:
+        self._expanded = not self._expanded
+        self.chat_view.expand_all(self._expanded)
+
+    def action_page(self, where: str) -> None:
+        if where == "end":
+            self.chat_view.scroll_to_end()
+        elif where == "up":
+            self.chat_view.scroll_page_up(animate=False)
+        else:
+            self.chat_view.scroll_page_down(animate=False)
+
+    def on_unmount(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
+
+
+def run_app(make_backend: Callable[[Callable[[Event], None]], Backend], file: Path | str) -> int:
+    return ChatApp(make_backend, str(file)).run() or 0
