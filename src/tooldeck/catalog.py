@@ -32,6 +32,19 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.agents",
 )
 
+# The domains whose tools need nothing but a runtime's roots: what an agent session
+# on a named workspace gets (the rest act on the process's bound workspace and tab).
+ROOT_DOMAINS: tuple[str, ...] = (
+    "tooldeck.tools.files",
+    "tooldeck.tools.git",
+    "tooldeck.tools.edits",
+    "tooldeck.tools.search",
+    "tooldeck.tools.structure",
+    "tooldeck.tools.web",
+    "tooldeck.tools.shell",
+    "tooldeck.tools.index",
+)
+
 # ChatMD declaration name -> model-visible tool name (seed 000).
 ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}
 
@@ -67,8 +80,10 @@ def canonical_name(name: str) -> str:
 
 
 def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
-    # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager)
+    # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
+    # or, on a named workspace, with the root domains over a runtime of that workspace's roots
     rt.provide("catalog_tools", lambda: build_tools(rt))
+    rt.provide("root_tools", lambda child: build_tools(child, ROOT_DOMAINS))
     tools: list[Tool] = []
     for module_name in domains:
         module = importlib.import_module(module_name)

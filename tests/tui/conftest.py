@@ -5,7 +5,6 @@ and presses keys, the model is the scripted OpenAI-compatible server on
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -96,4 +95,4 @@ def run_async(coro) -> None:  # type: ignore[no-untyped-def]
 
 
 __all__ = ["SIZE", "assistant_texts", "local_app", "opened", "run_async", "say", "screen_text", "tool_blocks",
-           "turn_done", "until", "os"]  # fmt: skip
+           "turn_done", "until"]  # fmt: skip
