@@ -34,12 +34,14 @@ __all__ = [
     "Session",
     "Transcript",
     "close_dangling",
+    "create_conversation",
     "new_file_text",
     "open_document",
     "read_items",
     "remote_plan",
     "runtime_for",
     "session_for",
+    "transcript_at",
     "transcript_for",
 ]
 
@@ -54,6 +56,13 @@ def new_file_text(model: str | None) -> str:
         lines.append(f'<config model="{_attr(model)}"/>')
     lines += [f'<tool name="{name}"/>' for name in NEW_FILE_TOOLS]
     return "\n".join(lines) + "\n"
+
+
+def create_conversation(path: Path, model: str | None) -> None:
+    """Write the head of a new conversation; never over an existing file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(new_file_text(model))
 
 
 def _attr(value: str) -> str:
@@ -83,6 +92,10 @@ def transcript_for(path: Path, session: Session, rt: Runtime) -> Transcript:
     return Transcript(path, show_tool_call=session.show_tool_call, state_dir=rt.state_dir)
 
 
+def transcript_at(path: Path, show_tool_call: bool, state_dir: str | os.PathLike[str] | None) -> Transcript:
+    return Transcript(path, show_tool_call=show_tool_call, state_dir=state_dir)
+
+
 def read_items(path: Path) -> list[Item]:
     """The conversation as the file holds it now (dangling calls closed, as a run sees them)."""
     return items_of(load(path))
@@ -96,6 +109,7 @@ class Remote:
     tools: tuple[str, ...]
     model: str | None
     items: list[Item]
+    show_tool_call: bool = False
 
 
 CONNECTED_HINT = (
@@ -122,5 +136,5 @@ def remote_plan(doc: Document, model: str | None) -> Remote:
         names.append(canonical_name(name))
     for el in doc.of("shell_access"):
         raise ChatmdError(el.pos, f"<shell_access> cannot run on the server: {CONNECTED_HINT}")
-    overrides, _show = config_of(doc)
-    return Remote(tuple(dict.fromkeys(names)), model or overrides.get("model"), items_of(doc))
+    overrides, show = config_of(doc)
+    return Remote(tuple(dict.fromkeys(names)), model or overrides.get("model"), items_of(doc), show)

@@ -189,9 +189,7 @@ class LocalChat:
     def _create_file(self) -> None:
         from tooldeck.tui import engine as eng
 
-        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)  # never over another file
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(eng.new_file_text(self.model_flag))
+        eng.create_conversation(self.path, self.model_flag)
         self.exists = True
         self.emit(Notice(f"created {self.path}"))
 
