@@ -1,32 +1,17 @@
 """``tooldeck chat [FILE.chatmd]``: the interactive terminal chat (docs/chat.md).
 
-A thin face: it picks the file (or names a new one), the backend (local, or
-connected to a ``tooldeck serve --http``) and runs the Textual app. Heavy
-imports (the model client, the catalog, the MCP SDK) happen on the engine
-thread after the first frame, so the screen appears at once.
+The typer face of :mod:`tooldeck.tui.launch`: the common command lines never
+get here (``tooldeck.launch`` starts the chat without the CLI framework, so the
+screen appears at once); ``--help`` and unusual lines do, and run the same
+:func:`~tooldeck.tui.launch.run_chat`.
 """
 
 from __future__ import annotations
 
-import os
-import sys
-import time
 from pathlib import Path
 from typing import Annotated
 
 import typer
-
-EXIT_USAGE = 2
-
-
-def new_file_name(directory: Path) -> Path:
-    """``chat-YYYYMMDD-HHMMSS.chatmd`` in ``directory``, never an existing file's name."""
-    stem = time.strftime("chat-%Y%m%d-%H%M%S")
-    path, n = directory / f"{stem}.chatmd", 2
-    while path.exists():
-        path, n = directory / f"{stem}-{n}.chatmd", n + 1
-    return path
-
 
 FileArg = Annotated[Path | None, typer.Argument(help="The .chatmd conversation (default: a new file).")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="The model (preset id or model name).")]
@@ -64,41 +49,14 @@ def chat(
     state_dir: StateOpt = None,
 ) -> None:
     """Chat in the terminal: a ChatMD conversation, live, in a full-screen UI."""
-    path = (file if file is not None else new_file_name(Path.cwd())).absolute()
-    if path.exists() and not path.is_file():
-        typer.echo(f"tooldeck chat: {path} is not a file", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    if connect is None and (workspace or session or token_file):
-        typer.echo("tooldeck chat: --workspace, --session and --token-file need --connect URL", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    if approval not in ("ask", "auto"):
-        typer.echo("tooldeck chat: --approval is 'ask' or 'auto'", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    if not (sys.stdin.isatty() and sys.stdout.isatty()) and not os.environ.get("TOOLDECK_CHAT_HEADLESS"):
-        typer.echo("tooldeck chat needs a terminal; for a batch run use `tooldeck run FILE`", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    from tooldeck.tui.app import run_app
+    from tooldeck.tui.launch import ChatArgs, run_chat
 
-    if connect is not None:
-        from tooldeck.tui.remote import RemoteChat, read_token
-
-        try:
-            token = read_token(token_file)
-        except OSError as exc:
-            typer.echo(f"tooldeck chat: cannot read the token file: {exc.strerror or exc}", err=True)
-            raise typer.Exit(EXIT_USAGE) from exc
-
-        def backend(emit):  # type: ignore[no-untyped-def]
-            return RemoteChat(path, emit, url=connect, token=token, workspace=workspace, session=session,
-                              model=model, approval=approval, state_dir=state_dir)  # fmt: skip
-    else:
-        roots = [str(r) for r in root] if root else None
-
-        def backend(emit):  # type: ignore[no-untyped-def]
-            from tooldeck.tui.local import LocalChat
-
-            return LocalChat(path, emit, roots=roots, model=model, parallel=parallel_tool_calls, state_dir=state_dir)
-
-    code = run_app(backend, path)
+    args = ChatArgs(
+        file=str(file) if file is not None else None, model=model, roots=[str(r) for r in root or []],
+        parallel=parallel_tool_calls, connect=connect, workspace=workspace, session=session,
+        token_file=str(token_file) if token_file is not None else None, approval=approval,
+        state_dir=str(state_dir) if state_dir is not None else None,
+    )  # fmt: skip
+    code = run_chat(args)
     if code:
         raise typer.Exit(code)

@@ -79,7 +79,15 @@ def screen_text(app: ChatApp) -> str:
 
 
 def assistant_texts(app: ChatApp) -> list[str]:
-    return [b.text for b in app.chat_view.blocks if isinstance(b, MessageBlock) and b.role == "assistant"]
+    """Each assistant message on screen (a long one spans several blocks: joined again)."""
+    out: list[str] = []
+    for b in app.chat_view.blocks:
+        if isinstance(b, MessageBlock) and b.role == "assistant":
+            if b.first or not out:
+                out.append(b.text)
+            else:
+                out[-1] += "\n\n" + b.text
+    return out
 
 
 def tool_blocks(app: ChatApp) -> list[ToolsBlock]:

@@ -36,8 +36,8 @@ def test_a_shell_ask_is_approved_on_the_screen(work: Path, server: ScriptedOpenA
         async with app.run_test(size=SIZE) as pilot:
             await opened(pilot, app)
             await say(pilot, app, "make a file")
-            await until(pilot, lambda: app.ask_panel.current is not None, what="the approval")
-            ask = app.ask_panel.current
+            await until(pilot, lambda: app.ask_panel.shown is not None, what="the approval")
+            ask = app.ask_panel.shown
             assert ask is not None and ask.kind == "shell" and "touch made" in ask.body
             assert not (work / "made").exists()  # nothing runs before the person answers
             await pilot.press("a")
@@ -61,7 +61,7 @@ def test_decline_with_a_reason_reaches_the_model_and_runs_nothing(work: Path, se
         async with app.run_test(size=SIZE) as pilot:
             await opened(pilot, app)
             await say(pilot, app, "make a file")
-            await until(pilot, lambda: app.ask_panel.current is not None, what="the approval")
+            await until(pilot, lambda: app.ask_panel.shown is not None, what="the approval")
             await pilot.click("#ask-text")
             await pilot.press(*"use the tmp folder")
             await pilot.press("enter")
@@ -86,7 +86,7 @@ def test_accept_for_the_session_is_not_asked_again(work: Path, server: ScriptedO
         async with app.run_test(size=SIZE) as pilot:
             await opened(pilot, app)
             await say(pilot, app, "twice")
-            await until(pilot, lambda: app.ask_panel.current is not None, what="the approval")
+            await until(pilot, lambda: app.ask_panel.shown is not None, what="the approval")
             await pilot.press("s")
             await turn_done(pilot, app)
             assert app.ask_panel.current is None and assistant_texts(app)[-1] == "twice"

@@ -247,11 +247,11 @@ def test_an_approval_and_a_question_are_answered_in_the_chat(served: Served, cli
         async with app.run_test(size=SIZE) as pilot:
             await opened(pilot, app)
             await say(pilot, app, "make it")
-            await until(pilot, lambda: app.ask_panel.current is not None, what="the approval")
-            assert app.ask_panel.current.kind == "approval" and "made.txt" in app.ask_panel.current.body
+            await until(pilot, lambda: app.ask_panel.shown is not None, what="the approval")
+            assert app.ask_panel.shown.kind == "approval" and "made.txt" in app.ask_panel.shown.body
             assert not (served.other / "made.txt").exists()
             await pilot.press("a")
-            await until(pilot, lambda: app.ask_panel.current is not None and app.ask_panel.current.kind == "question",
+            await until(pilot, lambda: app.ask_panel.shown is not None and app.ask_panel.shown.kind == "question",
                         what="the question")  # fmt: skip
             await pilot.click("Button.option")  # the first offered option: red
             await turn_done(pilot, app)

@@ -126,7 +126,7 @@ def run_async_result(coro):  # type: ignore[no-untyped-def]
 
 
 def test_no_file_names_a_new_one_and_creates_it_at_the_first_message(work: Path, server: ScriptedOpenAI) -> None:
-    from tooldeck.cli_chat import new_file_name
+    from tooldeck.tui.launch import new_file_name
 
     f = new_file_name(work)
     server.push(Reply.answer("hello back"))

@@ -12,10 +12,12 @@ collapses every tool result, PageUp/PageDown/Ctrl-End scroll.
 
 from __future__ import annotations
 
+import gc
 import queue
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -31,16 +33,23 @@ from tooldeck.tui.events import (
     Notice,
     Opened,
     Reloaded,
+    Settled,
     Stream,
     Tokens,
     ToolState,
 )
 from tooldeck.tui.status import StatusLine
-from tooldeck.tui.timeline import Timeline
 from tooldeck.tui.view import ChatView
+
+if TYPE_CHECKING:
+    from tooldeck.tui.timeline import Timeline
 
 DRAIN_EVERY = 1 / 30
 MAX_EVENTS_PER_TICK = 2000
+FULL_GC_NEVER = 10**9  # gen-2 threshold: no automatic full collection...
+FULL_GC_EVERY = 60.0  # ...but one a minute at most, when nothing runs
+IDLE_AFTER = 3.0  # seconds without typing
+IDLE_CHECK = 5.0
 
 
 class Backend(Protocol):
@@ -48,6 +57,18 @@ class Backend(Protocol):
     def send(self, text: str) -> None: ...
     def cancel(self) -> None: ...
     def close(self) -> None: ...
+
+
+def coalesce(events: list[Event]) -> list[Event]:
+    """Consecutive streamed deltas of one kind as one (a tick may hold hundreds)."""
+    out: list[Event] = []
+    for e in events:
+        last = out[-1] if out else None
+        if isinstance(e, Stream) and isinstance(last, Stream) and last.kind == e.kind:
+            out[-1] = e if e.replace else Stream(e.kind, last.text + e.text, last.replace)
+        else:
+            out.append(e)
+    return out
 
 
 class ChatApp(App[int]):
@@ -75,7 +96,7 @@ class ChatApp(App[int]):
         self.opened: Opened | None = None
         self.failed: str | None = None
         self._expanded = False
-        self.first_paint: float | None = None
+        self._last_input = self._last_collect = time.monotonic()
 
     def compose(self) -> ComposeResult:
         yield ChatView(id="view")
@@ -85,7 +106,6 @@ class ChatApp(App[int]):
 
     def on_mount(self) -> None:
         self.chat_view = self.query_one(ChatView)
-        self.timeline = Timeline(self.chat_view)
         self.status_line = self.query_one(StatusLine)
         self.composer = self.query_one(Composer)
         self.ask_panel = self.query_one(AskPanel)
@@ -93,22 +113,34 @@ class ChatApp(App[int]):
         self.status_line.redraw()
         self.composer.focus()
         self.set_interval(DRAIN_EVERY, self._drain)
+        gc.freeze()  # Textual and the screen: long-lived (see _opened)
+        # A full collection walks every object not frozen (rendered lines, items): tens of ms the
+        # screen cannot draw or take a key. It runs when the person is idle instead (_collect_idle).
+        young, middle, _ = gc.get_threshold()
+        gc.set_threshold(young, middle, FULL_GC_NEVER)
+        self.set_interval(IDLE_CHECK, self._collect_idle)
         self.call_after_refresh(self._start_backend)  # the first frame is drawn before any engine work
 
     def _start_backend(self) -> None:
+        from tooldeck.tui.timeline import Timeline  # (the conversation's types: not needed for the first frame)
+
+        self.timeline: Timeline = Timeline(self.chat_view)
         self.backend = self._make_backend(self.inbox.put)
         self.backend.open()
 
     # events from the engine ------------------------------------------------------------
     def _drain(self) -> None:
-        got = 0
-        while got < MAX_EVENTS_PER_TICK:
+        if self.backend is None:
+            return
+        batch: list[Event] = []
+        while len(batch) < MAX_EVENTS_PER_TICK:
             try:
-                event = self.inbox.get_nowait()
+                batch.append(self.inbox.get_nowait())
             except queue.Empty:
                 break
-            got += 1
+        for event in coalesce(batch):
             self._apply(event)
+        got = len(batch)
         if self.ask_panel.queue:
             self.ask_panel.prune()
         if got:
@@ -137,6 +169,8 @@ class ChatApp(App[int]):
             tl.load(event.items)
             for item in event.items:
                 self._remember(item)
+        elif isinstance(event, Settled):
+            gc.freeze()  # see _opened
         elif isinstance(event, Failed):
             self.failed = event.message
             self.status_line.state = "error"
@@ -156,6 +190,10 @@ class ChatApp(App[int]):
         self.status_line.redraw()
         for text in event.notices:
             self.timeline.notice(text, "warning")
+        # What exists now (the screen, the engine's modules, the conversation) lives as long as the
+        # app: out of the collector's sight, a full collection no longer walks it (it took ~200 ms
+        # with a 1,000-message conversation open: a frozen screen, bench/chat_stall.py)
+        gc.freeze()
 
     def _remember(self, item: Any) -> None:
         from tooldeck.llm.types import Message
@@ -176,7 +214,17 @@ class ChatApp(App[int]):
             if event.message:
                 self.timeline.notice(event.message, "error" if event.outcome == "error" else "info")
 
+    def _collect_idle(self) -> None:
+        now = time.monotonic()
+        if self.busy or now - self._last_input < IDLE_AFTER or now - self._last_collect < FULL_GC_EVERY:
+            return
+        gc.collect()
+        self._last_collect = now
+
     # the person -------------------------------------------------------------------------
+    def on_text_area_changed(self) -> None:
+        self._last_input = time.monotonic()
+
     def on_composer_submitted(self, message: Composer.Submitted) -> None:
         if self.backend is None or self.opened is None:
             self.timeline.notice(self.failed or "still opening the conversation…", "warning")

@@ -41,37 +41,52 @@ class AskPanel(Vertical):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.queue: list[Ask] = []
+        self._built = False
+        self._shown: Ask | None = None
 
-    def compose(self) -> ComposeResult:
+    def _parts(self) -> ComposeResult:
+        """Built at the first question, not at start-up: the first frame must not wait for it."""
         yield Static(id="ask-title")
         yield Static(id="ask-body")
-        with Horizontal(id="ask-buttons"):
-            yield Button("Accept (a)", id="accept", variant="success")
-            yield Button("Accept for session (s)", id="accept_for_session", variant="primary")
-            yield Button("Decline (d)", id="decline", variant="error")
-            yield Button("Skip", id="skip")
-        with Horizontal(id="ask-options"):
-            pass
+        yield Horizontal(
+            Button("Accept (a)", id="accept", variant="success"),
+            Button("Accept for session (s)", id="accept_for_session", variant="primary"),
+            Button("Decline (d)", id="decline", variant="error"),
+            Button("Skip", id="skip"),
+            id="ask-buttons",
+        )
+        yield Horizontal(id="ask-options")
         yield Input(id="ask-text")
 
     @property
     def current(self) -> Ask | None:
+        """The question first in line (it may not be on screen yet: see ``shown``)."""
         return self.queue[0] if self.queue else None
+
+    @property
+    def shown(self) -> Ask | None:
+        """The question on screen, waiting for the person's keys."""
+        return self._shown if self.has_class("-open") else None
 
     def push(self, ask: Ask) -> None:
         self.queue.append(ask)
-        if len(self.queue) == 1:
+        self.app.run_worker(self._update(), group="ask")
+
+    async def _update(self) -> None:
+        if not self._built:
+            self._built = True
+            await self.mount_all(self._parts())
+        if self.current is not self._shown:
             self._show()
 
     def prune(self) -> None:
         """Drop questions the engine withdrew (a cancelled turn)."""
-        head = self.current
         self.queue = [a for a in self.queue if not a.answer.done()]
-        if self.current is not head:
+        if self._built and self.current is not self._shown:
             self._show()
 
     def _show(self) -> None:
-        ask = self.current
+        ask = self._shown = self.current
         if ask is None:
             self.remove_class("-open")
             self.app.set_focus(self.app.query_one("Composer"))

@@ -16,7 +16,6 @@ from typing import Literal
 
 from rich import box
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.table import Table
@@ -27,6 +26,57 @@ CODE_THEME = "monokai"
 COLLAPSED_LINES = 3
 EXPANDED_LINES = 60
 COLUMNS = 3  # calls side by side per row
+
+
+WARM_LANGUAGES = ("python", "json", "bash", "javascript", "typescript", "diff", "toml", "yaml", "rust", "go")
+
+
+def warm_up() -> None:
+    """Import and compile what rendering needs, off the UI thread, before the first
+    message is drawn: markdown, and the highlighters of common languages (each
+    lexer's first use imports its module and compiles its rules: 10-30 ms)."""
+    from rich.console import Console
+
+    sample = "\n\n".join(f"```{lang}\nx = 1\n```" for lang in WARM_LANGUAGES)
+    from rich.markdown import Markdown
+
+    console = Console(width=80, file=_Null(), color_system="truecolor", force_terminal=True)
+    console.print(Markdown("# t\n\n- a `b` **c**\n\n" + sample, code_theme=CODE_THEME))
+
+
+class _Null:
+    def write(self, _: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        return None
+
+
+def chunks(text: str, lines: int = 24) -> list[str]:
+    """Markdown cut into pieces of about ``lines`` lines, each of which renders alone.
+
+    Why: a block is the unit the view renders and caches. A long reply as one
+    block would be re-rendered whole (markdown, every code block highlighted)
+    for each streamed delta, and drawn whole to show a screenful. A cut is made
+    only before a line that starts a new top-level block (not indented, not
+    blank, outside a code fence, after a blank line), so every piece is valid
+    markdown, and a cut never moves as more text streams in."""
+    out: list[str] = []
+    cur: list[str] = []
+    fence: str | None = None
+    blank_before = False
+    for line in text.split("\n"):
+        stripped = line.strip()
+        starts = stripped and not line[:1].isspace()
+        if fence is None and starts and blank_before and len(cur) >= lines:
+            out.append("\n".join(cur).strip("\n"))
+            cur = []
+        cur.append(line)
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3] if fence is None else (None if stripped.startswith(fence) else fence)
+        blank_before = not stripped
+    out.append("\n".join(cur).strip("\n"))
+    return [c for c in out if c] or [""]
 
 
 def _lines(text: str, limit: int) -> tuple[str, int]:
@@ -75,6 +125,8 @@ class MessageBlock(Block):
     text: str = ""
     streaming: bool = False
     note: str = ""
+    first: bool = True  # a long assistant message is several blocks (see chunks): one header
+    last: bool = True
 
     STYLES = {"user": "cyan", "assistant": "green", "system": "magenta", "developer": "magenta"}
 
@@ -83,17 +135,20 @@ class MessageBlock(Block):
         extra = ("streaming…" if self.streaming else "") + (f" {self.note}" if self.note else "")
         body: RenderableType
         if self.role == "assistant":
+            from rich.markdown import Markdown  # ~30 ms to import: the engine thread warms it (warm_up)
+
             body = Markdown(self.text or " ", code_theme=CODE_THEME, hyperlinks=False)
         elif self.role in ("system", "developer") and not self.expanded:
             shown, more = _lines(self.text, COLLAPSED_LINES)
             body = Text(shown, style="dim") + (Text(f"\n… {more} more lines (click to expand)", "dim") if more else "")
         else:
             body = Text(self.text)
-        return Group(_head(self.role, style, extra.strip()), Padding(body, (0, 0, 1, 2)))
+        padded = Padding(body, (0, 0, 1 if self.last else 0, 2))
+        return Group(_head(self.role, style, extra.strip()), padded) if self.first else padded
 
     def estimate(self, width: int) -> int:
         text = self.text if self.role in ("user", "assistant") or self.expanded else _lines(self.text, 4)[0]
-        return 2 + _wrapped(text, width - 2)
+        return int(self.first) + int(self.last) + _wrapped(text, width - 2)
 
 
 @dataclass(eq=False)

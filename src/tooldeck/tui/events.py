@@ -11,9 +11,10 @@ from __future__ import annotations
 import concurrent.futures
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from tooldeck.llm.types import Item, Usage
+if TYPE_CHECKING:  # annotations only: the screen imports this before its first frame
+    from tooldeck.llm.types import Item, Usage
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +88,11 @@ class Busy:
 
 
 @dataclass(frozen=True, slots=True)
+class Settled:
+    """The engine finished its start-up (imports, the model client): what exists now lives long."""
+
+
+@dataclass(frozen=True, slots=True)
 class Notice:
     text: str
     level: Literal["info", "warning", "error"] = "info"
@@ -108,4 +114,4 @@ class Ask:
     answer: concurrent.futures.Future[dict[str, Any]] = field(default_factory=concurrent.futures.Future)
 
 
-Event = Opened | Failed | Added | Reloaded | Stream | ToolState | Tokens | Busy | Notice | Ask
+Event = Opened | Failed | Added | Reloaded | Stream | ToolState | Tokens | Busy | Notice | Ask | Settled

@@ -35,7 +35,20 @@ from tooldeck.llm.types import (
     TurnDone,
 )
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, approver_scope, format_request
-from tooldeck.tui.events import Added, Ask, Busy, Event, Failed, Notice, Opened, Reloaded, Stream, Tokens, ToolState
+from tooldeck.tui.events import (
+    Added,
+    Ask,
+    Busy,
+    Event,
+    Failed,
+    Notice,
+    Opened,
+    Reloaded,
+    Settled,
+    Stream,
+    Tokens,
+    ToolState,
+)
 from tooldeck.tui.worker import EngineThread
 
 if TYPE_CHECKING:
@@ -138,7 +151,9 @@ class LocalChat:
         from tooldeck import authority
         from tooldeck.llm.errors import ModelError
         from tooldeck.tui import engine as eng
+        from tooldeck.tui.blocks import warm_up
 
+        warm_up()
         authority.announce_to(lambda n: self.emit(Notice(n.text(), "warning")))
         try:
             rt = eng.runtime_for(self.roots, self.state_dir)
@@ -158,6 +173,11 @@ class LocalChat:
         self._stat = _stat(self.path)
         roots = tuple(f"{r.id}={r.path}" for r in rt.workspace.roots)
         self.emit(Opened(self.path, self.exists, self._session.model.model, roots, tuple(self.items)))
+        try:  # the model client (~1 s of imports) while the person reads and types, not after Enter
+            self._provider = self._session.provider()
+        except Exception:  # it is made again, and reports, at the first message
+            log.debug("model client not ready", exc_info=True)
+        self.emit(Settled())
 
     def _on_send(self, text: str) -> None:
         if self._session is None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldeck.llm.types import Item, Usage
-from tooldeck.tui.events import Added, Ask, Busy, Event, Failed, Notice, Opened, Stream, Tokens
+from tooldeck.tui.events import Added, Ask, Busy, Event, Failed, Notice, Opened, Settled, Stream, Tokens
 from tooldeck.tui.links import Link, Links, file_digest
 from tooldeck.tui.server import RemoteError, Server, endpoint, entry_of, item_of, read_token, shown
 from tooldeck.tui.worker import EngineThread
@@ -156,7 +156,9 @@ class RemoteChat:
 
     async def _attach(self) -> bool:
         from tooldeck.tui import engine as eng
+        from tooldeck.tui.blocks import warm_up
 
+        warm_up()
         ws = await self._workspace()
         self.workspace = str(ws["name"])
         try:
@@ -179,6 +181,7 @@ class RemoteChat:
         self.emit(Opened(self.path, exists, str(model), roots, tuple(items), where=where))
         if note:
             self.emit(Notice(note, "warning"))
+        self.emit(Settled())
         if self.sid is not None:
             await self._sync()
             self._follow_task = asyncio.get_running_loop().create_task(self._follow())

@@ -8,11 +8,13 @@ The time is the running turn's (or the last one's), updated every second.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.widgets import Static
 
-from tooldeck.llm.types import Usage
+if TYPE_CHECKING:
+    from tooldeck.llm.types import Usage
 
 
 class StatusLine(Static):
@@ -26,7 +28,8 @@ class StatusLine(Static):
         self.where = ""
         self.roots: tuple[str, ...] = ()
         self.file = ""
-        self.usage = Usage()
+        self.tokens_in = 0
+        self.tokens_out = 0
         self.usage_known: bool | None = None  # None: no model call yet
         self.state = "loading"
         self._turn_start: float | None = None
@@ -48,14 +51,15 @@ class StatusLine(Static):
         self.redraw()
 
     def add_usage(self, usage: Usage, known: bool) -> None:
-        self.usage.add(usage)
+        self.tokens_in += usage.input_tokens
+        self.tokens_out += usage.output_tokens
         self.usage_known = bool(self.usage_known) or known
         self.redraw()
 
     def tokens_text(self) -> str:
         if not self.usage_known:
             return "tokens unknown" if self.usage_known is False else "tokens –"
-        return f"tokens in {self.usage.input_tokens:,} / out {self.usage.output_tokens:,}"
+        return f"tokens in {self.tokens_in:,} / out {self.tokens_out:,}"
 
     def redraw(self) -> None:
         elapsed = (time.monotonic() - self._turn_start) if self._turn_start is not None else self._last_turn

@@ -3,8 +3,10 @@
 Why a separate stage: the same items arrive from a file being opened, from
 the local model loop and from a server's transcript; the view only wants
 blocks. Consecutive tool calls are one turn's calls: they share a block and
-sit side by side; results find their call by id; streamed text lives in a
-block marked ``streaming`` until its finished item replaces it.
+sit side by side; results find their call by id. An assistant message is
+cut into pieces (:func:`~tooldeck.tui.blocks.chunks`), one block each, so a
+streamed reply re-renders only its last piece per delta and a long message
+draws a piece at a time; its finished item settles the same blocks.
 """
 
 from __future__ import annotations
@@ -13,13 +15,37 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
-from tooldeck.tui.blocks import Block, Call, MessageBlock, NoticeBlock, ReasoningBlock, ToolsBlock
+from tooldeck.tui.blocks import Block, Call, MessageBlock, NoticeBlock, ReasoningBlock, ToolsBlock, chunks
 
 
 class Sink(Protocol):
     def append(self, block: Block) -> None: ...
+    def insert_after(self, anchor: Block, block: Block) -> None: ...
+    def remove(self, block: Block) -> None: ...
     def changed(self, block: Block) -> None: ...
     def reset(self, blocks: list[Block]) -> None: ...
+
+
+class _Collect:
+    """A sink that only gathers blocks (loading a whole conversation at once)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+
+    def append(self, block: Block) -> None:
+        self.blocks.append(block)
+
+    def insert_after(self, anchor: Block, block: Block) -> None:
+        self.blocks.insert(self.blocks.index(anchor) + 1, block)
+
+    def remove(self, block: Block) -> None:
+        self.blocks.remove(block)
+
+    def changed(self, block: Block) -> None:
+        return None
+
+    def reset(self, blocks: list[Block]) -> None:
+        self.blocks = list(blocks)
 
 
 class Timeline:
@@ -27,34 +53,35 @@ class Timeline:
         self.sink = sink
         self._calls: dict[str, tuple[ToolsBlock, Call]] = {}
         self._group: ToolsBlock | None = None  # the turn whose calls are still arriving
-        self._live_text: MessageBlock | None = None
+        self._live_parts: list[MessageBlock] = []
+        self._live_text = ""
         self._live_reasoning: ReasoningBlock | None = None
 
     # whole conversations ------------------------------------------------------------
     def load(self, items: Iterable[Item]) -> None:
-        self._calls.clear()
-        self._group = self._live_text = self._live_reasoning = None
-        blocks: list[Block] = []
-        for item in items:
-            block = self._place(item)
-            if block is not None:
-                blocks.append(block)
+        target, self.sink = self.sink, _Collect()
+        try:
+            self._calls.clear()
+            self._group, self._live_reasoning = None, None
+            self._live_parts, self._live_text = [], ""
+            for item in items:
+                self.add(item)
+            blocks = self.sink.blocks  # type: ignore[attr-defined]
+        finally:
+            self.sink = target
         self.sink.reset(blocks)
 
     # finished items ----------------------------------------------------------------------
     def add(self, item: Item) -> None:
-        if isinstance(item, Message) and item.role == "assistant" and self._live_text is not None:
-            block, self._live_text = self._live_text, None
-            block.text, block.streaming = item.text, False
-            block.touch()
-            self.sink.changed(block)
+        if isinstance(item, Message) and item.role == "assistant":
             self._group = None
+            parts, self._live_parts, self._live_text = self._live_parts, [], ""
+            self._set_parts(parts, chunks(item.text), streaming=False)
             return
         if isinstance(item, Reasoning) and self._live_reasoning is not None:
             rblock, self._live_reasoning = self._live_reasoning, None
             rblock.text, rblock.streaming = item.text, False
-            rblock.touch()
-            self.sink.changed(rblock)
+            self._touch(rblock)
             return
         if isinstance(item, FunctionResult) and item.call_id in self._calls:
             self._result(item)
@@ -70,16 +97,12 @@ class Timeline:
             if self._group is not None:
                 self._group.calls.append(call)
                 self._calls[item.call_id] = (self._group, call)
-                self._group.touch()
-                self.sink.changed(self._group)
+                self._touch(self._group)
                 return None
             self._group = ToolsBlock(calls=[call])
             self._calls[item.call_id] = (self._group, call)
             return self._group
         if isinstance(item, FunctionResult):
-            if item.call_id in self._calls:
-                self._result(item)
-                return None
             orphan = Call(item.call_id, item.name, "", "error" if item.is_error else "done", result=item.output)
             return ToolsBlock(calls=[orphan])
         self._group = None
@@ -87,12 +110,36 @@ class Timeline:
             return ReasoningBlock(text=item.text)
         return MessageBlock(role=item.role, text=item.text)
 
+    def _set_parts(self, parts: list[MessageBlock], texts: list[str], *, streaming: bool) -> list[MessageBlock]:
+        """Make ``parts`` show ``texts``: changed pieces redrawn, new ones added after the last, extra removed."""
+        last = len(texts) - 1
+        for i, text in enumerate(texts):
+            if i < len(parts):
+                b = parts[i]
+                if (b.text, b.streaming, b.last) != (text, streaming and i == 0, i == last):
+                    b.text, b.streaming, b.last = text, streaming and i == 0, i == last
+                    self._touch(b)
+                continue
+            b = MessageBlock(role="assistant", text=text, streaming=streaming and i == 0, first=i == 0, last=i == last)
+            if parts:
+                self.sink.insert_after(parts[-1], b)
+            else:
+                self.sink.append(b)
+            parts.append(b)
+        for extra in parts[len(texts) :]:
+            self.sink.remove(extra)
+        del parts[len(texts) :]
+        return parts
+
+    def _touch(self, block: Block) -> None:
+        block.touch()
+        self.sink.changed(block)
+
     def _result(self, item: FunctionResult) -> None:
         block, call = self._calls[item.call_id]
         call.result = item.output
         call.state = "error" if item.is_error else "done"
-        block.touch()
-        self.sink.changed(block)
+        self._touch(block)
 
     # live ------------------------------------------------------------------------------
     def stream(self, kind: str, text: str, replace: bool = False) -> None:
@@ -102,18 +149,12 @@ class Timeline:
                 self.sink.append(self._live_reasoning)
             r = self._live_reasoning
             r.text = text if replace else r.text + text
-            r.touch()
-            self.sink.changed(r)
+            self._touch(r)
             return
-        if self._live_text is None:
-            if not text:
-                return
-            self._live_text = MessageBlock(role="assistant", streaming=True)
-            self.sink.append(self._live_text)
-        m = self._live_text
-        m.text = text if replace else m.text + text
-        m.touch()
-        self.sink.changed(m)
+        self._live_text = text if replace else self._live_text + text
+        if self._live_text:
+            self._group = None
+            self._set_parts(self._live_parts, chunks(self._live_text), streaming=True)
 
     def tool(self, call_id: str, state: str, text: str = "", is_error: bool = False) -> None:
         found = self._calls.get(call_id)
@@ -126,25 +167,23 @@ class Timeline:
             call.progress = (call.progress + text)[-4000:]
         elif state == "done":
             call.result, call.state = text, "error" if is_error else "done"
-        block.touch()
-        self.sink.changed(block)
+        self._touch(block)
 
     def end_turn(self, note: str = "") -> None:
         """The turn ended: a half-streamed reply stays on screen, marked, but it is not in the file."""
-        for live in (self._live_text, self._live_reasoning):
-            if live is not None:
-                live.streaming = False
-                if isinstance(live, MessageBlock) and note:
-                    live.note = note
-                live.touch()
-                self.sink.changed(live)
-        self._live_text = self._live_reasoning = None
+        if self._live_parts:
+            head = self._live_parts[0]
+            head.streaming, head.note = False, note
+            self._touch(head)
+        if self._live_reasoning is not None:
+            self._live_reasoning.streaming = False
+            self._touch(self._live_reasoning)
+        self._live_parts, self._live_text, self._live_reasoning = [], "", None
         for block, call in self._calls.values():
             if call.state in ("pending", "running"):
                 call.state = "interrupted"
                 call.result = call.result or "interrupted before it returned"
-                block.touch()
-                self.sink.changed(block)
+                self._touch(block)
 
     def notice(self, text: str, level: str = "info") -> None:
         self._group = None

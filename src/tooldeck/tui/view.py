@@ -17,6 +17,8 @@ import time
 from bisect import bisect_right
 from collections import OrderedDict
 
+from rich.console import ConsoleOptions
+from rich.style import Style
 from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -24,8 +26,8 @@ from textual.strip import Strip
 
 from tooldeck.tui.blocks import Block
 
-CACHE_BLOCKS = 400
-IDLE_BUDGET = 0.006  # seconds of measuring per idle tick: far below a 16 ms frame
+CACHE_BLOCKS = 40  # rendered blocks kept: a few screens (their lines are many small objects to collect)
+IDLE_BUDGET = 0.004  # seconds of measuring per idle tick: far below a 16 ms frame
 IDLE_EVERY = 0.05
 
 
@@ -48,6 +50,8 @@ class ChatView(ScrollView, can_focus=True):
         self._busy_scroll = False
         self.follow = True
         self.rendered = 0  # blocks rendered so far (tests and benchmarks read it)
+        self._options: tuple[int, ConsoleOptions] | None = None
+        self._style: Style | None = None  # rich_style walks the DOM: once per sync, not per line
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -72,6 +76,36 @@ class ChatView(ScrollView, can_focus=True):
         self._heights.append(block.estimate(self._width or 80))
         self._exact.append(False)  # offsets past the old end are recomputed on demand
 
+    def insert(self, index: int, block: Block) -> None:
+        self.blocks.insert(index, block)
+        self._heights.insert(index, block.estimate(self._width or 80))
+        self._exact.insert(index, False)
+        self._reindex(index)
+
+    def remove(self, block: Block) -> None:
+        i = self._pos.pop(block.key, None)
+        if i is None:
+            return
+        del self.blocks[i], self._heights[i], self._exact[i]
+        self._cache.pop(block.key, None)
+        self._reindex(i)
+
+    def index(self, block: Block) -> int | None:
+        return self._pos.get(block.key)
+
+    def _reindex(self, start: int) -> None:
+        for j in range(start, len(self.blocks)):
+            self._pos[self.blocks[j].key] = j
+        self._valid = min(self._valid, start)
+        self._scan = len(self.blocks) - 1  # the idle measurer looks again (measured blocks cost a check)
+
+    def insert_after(self, anchor: Block, block: Block) -> None:
+        i = self._pos.get(anchor.key)
+        if i is None:
+            self.append(block)
+        else:
+            self.insert(i + 1, block)
+
     def changed(self, block: Block) -> None:
         i = self._pos.get(block.key)
         if i is not None:
@@ -86,8 +120,9 @@ class ChatView(ScrollView, can_focus=True):
             self._cache.move_to_end(block.key)
             return hit[1]
         console = self.app.console
-        options = console.options.update(width=self._width, height=None, highlight=False)
-        lines = console.render_lines(block.renderable(), options, pad=True)
+        if self._options is None or self._options[0] != self._width:  # console.options asks the tty its size
+            self._options = (self._width, console.options.update(width=self._width, height=None, highlight=False))
+        lines = console.render_lines(block.renderable(), self._options[1], pad=True)
         strips = [Strip(line, self._width) for line in lines] or [Strip.blank(self._width)]
         self.rendered += 1
         self._cache[block.key] = (key, strips)
@@ -95,8 +130,20 @@ class ChatView(ScrollView, can_focus=True):
             self._cache.popitem(last=False)
         return strips
 
-    def _measure(self, i: int) -> None:
-        h = len(self._lines(i))
+    def _height(self, i: int) -> int:
+        """A block's height without keeping its lines (the idle measurer: nothing cached, nothing to collect)."""
+        block = self.blocks[i]
+        hit = self._cache.get(block.key)
+        if hit is not None and hit[0] == (self._width, block.version, block.expanded):
+            return len(hit[1])
+        console = self.app.console
+        if self._options is None or self._options[0] != self._width:
+            self._options = (self._width, console.options.update(width=self._width, height=None, highlight=False))
+        self.rendered += 1
+        return max(1, len(console.render_lines(block.renderable(), self._options[1], pad=False)))
+
+    def _measure(self, i: int, keep: bool = True) -> None:
+        h = len(self._lines(i)) if keep else self._height(i)
         self._exact[i] = True
         if h != self._heights[i]:
             self._heights[i] = h
@@ -127,6 +174,7 @@ class ChatView(ScrollView, can_focus=True):
             self._exact = [False] * len(self.blocks)
             self._valid = 0
             self._scan = len(self.blocks) - 1
+        self._style = self.rich_style
         height = max(1, self.scrollable_content_region.height)
         n = len(self.blocks)
         if n == 0:
@@ -178,7 +226,7 @@ class ChatView(ScrollView, can_focus=True):
         changed = False
         while self._scan >= 0 and time.perf_counter() - start < IDLE_BUDGET:
             if self._scan < len(self.blocks) and not self._exact[self._scan]:
-                self._measure(self._scan)
+                self._measure(self._scan, keep=False)
                 changed = True
             self._scan -= 1
         if changed:
@@ -196,12 +244,18 @@ class ChatView(ScrollView, can_focus=True):
         self.sync()
 
     # drawing ------------------------------------------------------------------------------
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._style = None
+        self._cache.clear()
+
     def render_line(self, y: int) -> Strip:
         width = self._width or self.scrollable_content_region.width
         top = int(self.scroll_y) + y
         offs = self._offs()
+        style = self._style or self.rich_style
         if not self.blocks or top >= offs[-1] or width <= 0:
-            return Strip.blank(width, self.rich_style)
+            return Strip.blank(width, style)
         i = self._at(top)
         lines = self._lines(i)
         k = top - offs[i]
@@ -209,7 +263,7 @@ class ChatView(ScrollView, can_focus=True):
             self._exact[i] = False
             self.call_later(self.sync)  # its height changed: place it right on the next frame
         line = lines[k] if k < len(lines) else Strip.blank(width)
-        return line.crop_extend(0, width, self.rich_style).apply_style(self.rich_style)
+        return line.crop_extend(0, width, style).apply_style(style)
 
     # the person ---------------------------------------------------------------------------
     def block_at_screen(self, y: int) -> Block | None:
