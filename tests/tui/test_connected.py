@@ -81,8 +81,9 @@ def client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     here.mkdir()
     (here / "a.txt").write_text("the client's a.txt\n")
     monkeypatch.chdir(here)
-    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("TOOLDECK_HTTP_TOKEN", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "client-side-secret")  # must never leave this machine
+
     return here
 
 
@@ -120,6 +121,9 @@ def test_a_connected_chat_runs_on_the_server_workspace_and_writes_the_file(serve
     assert "client" not in items[3].output
     first = served.model.bodies()[-2]
     assert sorted(t["function"]["name"] for t in first["tools"]) == ["ask_user", "read_file"]  # only what it declares
+    # the model was called by the server, with the server's key; this machine's key went nowhere
+    keys = {r["headers"].get("Authorization") or r["headers"].get("authorization") for r in served.model.requests}
+    assert keys == {"Bearer server-side-key"}
     assert all(TOKEN not in p.read_text(errors="replace") for p in (client / "state").rglob("*") if p.is_file())
 
 

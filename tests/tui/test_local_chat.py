@@ -199,3 +199,30 @@ def test_a_multi_line_message_keeps_its_lines(work: Path, server: ScriptedOpenAI
 
     run_async(go())
     assert items_of(load(f))[1] == Message("user", "line one\nline two")
+
+
+def test_a_file_changed_outside_the_chat_is_reloaded_before_the_next_message(
+    work: Path, server: ScriptedOpenAI
+) -> None:
+    f = work / "c.chatmd"
+    f.write_text(HEAD)
+    server.push(Reply.answer("first"), Reply.answer("after the edit"))
+
+    async def go() -> None:
+        app = local_app(f)
+        async with app.run_test(size=SIZE) as pilot:
+            await opened(pilot, app)
+            await say(pilot, app, "one")
+            await turn_done(pilot, app)
+            with f.open("a") as fh:  # another program (an editor, tooldeck run) writes the file meanwhile
+                fh.write("<user>\nwritten elsewhere\n</user>\n<assistant>\nnoted elsewhere\n</assistant>\n")
+            await say(pilot, app, "two")
+            await turn_done(pilot, app)
+            assert assistant_texts(app) == ["first", "noted elsewhere", "after the edit"]
+            assert "changed outside the chat" in screen_text(app)
+
+    run_async(go())
+    sent = [m.get("content") for m in server.bodies()[-1]["messages"]]
+    assert "written elsewhere" in sent and "noted elsewhere" in sent  # the model saw the file as it is
+    texts = [i.text for i in items_of(load(f)) if isinstance(i, Message)]
+    assert texts[1:] == ["one", "first", "written elsewhere", "noted elsewhere", "two", "after the edit"]

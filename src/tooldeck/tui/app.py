@@ -185,7 +185,7 @@ class ChatApp(App[int]):
         self.status_line.model = event.model
         self.status_line.roots = event.roots
         self.status_line.where = event.where if event.where != "local" else ""
-        self.status_line.file = str(event.path) + ("" if event.exists else " (new: created when you send)")
+        self.status_line.file = _label(event.path) + ("" if event.exists else " (new: created when you send)")
         self.status_line.state = "ready"
         self.status_line.redraw()
         for text in event.notices:
@@ -261,6 +261,14 @@ class ChatApp(App[int]):
     def on_unmount(self) -> None:
         if self.backend is not None:
             self.backend.close()
+
+
+def _label(path: Path) -> str:
+    """The file as the person would type it: relative to here when it is below here."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def run_app(make_backend: Callable[[Callable[[Event], None]], Backend], file: Path | str) -> int:

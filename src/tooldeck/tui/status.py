@@ -68,8 +68,9 @@ class StatusLine(Static):
             (self.state, "yellow" if self.state not in ("ready", "idle") else "green"),
             (self.tokens_text(), ""),
             (f"{elapsed:.1f}s", ""),
-            (self.where or ("roots " + ", ".join(self.roots)), "dim"),
-            (self.file, "dim"),
+            (self.file, ""),
+            (self.where, "dim"),
+            ("roots " + ", ".join(self.roots) if self.roots else "", "dim"),
         ]
         text = Text()
         for i, (part, style) in enumerate(p for p in parts if p[0]):
