@@ -40,7 +40,7 @@ def child(stats_file: str, argv: list[str]) -> None:
     import threading
 
     main = threading.get_ident()
-    samples: list[tuple[float, float, str]] = []
+    samples: list[tuple[float, float, str, float]] = []  # (cpu, wall, what, when it began: time.monotonic)
     stacks: dict[str, int] = {}
     run = asyncio.events.Handle._run
     running: list[float] = [0.0]  # when the current UI callback started (0: none)
@@ -79,7 +79,7 @@ def child(stats_file: str, argv: list[str]) -> None:
     def timed(self):  # type: ignore[no-untyped-def]
         if threading.get_ident() != main:
             return run(self)
-        c, w = time.thread_time(), time.perf_counter()
+        c, w, began = time.thread_time(), time.perf_counter(), time.monotonic()
         running[0] = w
         try:
             return run(self)
@@ -94,9 +94,9 @@ def child(stats_file: str, argv: list[str]) -> None:
                 timer = frame.f_locals.get("self") if frame is not None else None
                 if timer is not None and hasattr(timer, "_callback"):  # a Textual timer: name what it runs
                     what = f"timer {getattr(timer._callback, '__qualname__', timer._callback)}"
-                samples.append((cpu, wall, str(what)[:160]))
+                samples.append((cpu, wall, str(what)[:160], began))
             else:
-                samples.append((cpu, wall, ""))
+                samples.append((cpu, wall, "", began))
 
     asyncio.events.Handle._run = timed  # type: ignore[method-assign]
 
@@ -151,24 +151,39 @@ def parent(threshold: float) -> None:
         server.push(Reply.call(("read_file", {"file": "big.txt"})), Reply(text=REPLY, chunk_delay=0.004))
         load = os.getloadavg()[0]
         s = PtySession([sys.executable, __file__, "--child", str(stats), "chat", str(f)], env=env, cwd=str(base))
+        phases: list[tuple[str, float, float]] = []
         try:
+            t = time.monotonic()
             s.wait_for("ready")
+            phases.append(("open 1,000 messages", t, time.monotonic()))
+            time.sleep(1.0)  # the engine's warm-up
+            t = time.monotonic()
             s.type("read big.txt and explain it\r", delay=0.02)
             s.wait_for("read_file", timeout=120)
             for ch in "typing while it streams":  # the person keeps typing
                 s.type(ch, delay=0.05)
             s.wait_for("point two about 23", timeout=180)
+            phases.append(("tool call + streamed reply", t, time.monotonic()))
             s.type("\x15")  # Ctrl-U: clear what was typed
+            time.sleep(0.5)
+            t = time.monotonic()
             for _ in range(60):
                 s.type("\x1b[5~", delay=0.03)  # PageUp
             s.type("\x1b[1;5F", delay=0.05)  # Ctrl-End
             time.sleep(1.0)
+            phases.append(("60 x PageUp through history", t, time.monotonic()))
             s.type("\x11")
             s.wait_exit(60)
         finally:
             s.close()
         got = json.loads(stats.read_text())
     report(got["samples"], threshold, load)
+    for name, start, end in phases:
+        part = [x for x in got["samples"] if start <= x[3] <= end]
+        worst = max((x[0] for x in part), default=0.0) * 1000
+        over = sum(1 for x in part if x[0] * 1000 > threshold)
+        print(f"  phase {name:<30} {end - start:>6.1f} s  {len(part):>5} callbacks  max cpu {worst:>5.1f} ms  "
+              f"> {threshold:g} ms: {over}")  # fmt: skip
     for gen in (0, 1, 2):
         ps = [p for p in got["gc"] if p[0] == gen]
         if ps:
@@ -191,7 +206,7 @@ def report(samples: list[list], threshold: float, load: float) -> None:
         print(f"{name:<6} {statistics.median(xs):>6.2f}ms {pct(xs, 0.99):>6.2f}ms {pct(xs, 0.999):>6.2f}ms "
               f"{xs[-1]:>6.1f}ms {over:>10}")  # fmt: skip
     slow = sorted((x for x in samples if x[0] * 1000 > threshold), key=lambda x: -x[0])[:10]
-    for c, w, what in slow:
+    for c, w, what, _ in slow:
         print(f"  cpu {c * 1000:.1f} ms (wall {w * 1000:.1f} ms): {what}")
 
 

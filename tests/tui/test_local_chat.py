@@ -226,3 +226,24 @@ def test_a_file_changed_outside_the_chat_is_reloaded_before_the_next_message(
     assert "written elsewhere" in sent and "noted elsewhere" in sent  # the model saw the file as it is
     texts = [i.text for i in items_of(load(f)) if isinstance(i, Message)]
     assert texts[1:] == ["one", "first", "written elsewhere", "noted elsewhere", "two", "after the edit"]
+
+
+def test_root_and_no_parallel_tool_calls_flags(work: Path, server: ScriptedOpenAI, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "a.txt").write_text("the other root's a.txt\n")
+    f = work / "c.chatmd"
+    f.write_text(HEAD)
+    server.push(Reply.call(("read_file", {"file": "a.txt"})), Reply.answer("ok"))
+
+    async def go() -> None:
+        app = local_app(f, roots=[str(elsewhere)], parallel=False)
+        async with app.run_test(size=SIZE) as pilot:
+            await opened(pilot, app)
+            assert str(elsewhere) in str(app.status_line.render())
+            await say(pilot, app, "read a.txt")
+            await turn_done(pilot, app)
+            assert "other root" in tool_blocks(app)[0].calls[0].result  # ${workspace} is the --root folder
+
+    run_async(go())
+    assert server.bodies()[0]["parallel_tool_calls"] is False

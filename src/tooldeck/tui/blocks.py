@@ -168,13 +168,23 @@ class ReasoningBlock(Block):
         return 2 + _wrapped(self.text if self.expanded else _lines(self.text, 7)[0], width - 2)
 
 
+def _scalar(v: object) -> bool:
+    return isinstance(v, str | int | float | bool) or v is None
+
+
 def pretty_arguments(raw: str) -> str:
+    """A call's arguments as ``key: value`` lines when they are flat (a list of plain values
+    on one line), else indented JSON; raw text (a custom tool's input) as it is."""
     try:
         value = json.loads(raw)
     except (ValueError, TypeError):
         return raw
-    if isinstance(value, dict) and all(isinstance(v, str | int | float | bool) or v is None for v in value.values()):
-        return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v)}" for k, v in value.items())
+    flat = isinstance(value, dict) and all(
+        _scalar(v) or (isinstance(v, list) and all(_scalar(x) for x in v)) for v in value.values()
+    )
+    if flat:
+        return "\n".join(f"{k}: {v if isinstance(v, str) else json.dumps(v, ensure_ascii=False)}"
+                         for k, v in value.items())  # fmt: skip
     return json.dumps(value, ensure_ascii=False, indent=1)
 
 

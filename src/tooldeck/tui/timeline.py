@@ -154,6 +154,10 @@ class Timeline:
         self._live_text = text if replace else self._live_text + text
         if self._live_text:
             self._group = None
+            r = self._live_reasoning
+            if r is not None and r.streaming:  # the answer has begun: the thinking is over
+                r.streaming = False
+                self._touch(r)
             self._set_parts(self._live_parts, chunks(self._live_text), streaming=True)
 
     def tool(self, call_id: str, state: str, text: str = "", is_error: bool = False) -> None:
