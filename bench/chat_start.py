@@ -14,7 +14,9 @@ model is the scripted OpenAI-compatible server on 127.0.0.1. For each file:
 * ``chat → request``: typing a message the moment it is ready, to the
   model request arriving.
 
-Files: a short conversation and a 1,000-message one. Reports medians over
+The floor: a minimal Textual app (one Static) under the same pty, spawn to
+its first frame: what any Textual screen costs here before tooldeck does
+anything. Files: a short conversation and a 1,000-message one. Reports medians over
 ``--runs`` (default 5) and the load average when it ran; the lead re-measures
 on a quiet machine. Usage: ``python bench/chat_start.py [--runs 5]``.
 """
@@ -94,6 +96,28 @@ def chat_side(file: Path, server: ScriptedOpenAI, env: dict[str, str]) -> tuple[
     return paint, cpu, ready, request
 
 
+FLOOR = "from textual.app import App\nfrom textual.widgets import Static\n" \
+    "class M(App):\n    def compose(self):\n        yield Static('Enter sends')\nM().run()\n"
+
+
+def floor_side(base: Path, env: dict[str, str]) -> tuple[float, float]:
+    script = base / "floor.py"
+    script.write_text(FLOOR)
+    s = PtySession([sys.executable, str(script)], env=env, cwd=str(base))
+    try:
+        while "Enter sends" not in s.text():
+            if time.monotonic() - s.started > 60:
+                raise TimeoutError(s.text()[-2000:])
+            time.sleep(0.001)
+        cpu = cpu_seconds(s.proc.pid)
+        paint = s.when("Enter sends") or 0.0
+        s.type("\x11")
+        s.wait_exit()
+    finally:
+        s.close()
+    return paint, cpu
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
@@ -106,6 +130,9 @@ def main() -> None:
               f"load average at start {os.getloadavg()[0]:.1f}")  # fmt: skip
         print(f"{'file':<16} {'run → request':>14} {'chat paint':>11} {'(cpu)':>7} {'chat ready':>11} "
               f"{'chat → request':>15} {'paint / run':>12}")  # fmt: skip
+        floors = [floor_side(base, env) for _ in range(args.runs)]
+        fp, fc = statistics.median(f[0] for f in floors), statistics.median(f[1] for f in floors)
+        print(f"{'textual floor':<16} {'':>14} {fp * 1000:>8.0f} ms {fc * 1000:>4.0f} ms")
         files = (("short", SHORT + "<user>hello</user>\n"), ("1,000 messages", long_file(1000) + "<user>hi</user>\n"))
         for name, text in files:
             runs, chats = [], []
