@@ -265,3 +265,22 @@ def test_an_approval_and_a_question_are_answered_in_the_chat(served: Served, cli
     results = [i for i in items_of(load(f)) if isinstance(i, FunctionResult)]
     assert [r.name for r in results] == ["file_actions", "ask_user"] and results[1].output == "red"
     assert [i.name for i in items_of(load(f)) if isinstance(i, FunctionCall)] == ["file_actions", "ask_user"]
+
+
+def test_a_file_ending_with_a_user_message_is_answered_without_repeating_it(served: Served, client: Path) -> None:
+    f = client / "pending.chatmd"
+    f.write_text("<system>Be brief.</system>\n<user>\nwritten by hand\n</user>\n")
+    served.model.push(Reply.answer("answered remotely", when=lambda b: last_user_text(b) == "written by hand"))
+
+    async def go() -> None:
+        app = app_for(served, f, client)
+        async with app.run_test(size=SIZE) as pilot:
+            await opened(pilot, app)
+            app.composer.focus()
+            await pilot.press("enter")
+            await until(pilot, lambda: "answered remotely" in assistant_texts(app), what="the answer")
+            await turn_done(pilot, app)
+
+    run_async(go())
+    texts = [(i.role, i.text) for i in items_of(load(f)) if isinstance(i, Message)]
+    assert texts == [("system", "Be brief."), ("user", "written by hand"), ("assistant", "answered remotely")]

@@ -247,3 +247,27 @@ def test_root_and_no_parallel_tool_calls_flags(work: Path, server: ScriptedOpenA
 
     run_async(go())
     assert server.bodies()[0]["parallel_tool_calls"] is False
+
+
+def test_enter_on_the_empty_box_answers_a_file_that_ends_with_a_user_message(
+    work: Path, server: ScriptedOpenAI
+) -> None:
+    f = work / "c.chatmd"
+    f.write_text(HEAD + "<user>\nwritten by hand\n</user>\n")
+    server.push(Reply.answer("answered"))
+
+    async def go() -> None:
+        app = local_app(f)
+        async with app.run_test(size=SIZE) as pilot:
+            await opened(pilot, app)
+            assert "no answer yet" in screen_text(app)
+            app.composer.focus()
+            await pilot.press("enter")
+            await turn_done(pilot, app)
+            assert assistant_texts(app) == ["answered"]
+            await pilot.press("enter")  # nothing left to answer: nothing is sent
+            await turn_done(pilot, app)
+
+    run_async(go())
+    assert [i.text for i in items_of(load(f)) if isinstance(i, Message)][1:] == ["written by hand", "answered"]
+    assert len(server.requests) == 1

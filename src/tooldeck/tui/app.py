@@ -190,6 +190,10 @@ class ChatApp(App[int]):
         self.status_line.redraw()
         for text in event.notices:
             self.timeline.notice(text, "warning")
+        from tooldeck.tui.timeline import awaiting_answer
+
+        if awaiting_answer(event.items):
+            self.timeline.notice("the conversation has no answer yet: press Enter on the empty box to ask for one")
         # What exists now (the screen, the engine's modules, the conversation) lives as long as the
         # app: out of the collector's sight, a full collection no longer walks it (it took ~200 ms
         # with a 1,000-message conversation open: a frozen screen, bench/chat_stall.py)

@@ -1,6 +1,8 @@
 """The input box: multi-line, Enter sends, history on Up/Down.
 
-Enter sends (a person types a message more often than a newline);
+Enter sends (a person types a message more often than a newline); Enter
+on an empty box asks for an answer to the file as it stands (a file that
+ends with a ``<user>`` message written elsewhere, as ``tooldeck run`` does);
 Ctrl-J, Alt-Enter or Shift-Enter (where the terminal tells it apart) start a
 new line, and a paste keeps its newlines. Up on the first line and Down on
 the last walk through the messages already sent (this file's and this
@@ -50,7 +52,7 @@ class Composer(TextArea):
                 self.remember(text)
                 self._at = None
                 self.clear()
-                self.post_message(self.Submitted(text))
+            self.post_message(self.Submitted(text if text.strip() else ""))  # empty: run what the file holds
             return
         if event.key in NEWLINE_KEYS:
             event.stop()

@@ -49,6 +49,7 @@ from tooldeck.tui.events import (
     Tokens,
     ToolState,
 )
+from tooldeck.tui.timeline import awaiting_answer
 from tooldeck.tui.worker import EngineThread
 
 if TYPE_CHECKING:
@@ -183,12 +184,13 @@ class LocalChat:
         if self._session is None:
             self.emit(Notice("the conversation is not open (see the error above)", "error"))
             return
-        if self._task is not None and not self._task.done():
+        running = self._task is not None and not self._task.done()
+        if running and text:
             with self._inbox_lock:
                 self._inbox.append(Message("user", text))
             self.emit(Notice("queued: your message joins the conversation at the next model turn"))
-            return
-        self._task = asyncio.get_running_loop().create_task(self._turn(Message("user", text)))
+        elif not running:
+            self._task = asyncio.get_running_loop().create_task(self._turn(Message("user", text) if text else None))
 
     def _on_cancel(self) -> None:
         if self._task is not None and not self._task.done():
@@ -223,7 +225,9 @@ class LocalChat:
             self.emit(Reloaded(tuple(self.items)))
             self.emit(Notice("the file changed outside the chat; reloaded it", "warning"))
 
-    async def _turn(self, first: Item) -> None:
+    async def _turn(self, first: Item | None) -> None:
+        """One turn: ``first`` (the typed message) appended, then the model loop; with
+        no message, the conversation as the file holds it (as ``tooldeck run``)."""
         from tooldeck.llm.errors import ModelError
         from tooldeck.llm.loop import run_conversation
         from tooldeck.tui import engine as eng
@@ -235,7 +239,11 @@ class LocalChat:
                 self._create_file()
             else:
                 self._reload_if_changed()
-            self._persist(first)
+            if first is not None:
+                self._persist(first)
+            elif not awaiting_answer(self.items):
+                outcome, message = "answer", "nothing to answer: the last message is the assistant's; type one"
+                return
             if self._provider is None:
                 self._provider = self._session.provider()
             with approver_scope(self._approver):

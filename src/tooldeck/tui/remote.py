@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tooldeck.llm.types import Item, Usage
+from tooldeck.llm.types import Item, Message, Usage
 from tooldeck.tui.events import Added, Ask, Busy, Event, Failed, Notice, Opened, Settled, Stream, Tokens
 from tooldeck.tui.links import Link, Links, file_digest
 from tooldeck.tui.server import RemoteError, Server, endpoint, entry_of, item_of, read_token, shown
@@ -216,16 +216,26 @@ class RemoteChat:
                 eng.create_conversation(self.path, self.model_flag)
                 self.emit(Notice(f"created {self.path}"))
             plan = eng.remote_plan(eng.open_document(self.path, self.model_flag)[0], self.model_flag)
-            history = [entry_of(i) for i in plan.items]
+            items, held = list(plan.items), 0
+            if not text:  # the file's own last <user> message starts the session: it is already in the file
+                last = items[-1] if items else None
+                if not isinstance(last, Message) or last.role != "user":
+                    self.emit(Notice("nothing to answer: the file does not end with a user message; type one"))
+                    return
+                text, items, held = last.text, items[:-1], 1
+            history = [entry_of(i) for i in items]
             args: dict[str, Any] = {"message": text, "history": history, "workspace": self.workspace,
                                     "tools": list(plan.tools), "approval": self.approval,
                                     "session_name": self.path.name}  # fmt: skip
             if plan.model:
                 args["model_id"] = plan.model
             snap = await server.start(**args)
-            self.sid, self.seq = str(snap["session_id"]), len(history)
+            self.sid, self.seq = str(snap["session_id"]), len(history) + held
             self._save_link()
             self.emit(Notice(f"session {self.sid} on {shown(self.url)} (workspace {self.workspace})"))
+        elif not text:
+            self.emit(Notice("nothing to send: type a message"))
+            return
         else:
             await server.steer(self.sid, text)
             if self._following():

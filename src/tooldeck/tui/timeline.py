@@ -11,11 +11,17 @@ draws a piece at a time; its finished item settles the same blocks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Protocol
 
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
 from tooldeck.tui.blocks import Block, Call, MessageBlock, NoticeBlock, ReasoningBlock, ToolsBlock, chunks
+
+
+def awaiting_answer(items: Sequence[Item]) -> bool:
+    """The conversation ends with what the model has not answered: a user message, or tool results."""
+    last = items[-1] if items else None
+    return isinstance(last, FunctionResult) or (isinstance(last, Message) and last.role == "user")
 
 
 class Sink(Protocol):
