@@ -116,8 +116,8 @@ class ChatApp(App[int]):
         gc.freeze()  # Textual and the screen: long-lived (see _opened)
         # A full collection walks every object not frozen (rendered lines, items): tens of ms the
         # screen cannot draw or take a key. It runs when the person is idle instead (_collect_idle).
-        young, middle, _ = gc.get_threshold()
-        gc.set_threshold(young, middle, FULL_GC_NEVER)
+        self._gc_threshold = gc.get_threshold()
+        gc.set_threshold(self._gc_threshold[0], self._gc_threshold[1], FULL_GC_NEVER)
         self.set_interval(IDLE_CHECK, self._collect_idle)
         self.call_after_refresh(self._start_backend)  # the first frame is drawn before any engine work
 
@@ -265,6 +265,8 @@ class ChatApp(App[int]):
     def on_unmount(self) -> None:
         if self.backend is not None:
             self.backend.close()
+        gc.set_threshold(*self._gc_threshold)  # the process may go on (tests, an embedding program)
+        gc.unfreeze()
 
 
 def _label(path: Path) -> str:
