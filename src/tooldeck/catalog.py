@@ -34,6 +34,19 @@ DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.agents",
 )
 
+# The domains whose tools need nothing but a runtime's roots: what an agent session
+# on a named workspace gets (the rest act on the process's bound workspace and tab).
+ROOT_DOMAINS: tuple[str, ...] = (
+    "tooldeck.tools.files",
+    "tooldeck.tools.git",
+    "tooldeck.tools.edits",
+    "tooldeck.tools.search",
+    "tooldeck.tools.structure",
+    "tooldeck.tools.web",
+    "tooldeck.tools.shell",
+    "tooldeck.tools.index",
+)
+
 # ChatMD declaration name -> model-visible tool name (seed 000).
 ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}
 
@@ -70,8 +83,11 @@ def canonical_name(name: str) -> str:
 
 def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
     # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
-    # less the tools the person switched off (build_toolbox)
+    # less the tools the person switched off (build_toolbox); on a named workspace, the root domains
+    # over a runtime of that workspace's roots (switched-off tools stay off there too)
     rt.provide("catalog_tools", lambda: [t for t in build_tools(rt) if t.name not in _switched_off(rt)])
+    rt.provide("root_tools", lambda child: [t for t in build_tools(child, ROOT_DOMAINS)
+                                            if t.name not in _switched_off(rt)])  # fmt: skip
     tools: list[Tool] = []
     for module_name in domains:
         module = importlib.import_module(module_name)

@@ -289,6 +289,9 @@ app.command("search")(search)
 from tooldeck.cli_trust import trust_app  # noqa: E402  (tooldeck trust allow|list|revoke, docs/workspaces.md)
 
 app.add_typer(trust_app, name="trust")
+from tooldeck.cli_chat import chat  # noqa: E402  (tooldeck chat: the terminal UI, docs/chat.md)
+
+app.command("chat")(chat)
 
 from tooldeck.cli_settings import settings_app  # noqa: E402  (the person's settings verb, docs/workspaces.md)
 

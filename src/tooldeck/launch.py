@@ -264,6 +264,12 @@ def main() -> None:
         parsed = parse_serve(argv[1:])
         if parsed is not None:
             sys.exit(run_serve(parsed))
+    if argv[:1] == ["chat"]:  # the chat's screen appears before typer could even load
+        from tooldeck.tui.launch import parse_chat, run_chat
+
+        chat = parse_chat(argv[1:])
+        if chat is not None:
+            sys.exit(run_chat(chat))
     from tooldeck.cli import main as cli_main
 
     cli_main()

@@ -42,6 +42,7 @@ class Reply:
     delay: float = 0.0
     when: Predicate | None = None
     usage: tuple[int, int] | None = (11, 7)  # None: the reply carries no usage (as many local servers)
+    chunk_delay: float = 0.0  # seconds between streamed chunks (a slow model, to watch it stream)
 
     @classmethod
     def answer(cls, text: str, *, reasoning: str | None = None, when: Predicate | None = None) -> Reply:
@@ -279,8 +280,9 @@ class ScriptedOpenAI:
                 if not body.get("stream"):
                     return self._json(200, _responses_body(reply, model) if responses else _chat_body(reply, model))
                 if responses:
-                    return self._sse(f"event: {ev}\ndata: {data}\n\n" for ev, data in _responses_stream(reply, model))
-                return self._sse(f"data: {data}\n\n" for data in _chat_stream(reply, model))
+                    frames = (f"event: {ev}\ndata: {data}\n\n" for ev, data in _responses_stream(reply, model))
+                    return self._sse(frames, reply.chunk_delay)
+                return self._sse((f"data: {data}\n\n" for data in _chat_stream(reply, model)), reply.chunk_delay)
 
             def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload).encode()
@@ -292,7 +294,7 @@ class ScriptedOpenAI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _sse(self, frames: Iterator[str]) -> None:
+            def _sse(self, frames: Iterator[str], delay: float = 0.0) -> None:
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
@@ -302,6 +304,8 @@ class ScriptedOpenAI:
                     for frame in frames:
                         self.wfile.write(frame.encode())
                         self.wfile.flush()
+                        if delay:
+                            time.sleep(delay)
                 except (BrokenPipeError, ConnectionResetError):  # the client cancelled (a timed-out run)
                     pass
                 self.close_connection = True

@@ -23,6 +23,7 @@ from pydantic import Field
 from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
+from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, format_request
 
 if TYPE_CHECKING:
     from tooldeck.agents.run import Run
@@ -92,6 +93,27 @@ def gate(t: Tool) -> Tool:
         return await inner(typed, inv)
 
     return dataclasses.replace(t, handler=gated)
+
+
+class RunApprover:
+    """A shell ``ask`` inside a run becomes the run's ``approval`` interaction
+    (answered by ``agent_run op=respond``, the dashboard or the chat TUI)
+    instead of a denial for want of somebody to ask."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    async def approve(self, request: ApprovalRequest) -> ApprovalAnswer:
+        details = {"tool": request.tool, "command": request.command, "kind": "shell"}
+        answer = await self.run.ask(Interaction("approval", format_request(request), details))
+        decision = answer.get("response")
+        if decision in ("accept", "accept_with_amendment"):
+            return ApprovalAnswer(True, "once", "agent-session")
+        if decision == "accept_for_session":
+            return ApprovalAnswer(True, "session", "agent-session")
+        if decision == "cancel":
+            self.run.cancel_soon()
+        return ApprovalAnswer(False, "once", "agent-session", reason=answer.get("reason"))
 
 
 class AskUserInput(ToolInput):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import threading
@@ -23,18 +24,21 @@ from typing import TYPE_CHECKING, Any
 
 from tooldeck.agents import workflows
 from tooldeck.agents.audit import audit_log
-from tooldeck.agents.interact import ask_user_tool, check_response, current_run, gate
+from tooldeck.agents.interact import RunApprover, ask_user_tool, check_response, current_run, gate
 from tooldeck.agents.models import model_config
 from tooldeck.agents.run import Run
 from tooldeck.agents.snapshot import snapshot_of
-from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import run_conversation
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig
-from tooldeck.llm.types import Event, Item, Message, TextDelta, ToolDone, ToolStart
+from tooldeck.llm.types import Event, Item, Message, ReasoningDelta, TextDelta, ToolDone, ToolStart, TurnDone
+from tooldeck.shell.approval import approver_scope
 from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, to_item
+from tooldeck.workspace.roots import Workspace
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -69,6 +73,8 @@ class SessionManager:
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._listeners: list[Callable[[str], None]] = []
         self._toolbox: Toolbox | None = None
+        self._boxes: dict[tuple[Any, ...], Toolbox] = {}  # per (workspace roots, tools) of a session
+        self._bases: dict[tuple[Any, ...], list[Tool]] = {}  # ungated tools per workspace roots
 
     # infrastructure ---------------------------------------------------------------
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
@@ -94,6 +100,61 @@ class SessionManager:
             audit_log(self.rt).watch(box, _source)
             self._toolbox = box
         return self._toolbox
+
+    def workspace_roots(self, ref: str) -> Workspace:
+        """The roots of the server's workspace ``ref`` (not_found lists the known ones)."""
+        from tooldeck.state.workspaces import workspace_service
+
+        return workspace_service(self.rt).roots_of(ref)
+
+    def _base_tools(self, workspace: str | None) -> tuple[tuple[Any, ...], list[Tool]]:
+        """The ungated tools of a session: the catalog, or on a named workspace the
+        root domains over a runtime of that workspace's roots (``${workspace}`` is then
+        the workspace's root, not the server's current one)."""
+        from tooldeck.runtime import Runtime
+
+        ws = self.workspace_roots(workspace) if workspace is not None else None
+        key = (ws.name, tuple((r.id, r.path, r.read_only) for r in ws.roots)) if ws is not None else (None,)
+        hit = self._bases.get(key)
+        if hit is not None:
+            return key, hit
+        make = self.rt.provider("root_tools" if ws is not None else "catalog_tools")
+        if make is None:
+            raise ToolError(ErrorCode.UNSUPPORTED, "agent runs need the tool catalog; build the host's toolbox "
+                            "with tooldeck.catalog.build_toolbox")  # fmt: skip
+        if ws is None:
+            tools = list(make())
+        else:
+            child = Runtime(ws, state_dir=self.rt.state_dir, budget_tokens=self.rt.budget_tokens,
+                            settings=self.rt.settings)  # fmt: skip
+            tools = list(make(child))
+        self._bases[key] = tools
+        return key, tools
+
+    def toolbox_for(self, row: SessionRow) -> Toolbox:
+        """The tools of session ``row``: its workspace's, limited to the names it asked for."""
+        if row.workspace is None and row.tools is None:
+            return self.toolbox()
+        key, base = self._base_tools(row.workspace)
+        names = json.loads(row.tools) if row.tools else None
+        cache = (*key, row.tools)
+        box = self._boxes.get(cache)
+        if box is None:
+            tools = [t for t in base if names is None or t.name in names]
+            tools = [gate(t) if t.annotations.destructive else t for t in tools]
+            box = Toolbox([*tools, ask_user_tool()], budget_tokens=self.rt.budget_tokens,
+                          count_tokens=self.rt.count_tokens)  # fmt: skip
+            audit_log(self.rt).watch(box, _source)
+            self._boxes[cache] = box
+        return box
+
+    def _check_tools(self, workspace: str | None, tools: list[str]) -> None:
+        available = {t.name for t in self._base_tools(workspace)[1]} | {"ask_user"}
+        unknown = [n for n in tools if n not in available]
+        if unknown:
+            where = f"workspace {workspace!r}" if workspace else "this server"
+            raise invalid_arguments(f"no tool {unknown[0]!r} for agent sessions on {where}; available: "
+                                    f"{', '.join(sorted(available))}", field="tools")  # fmt: skip
 
     def subscribe(self, fn: Callable[[str], None]) -> Callable[[], None]:
         """``fn(session_id)`` after every change (from the manager's thread)."""
@@ -128,23 +189,34 @@ class SessionManager:
 
     # creating and starting ------------------------------------------------------------
     def create(self, name: str | None, *, model_ref: str | None = None, workflow: str | None = None,
-               policy: str = "auto", tab_id: str | None = None, mcp: bool = True) -> SessionRow:  # fmt: skip
+               policy: str = "auto", tab_id: str | None = None, mcp: bool = True, workspace: str | None = None,
+               tools: list[str] | None = None) -> SessionRow:  # fmt: skip
         parent = current_run.get()
         if parent is not None and self.row(parent.session_id).parent_session_id:
             raise ToolError(ErrorCode.DEPTH_LIMIT, "a sub-agent session cannot spawn further agents; "
                             "do the task here instead of delegating")  # fmt: skip
+        if workspace is not None:
+            workspace = self.workspace_roots(workspace).name  # a name the server knows (not_found lists them)
+        if tools is not None:
+            self._check_tools(workspace, tools)
         mc = model_config(self.rt, model_ref, field="model_id")
         sid = str(uuid.uuid4())
         return self.db.create(
             sid, name or f"session {sid[:8]}", tab_id=tab_id, agent_id=model_ref or "default", model=mc.model,
             parent_session_id=parent.session_id if parent is not None else None, workflow=workflow,
-            policy=policy, mcp_originated=int(mcp), owner_pid=os.getpid(),
+            policy=policy, mcp_originated=int(mcp), owner_pid=os.getpid(), workspace=workspace,
+            tools=json.dumps(sorted(set(tools))) if tools is not None else None,
         )  # fmt: skip
 
-    def start(self, message: str, *, timeout: float | None = None, **create: Any) -> str:
+    def start(self, message: str, *, timeout: float | None = None, history: list[Item] | None = None,
+              **create: Any) -> str:  # fmt: skip
+        """A new session and its first run. ``history`` (a conversation so far, such as
+        a ChatMD file's) becomes the session's transcript before ``message``."""
         wf = workflows.find(self.rt, create.get("workflow"))
         create["workflow"] = wf.id if wf else None
         row = self.create(create.pop("name", None) or message.strip().splitlines()[0][:60], **create)
+        for item in history or ():
+            self.db.append(row.id, 0, item)
         self.launch(row.id, message, timeout=timeout)
         return row.id
 
@@ -165,23 +237,27 @@ class SessionManager:
             self._runs[sid] = run
         system = Message("system", workflows.system_prompt(self.rt, row.workflow))
         items = [system, *history, Message("user", message)]
+        box = self.toolbox_for(row)
 
         async def begin() -> None:
-            run.task = loop.create_task(self._execute(run, items, mc, timeout, depth=1 if row.parent_session_id else 0))
+            depth = 1 if row.parent_session_id else 0
+            run.task = loop.create_task(self._execute(run, items, mc, timeout, depth, box))
 
         asyncio.run_coroutine_threadsafe(begin(), loop).result()
         self._notify(run)
         return run
 
     # the run ------------------------------------------------------------------------
-    async def _execute(self, run: Run, items: list[Item], mc: ModelConfig, timeout: float | None, depth: int) -> None:
+    async def _execute(self, run: Run, items: list[Item], mc: ModelConfig, timeout: float | None, depth: int,
+                       box: Toolbox) -> None:  # fmt: skip
         current_run.set(run)
         assert self._sem is not None
         try:
             async with self._sem:
                 run.set(status_text="running")
                 self.db.update(run.session_id, status_text="running")
-                await self._converse(run, items, mc, timeout, depth)
+                with approver_scope(RunApprover(run)):  # a shell `ask` waits for the session's respond
+                    await self._converse(run, items, mc, timeout, depth, box)
         except TimeoutError:
             self._finish(run, "failed", "timeout", f"timed out after {timeout:g}s; the transcript so far is kept")
         except asyncio.CancelledError:
@@ -192,11 +268,12 @@ class SessionManager:
             log.exception("agent run %s failed", run.session_id)
             self._finish(run, "failed", "agent_error", f"internal error: {type(exc).__name__}: {exc}")
 
-    async def _converse(self, run: Run, items: list[Item], mc: ModelConfig, timeout: float | None, depth: int) -> None:
+    async def _converse(self, run: Run, items: list[Item], mc: ModelConfig, timeout: float | None, depth: int,
+                        box: Toolbox) -> None:  # fmt: skip
         provider = Provider(mc)
         try:
             coro = run_conversation(
-                provider, items, self.toolbox(), on_event=self._on_event(run), on_item=self._on_item(run),
+                provider, items, box, on_event=self._on_event(run), on_item=self._on_item(run),
                 inbox=run.drain, max_turns=MAX_TURNS, depth=depth,
             )  # fmt: skip
             result = await (asyncio.wait_for(coro, timeout) if timeout else coro)
@@ -215,7 +292,13 @@ class SessionManager:
     def _on_event(self, run: Run) -> Callable[[Event], None]:
         def on_event(event: Event) -> None:
             if isinstance(event, TextDelta):
-                run.set(assistant_text=run.assistant_text + event.text)
+                run.set(assistant_text=run.assistant_text + event.text, live_text=run.live_text + event.text)
+            elif isinstance(event, ReasoningDelta):
+                run.set(live_reasoning=run.live_reasoning + event.text)
+            elif isinstance(event, TurnDone):
+                u = event.turn.usage
+                run.usage.add(u)
+                run.set(live_text="", live_reasoning="", usage_known=run.usage_known or bool(u.total_tokens))
             elif isinstance(event, ToolStart):
                 run.set(status_text=f"calling {event.call.name}")
             elif isinstance(event, ToolDone):
@@ -281,6 +364,29 @@ class SessionManager:
                     pass
                 if on_tick is not None:
                     on_tick(time.monotonic() - start)
+        finally:
+            self._waiters.discard(key)
+
+    async def wait_change(self, sid: str, version: int, timeout: float) -> None:
+        """Return when session ``sid``'s live run changes past ``version`` (a streamed
+        delta, an item, an interaction, its end), it has no active run, or at the timeout."""
+        self.row(sid)
+        loop = asyncio.get_running_loop()
+        ev = asyncio.Event()
+        key = (loop, ev)
+        self._waiters.add(key)
+        deadline = time.monotonic() + timeout
+        try:
+            while True:
+                ev.clear()
+                run = self._runs.get(sid)
+                if run is None or not run.active or run.version != version:
+                    return
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(ev.wait(), min(left, 1.0))
         finally:
             self._waiters.discard(key)
 

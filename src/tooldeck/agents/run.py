@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tooldeck.agents.interact import Interaction
-from tooldeck.llm.types import Item, Message
+from tooldeck.llm.types import Item, Message, Usage
 
 TERMINAL = ("completed", "failed", "cancelled")
 
@@ -37,6 +37,10 @@ class Run:
     task: asyncio.Task[None] | None = None
     item_count: int = 0
     version: int = 0
+    live_text: str = ""  # the model turn being streamed (reset when the turn ends)
+    live_reasoning: str = ""
+    usage: Usage = field(default_factory=Usage)  # the endpoint's counts over this run
+    usage_known: bool = False  # False while the endpoint has sent no usage
     _inbox: list[Item] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -42,6 +42,13 @@ def snapshot_of(row: SessionRow, run: Run | None) -> dict[str, Any]:
         snap["interaction_id"] = interaction["id"]
     if row.workflow:
         snap["workflow_id"] = row.workflow
+    if row.workspace:
+        snap["workspace"] = row.workspace
+    if run is not None:  # live detail for a client that follows the run (the chat TUI)
+        snap["version"] = run.version
+        snap["live"] = {"text": run.live_text, "reasoning": run.live_reasoning}
+        if run.usage_known:
+            snap["usage"] = {"input_tokens": run.usage.input_tokens, "output_tokens": run.usage.output_tokens}
     return snap
 
 

@@ -85,12 +85,20 @@ def config_of(doc: Document) -> tuple[dict[str, Any], bool]:
     return out, show
 
 
-def prepare(doc: Document, rt: Runtime, *, depth: int = 0, fallback: ModelConfig | None = None) -> Session:
-    """Check and build everything a run needs. Raises ChatmdError or ModelError (config)."""
+def prepare(
+    doc: Document, rt: Runtime, *, depth: int = 0, fallback: ModelConfig | None = None, model: str | None = None
+) -> Session:
+    """Check and build everything a run needs. Raises ChatmdError or ModelError (config).
+
+    ``model`` is a model the person named for this run (``tooldeck chat
+    --model``): it wins over ``<config model>``; the file's other ``<config>``
+    values still apply."""
     overrides, show = config_of(doc)
     toolbox = build_toolbox(doc, LoadContext.for_document(doc, rt, depth=depth))  # binds rt's roots if unset
     items = items_of(doc)
     model_name = overrides.pop("model", None)
+    if model is not None:
+        model_name = model
     if model_name is None and fallback is not None:
         model = dataclasses.replace(fallback, **overrides)
     else:

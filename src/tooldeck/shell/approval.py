@@ -41,6 +41,7 @@ class ApprovalAnswer:
     approved: bool
     scope: Scope = "once"
     by: str = "host"  # who answered: terminal, mcp-elicitation, session memory...
+    reason: str | None = None  # the person's words with a denial (the model reads them)
 
 
 class Approver(Protocol):

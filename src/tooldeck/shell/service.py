@@ -133,7 +133,8 @@ class ShellService:
         self.audit.write("approval", tool=req.tool, command=ask.command, approved=answer.approved,
                          scope=answer.scope, by=answer.by)  # fmt: skip
         if not answer.approved:
-            raise ToolError(ErrorCode.DENIED, f"the user declined `{ask.command}`; do not retry it unchanged")
+            why = f" ({answer.reason.strip()[:500]})" if answer.reason and answer.reason.strip() else ""
+            raise ToolError(ErrorCode.DENIED, f"the user declined `{ask.command}`{why}; do not retry it unchanged")
         if answer.scope == "session":
             self.approvals.remember(ask)
         return answer.by

@@ -56,6 +56,12 @@ MIGRATIONS = [
         PRIMARY KEY (session_id, seq)
     );
     """,
+    # a session may run on a named workspace (not the server's current one) and offer
+    # only some tools (the chat TUI: the conversation's declared built-ins), JSON list
+    """
+    ALTER TABLE agent_sessions ADD COLUMN workspace TEXT;
+    ALTER TABLE agent_sessions ADD COLUMN tools TEXT;
+    """,
 ]
 
 ACTIVE = ("running", "waiting_for_input")
@@ -81,6 +87,8 @@ class SessionRow:
     created: float
     updated: float
     item_count: int = 0
+    workspace: str | None = None  # a workspace name: the session's roots (None: the server's current)
+    tools: str | None = None  # JSON list of the tool names offered (None: every agent tool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,7 +232,7 @@ def _session(r: Any) -> SessionRow:
     return SessionRow(
         r["id"], r["name"], r["tab_id"], r["parent_session_id"], r["agent_id"], r["model"], r["workflow"],
         r["policy"], r["status"], r["status_text"], r["failure_reason"], r["assistant_text"], bool(r["mcp_originated"]),
-        r["owner_pid"], r["runs"], r["created"], r["updated"], r["item_count"],
+        r["owner_pid"], r["runs"], r["created"], r["updated"], r["item_count"], r["workspace"], r["tools"],
     )  # fmt: skip
 
 

@@ -180,6 +180,16 @@ class WorkspaceService:
         names = ", ".join(repr(t.name) for t in tabs)
         raise ToolError(ErrorCode.NOT_FOUND, f"no tab {ref!r} in this workspace; tabs: {names}", {"field": field})
 
+    def roots_of(self, ref: str) -> Workspace:
+        """The roots of workspace ``ref`` (name or id) without switching to it:
+        what an agent session on that workspace works on (same boundary rules
+        as a switch: stored folders outside the allowed parents are left out)."""
+        row = self.find_workspace(ref)
+        roots = self._roots_for(row)
+        if not roots:
+            raise ToolError(ErrorCode.NOT_FOUND, f"workspace {row.name!r} has no existing folder")
+        return Workspace(roots, name=row.name)
+
     # workspaces -----------------------------------------------------------------
     def _require(self, paths: Sequence[str], what: str) -> None:
         """The trust boundary: refuse (or ask the person about) folders

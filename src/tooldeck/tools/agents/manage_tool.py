@@ -105,8 +105,11 @@ def build(rt: Runtime) -> Tool:
             row = mgr.row(args.session_id or "")
             items = mgr.db.items(row.id, offset=args.offset, limit=args.limit)
             xml = transcript_xml(row, items, args.offset, row.item_count)
+            entries = [{"seq": i.seq, "run": i.run, "kind": i.kind, "role": i.role, "name": i.name,
+                        "call_id": i.call_id, "text": i.text, "is_error": i.is_error} for i in items]  # fmt: skip
             return Output.text(xml, structured={"session_id": row.id, "name": row.name, "transcript_xml": xml,
-                                                "offset": args.offset, "total": row.item_count})  # fmt: skip
+                                                "offset": args.offset, "total": row.item_count,
+                                                "items": entries})  # fmt: skip
         if op == "create_session":
             row = mgr.create(args.session_name, model_ref=args.model_id)
             info = session_info(mgr.row(row.id), mgr)

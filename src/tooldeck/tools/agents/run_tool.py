@@ -18,10 +18,33 @@ from tooldeck.core import Invocation, ToolInput, tool
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool
+from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
 from tooldeck.runtime import Runtime
 
 DEFAULT_WAIT = 300.0
 MAX_WAIT = 3600.0
+
+
+class HistoryItem(ToolInput):
+    """One entry of a conversation so far (as ``agent_manage op=get_log`` returns them)."""
+
+    kind: Literal["message", "reasoning", "call", "result"] = "message"
+    role: Literal["system", "developer", "user", "assistant"] | None = Field(None, description="message: who said it.")
+    name: str | None = Field(None, description="call/result: the tool's name.")
+    call_id: str | None = Field(None, description="call/result: the call's id.")
+    text: str = Field("", description="The message text, the call's arguments, or the result.")
+    is_error: bool = Field(False, description="result: the call failed.")
+
+    def item(self) -> Item:
+        if self.kind == "message":
+            return Message(self.role or "user", self.text)
+        if self.kind == "reasoning":
+            return Reasoning(self.text)
+        if not self.call_id or not self.name:
+            raise invalid_arguments(f"a {self.kind} entry of history needs name and call_id", field="history")
+        if self.kind == "call":
+            return FunctionCall(self.call_id, self.name, self.text)
+        return FunctionResult(self.call_id, self.name, self.text, self.is_error)
 
 
 class AgentRunInput(ToolInput):
@@ -61,6 +84,16 @@ class AgentRunInput(ToolInput):
     approval: Literal["auto", "ask"] = Field(
         "auto", description="start: ask = pause for approval before each destructive tool call."
     )
+    history: list[HistoryItem] | None = Field(
+        None, description="start: the conversation so far (e.g. a ChatMD file's), before message."
+    )
+    workspace: str | None = Field(
+        None, description="start: run on this server workspace's roots (name or id; default: the current one)."
+    )
+    tools: list[str] | None = Field(None, description="start: offer only these tools (plus ask_user).")
+    changed_since: int | None = Field(
+        None, description="wait (one session): return as soon as the run's version differs from this one."
+    )
 
 
 def _check(args: AgentRunInput) -> None:
@@ -82,6 +115,10 @@ def _check(args: AgentRunInput) -> None:
         raise invalid_arguments(f"op={op} needs session_id", field="session_id")
     if op == "steer" and not (args.message or "").strip():
         raise invalid_arguments("op=steer needs message", field="message")
+    if op != "start" and (args.history is not None or args.workspace or args.tools is not None):
+        raise invalid_arguments("history, workspace and tools are only for op=start", field="history")
+    if args.changed_since is not None and (op != "wait" or args.session_ids is not None):
+        raise invalid_arguments("changed_since is for op=wait on one session_id", field="changed_since")
     if op == "respond" and not args.interaction_id:
         raise invalid_arguments("op=respond needs interaction_id (from the snapshot's interaction)",
                                 field="interaction_id")  # fmt: skip
@@ -106,9 +143,11 @@ def build(rt: Runtime) -> Tool:
         mgr = session_manager(rt)
         wait_for = min(args.timeout if args.timeout is not None else DEFAULT_WAIT, MAX_WAIT)
         if args.op == "start":
+            history = [h.item() for h in args.history or ()]
             sid = await asyncio.to_thread(
                 mgr.start, args.message or "", timeout=args.timeout or None, name=args.session_name,
                 model_ref=args.model_id, workflow=args.workflow_id or args.workflow_name, policy=args.approval,
+                history=history, workspace=args.workspace, tools=args.tools,
             )  # fmt: skip
             if not args.detach:
                 # with a run time limit, wait past it: the run itself then ends with status timeout
@@ -125,6 +164,9 @@ def build(rt: Runtime) -> Tool:
             sids = args.session_ids if args.session_ids is not None else [args.session_id or ""]
             if not sids:
                 raise invalid_arguments("session_ids is empty", field="session_ids")
+            if args.changed_since is not None:
+                await mgr.wait_change(sids[0], args.changed_since, wait_for)
+                return _out(mgr.snapshot(sids[0]))
             winner = await _wait_one(mgr, sids, wait_for, inv)
             if args.session_ids is None:
                 return _out(mgr.snapshot(sids[0]))

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from tooldeck.core import ToolInput, tool
+from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.settings import setting
@@ -99,16 +100,19 @@ def _window(svc: WorkspaceService, args: ManageWorkspacesInput) -> str:
     return ""
 
 
-def _workspaces(svc: WorkspaceService) -> str:
+def _workspaces(svc: WorkspaceService) -> Output:
     cur = svc.current()
     rows = svc.db.workspaces()
     lines = [f"Workspaces ({len(rows)}; * = current):"]
+    listed = []
     for w in rows:
         mark = "*" if w.id == cur.workspace.id else " "
         tabs = len(svc.db.tabs(w.id))
         folders = ", ".join(f.path for f in w.folders) or "(no folders)"
         lines.append(f"{mark} {w.name}  [id {w.id}]  {tabs} tab(s)  folders: {folders}")
-    return "\n".join(lines)
+        listed.append({"id": w.id, "name": w.name, "current": w.id == cur.workspace.id,
+                       "folders": [f.path for f in w.folders]})  # fmt: skip
+    return Output.text("\n".join(lines), structured={"workspaces": listed})
 
 
 def _tabs(svc: WorkspaceService, ref: str | None) -> str:
@@ -130,7 +134,7 @@ def _roots(rt: Runtime) -> str:
 
 
 def build(rt: Runtime) -> Tool:
-    def manage_workspaces(args: ManageWorkspacesInput) -> str:
+    def manage_workspaces(args: ManageWorkspacesInput) -> str | Output:
         svc = workspace_service(rt)
         moved = _window(svc, args)
         return _act(svc, args) + moved
