@@ -137,9 +137,12 @@ def build(rt: Runtime) -> Tool:
     def manage_workspaces(args: ManageWorkspacesInput) -> str | Output:
         svc = workspace_service(rt)
         moved = _window(svc, args)
-        return _act(svc, args) + moved
+        result = _act(svc, args)
+        if isinstance(result, Output):  # the structured list: the note joins its text
+            return Output.text(result.as_text() + moved, structured=result.structured) if moved else result
+        return result + moved
 
-    def _act(svc: WorkspaceService, args: ManageWorkspacesInput) -> str:
+    def _act(svc: WorkspaceService, args: ManageWorkspacesInput) -> str | Output:
         a = args.action
         if a == "list":
             return _workspaces(svc)
