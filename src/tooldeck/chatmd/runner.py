@@ -8,7 +8,7 @@ interrupted. In every case the file is left valid and running it again
 resumes where it stopped.
 
 The file the person named has authority, bounded by its transcript record
-(:mod:`tooldeck.chatmd.record`): the runner saves what it honoured before
+(:mod:`tooldeck.chatmd.record`, through :mod:`tooldeck.chatmd.named`): the runner saves what it honoured before
 the first model call and again after every append (with the payload files
 it wrote), so a declaration the model adds to the file during the run is
 refused at the next run unless the person approves the file.
@@ -24,14 +24,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from tooldeck.chatmd import asks
 from tooldeck.chatmd.display import Display
-from tooldeck.chatmd.document import load
 from tooldeck.chatmd.element import ChatmdError
-from tooldeck.chatmd.grants import Grants
-from tooldeck.chatmd.record import Record
+from tooldeck.chatmd.named import NamedFile
 from tooldeck.chatmd.session import Session, prepare
-from tooldeck.chatmd.transcript import Transcript
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import Result, run_conversation
 from tooldeck.llm.types import Item, Message
@@ -60,24 +56,6 @@ async def _run(session: Session, on_item: Callable[[Item], None], display: Displ
         await provider.aclose()
 
 
-def _recording(
-    file: Path, session: Session, grants: Grants, record: Record, state_dir: str | os.PathLike[str]
-) -> Callable[[Item], None]:
-    """The loop's ``on_item``: append to the transcript, then record what was
-    honoured, with the payload files tooldeck itself wrote (read back next run)."""
-
-    def on_payload(target: Path) -> None:
-        grants.used.add(asks.doc_key(os.path.realpath(target)))
-
-    transcript = Transcript(file, show_tool_call=session.show_tool_call, state_dir=state_dir, on_payload=on_payload)
-
-    def on_item(item: Item) -> None:
-        transcript.append(item)
-        record.save(file, grants.used)
-
-    return on_item
-
-
 def run_file(
     path: str | os.PathLike[str],
     *,
@@ -90,9 +68,8 @@ def run_file(
     file = Path(path).absolute()
     try:
         rt = launch_runtime(state_dir)
-        record = Record(rt.state_dir)
-        grants = Grants(lambda: rt.workspace, rt.state_dir, named=file, record=record.honoured(file))
-        session = prepare(load(file, grants=grants), rt)
+        named = NamedFile(file, rt)
+        session = prepare(named.load(), rt)
     except ChatmdError as exc:
         _fail(err, str(exc))
         return EXIT_FILE
@@ -107,11 +84,11 @@ def run_file(
         console.print(Text("nothing to do: the last message is the assistant's; add a <user> message", "dim"))
         return EXIT_OK
     try:
-        record.save(file, grants.used)  # what this run honours, before the model can touch the file
+        named.save()  # what this run honours, before the model can touch the file
     except OSError as exc:
-        _fail(err, f"cannot record the file's authority in {record.path}: {exc.strerror or exc}")
+        _fail(err, f"cannot record the file's authority in {named.record.path}: {exc.strerror or exc}")
         return EXIT_FILE
-    on_item = _recording(file, session, grants, record, rt.state_dir)
+    on_item = named.recording(session.show_tool_call)
     display = Display(console)
     try:
         from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty

@@ -19,8 +19,9 @@ from pathlib import Path
 
 from tooldeck.catalog import canonical_name
 from tooldeck.chatmd.conversation import close_dangling, items_of
-from tooldeck.chatmd.document import Document, load, loads
+from tooldeck.chatmd.document import Document
 from tooldeck.chatmd.element import ChatmdError
+from tooldeck.chatmd.named import NamedFile
 from tooldeck.chatmd.runner import launch_runtime
 from tooldeck.chatmd.session import Session, config_of, prepare
 from tooldeck.chatmd.transcript import Transcript
@@ -30,19 +31,19 @@ from tooldeck.workspace.roots import Workspace
 
 __all__ = [
     "ChatmdError",
+    "NamedFile",
     "Remote",
     "Session",
     "Transcript",
     "close_dangling",
     "create_conversation",
+    "named_file",
     "new_file_text",
     "open_document",
     "read_items",
     "remote_plan",
     "runtime_for",
     "session_for",
-    "transcript_at",
-    "transcript_for",
 ]
 
 NEW_FILE_TOOLS = ("read_file", "read_dir", "file_search")
@@ -76,11 +77,17 @@ def runtime_for(roots: list[str] | None, state_dir: str | os.PathLike[str] | Non
     return Runtime(Workspace.from_dirs(roots), state_dir=state_dir)
 
 
-def open_document(path: Path, model: str | None) -> tuple[Document, bool]:
-    """The file (a CLI-named file: the person's), or the head of a new one."""
-    if path.exists():
-        return load(path), True
-    return loads(new_file_text(model), path), False
+def named_file(path: Path, rt: Runtime) -> NamedFile:
+    """The conversation file the person named, judged against its transcript
+    record at every load (a declaration the model added is refused)."""
+    return NamedFile(path, rt)
+
+
+def open_document(named: NamedFile, model: str | None) -> tuple[Document, bool]:
+    """The file, or the head of a new one (not written until the first message)."""
+    if named.path.exists():
+        return named.load(), True
+    return named.load(new_file_text(model)), False
 
 
 def session_for(doc: Document, rt: Runtime, model: str | None) -> Session:
@@ -88,17 +95,11 @@ def session_for(doc: Document, rt: Runtime, model: str | None) -> Session:
     return prepare(doc, rt, model=model)
 
 
-def transcript_for(path: Path, session: Session, rt: Runtime) -> Transcript:
-    return Transcript(path, show_tool_call=session.show_tool_call, state_dir=rt.state_dir)
-
-
-def transcript_at(path: Path, show_tool_call: bool, state_dir: str | os.PathLike[str] | None) -> Transcript:
-    return Transcript(path, show_tool_call=show_tool_call, state_dir=state_dir)
-
-
-def read_items(path: Path) -> list[Item]:
-    """The conversation as the file holds it now (dangling calls closed, as a run sees them)."""
-    return items_of(load(path))
+def read_items(named: NamedFile) -> list[Item]:
+    """The conversation as the file holds it now (dangling calls closed, as a
+    run sees them), judged against the record: an element the model added that
+    needs authority (a <doc> outside the roots) raises instead of being read."""
+    return items_of(named.load())
 
 
 @dataclass(frozen=True)

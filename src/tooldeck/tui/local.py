@@ -118,7 +118,8 @@ class LocalChat:
         self._inbox_lock = threading.Lock()
         self._stat: tuple[int, int] | None = None
         self._session: Any = None
-        self._transcript: Any = None
+        self._named: Any = None  # the engine's NamedFile: loads judged against the transcript record
+        self._on_item: Any = None  # appends an element to the file and saves the record
         self._provider: Provider | None = None
         self._approver = ScreenApprover(emit)
 
@@ -158,8 +159,10 @@ class LocalChat:
         authority.announce_to(lambda n: self.emit(Notice(n.text(), "warning")))
         try:
             rt = eng.runtime_for(self.roots, self.state_dir)
-            doc, self.exists = eng.open_document(self.path, self.model_flag)
+            self._named = eng.named_file(self.path, rt)
+            doc, self.exists = eng.open_document(self._named, self.model_flag)
             self._session = eng.session_for(doc, rt, self.model_flag)
+            self._named.save()  # what this chat honours, before the model can touch the file
         except eng.ChatmdError as exc:
             self.emit(Failed(str(exc)))
             return
@@ -169,7 +172,7 @@ class LocalChat:
         except (OSError, ValueError) as exc:
             self.emit(Failed(f"{self.path}: {exc}"))
             return
-        self._transcript = eng.transcript_for(self.path, self._session, rt)
+        self._on_item = self._named.recording(self._session.show_tool_call)
         self.items = list(self._session.items)
         self._stat = _stat(self.path)
         roots = tuple(f"{r.id}={r.path}" for r in rt.workspace.roots)
@@ -203,7 +206,7 @@ class LocalChat:
 
     def _persist(self, item: Item) -> None:
         """The engine's on_item: the element goes to the file, then to the screen."""
-        self._transcript.append(item)
+        self._on_item(item)
         self.items.append(item)
         self._stat = _stat(self.path)
         self.emit(Added(item))
@@ -220,7 +223,7 @@ class LocalChat:
         from tooldeck.tui import engine as eng
 
         if self._stat is not None and _stat(self.path) != self._stat:
-            self.items = eng.read_items(self.path)
+            self.items = eng.read_items(self._named)
             self._stat = _stat(self.path)
             self.emit(Reloaded(tuple(self.items)))
             self.emit(Notice("the file changed outside the chat; reloaded it", "warning"))

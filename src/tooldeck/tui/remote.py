@@ -61,7 +61,8 @@ class RemoteChat:
         self._commands: asyncio.Queue[tuple[Any, ...]] | None = None
         self._follow_task: asyncio.Task[None] | None = None
         self._server: Server | None = None
-        self._transcript: Any = None
+        self._named: Any = None  # the engine's NamedFile: loads judged against the transcript record
+        self._on_item: Any = None  # appends an element to the file and saves the record
         self._live = {"text": "", "reasoning": ""}
         self._usage = Usage()
         self._ask: tuple[str, Ask] | None = None
@@ -162,13 +163,18 @@ class RemoteChat:
         ws = await self._workspace()
         self.workspace = str(ws["name"])
         try:
-            doc, exists = eng.open_document(self.path, self.model_flag)
+            self._named = eng.named_file(self.path, eng.runtime_for(None, self.state_dir))
+            doc, exists = eng.open_document(self._named, self.model_flag)
             plan = eng.remote_plan(doc, self.model_flag)
+            self._named.save()  # what this chat honours, before the model can touch the file
         except eng.ChatmdError as exc:
             self.emit(Failed(str(exc)))
             return False
+        except OSError as exc:
+            self.emit(Failed(f"cannot record the file's authority: {exc.strerror or exc}"))
+            return False
         self.exists = exists
-        self._transcript = eng.transcript_at(self.path, plan.show_tool_call, self.state_dir)
+        self._on_item = self._named.recording(plan.show_tool_call)
         items: list[Item] = list(plan.items)
         sid, seq, note = self._resume_point(exists)
         model = plan.model or "server default"
@@ -215,7 +221,7 @@ class RemoteChat:
             if not self.path.exists():
                 eng.create_conversation(self.path, self.model_flag)
                 self.emit(Notice(f"created {self.path}"))
-            plan = eng.remote_plan(eng.open_document(self.path, self.model_flag)[0], self.model_flag)
+            plan = eng.remote_plan(eng.open_document(self._named, self.model_flag)[0], self.model_flag)
             items, held = list(plan.items), 0
             if not text:  # the file's own last <user> message starts the session: it is already in the file
                 last = items[-1] if items else None
@@ -283,7 +289,7 @@ class RemoteChat:
             eng.create_conversation(self.path, self.model_flag)
         for entry in entries:
             item = item_of(entry)
-            self._transcript.append(item)
+            self._on_item(item)
             self.seq = int(entry["seq"])
             self.emit(Added(item))
         if entries:
