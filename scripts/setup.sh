@@ -15,6 +15,8 @@ command -v bwrap >/dev/null 2>&1 || need_apt+=(bubblewrap)
 { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep 'libseccomp\.so\.2' >/dev/null || need_apt+=(libseccomp2)
 # the web dashboard's end-to-end tests drive Debian's chromium (never `playwright install`)
 [ -n "$extras" ] && { command -v chromium >/dev/null 2>&1 || need_apt+=(chromium); }
+# the HTTP tests reach a server off loopback inside a network namespace of their own
+[ -n "$extras" ] && { command -v ip >/dev/null 2>&1 || need_apt+=(iproute2); }
 if [ ${#need_apt[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo"

@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Set up (first run only) and run the whole test suite plus the linter.
-# Extra arguments go to pytest.
+# The tests run in parallel on every core (pytest-xdist); a test file's tests
+# that share an expensive fixture stay together (--dist loadgroup honours
+# @pytest.mark.xdist_group). Extra arguments go to pytest, e.g.
+#   scripts/test.sh tests/shell          one area
+#   scripts/test.sh -n 0 -x              serially, stop at the first failure
+#   TOOLDECK_SLOW=1 scripts/test.sh      with the soak variants
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$here/scripts/setup.sh" --dev
 cd "$here"
 .venv/bin/ruff check src tests bench
-exec .venv/bin/python -m pytest "$@"
+exec .venv/bin/python -m pytest -n "${TOOLDECK_TEST_WORKERS:-auto}" --dist loadgroup "$@"

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzz_strategies import hostile_arguments, raw_text_arguments, shaped_arguments
+from tests.support.openai_server import Reply, ScriptedOpenAI
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.errors import ToolError
 from tooldeck.runtime import Runtime
@@ -65,8 +67,17 @@ def names_a_field(error: ToolError, fields: set[str]) -> bool:
     return bool((quoted | words) & fields) or "arguments" in words
 
 
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ScriptedOpenAI]:
+    """Model-backed tools (meta_refine, chat_send, agents...) get their random
+    arguments too, and talk to this scripted server, which answers every request."""
+    with ScriptedOpenAI(default=Reply.answer("a scripted answer")) as server:
+        yield server
+
+
 @pytest.fixture
-def fuzz_env(tmp_path: Path) -> tuple[Path, Path, Path]:
+def fuzz_env(tmp_path: Path, model_server: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path, Path]:
+    monkeypatch.setenv("OPENAI_BASE_URL", model_server.url)
     base = tmp_path / "arena"
     root, outside, evil, state = base / "root", base / "outside", base / "root-evil", tmp_path / "state"
     for d in (root / "sub", outside, evil, state):

@@ -41,7 +41,7 @@ def test_create_list_log_stop_cleanup(call, model_env: ScriptedOpenAI) -> None:
     model_env.push(Reply.answer("first answer"))
     assert data(call("agent_run", {"op": "steer", "session_id": sid, "message": "go", "wait": True}))[
         "status"] == "completed"  # fmt: skip
-    model_env.push(Reply(text="slow", delay=3))
+    model_env.push(Reply(text="slow", gate=model_env.gate()))  # runs until stopped
     other = data(call("agent_run", {"op": "start", "message": "long one", "detach": True}))["session_id"]
     listed = data(call("agent_manage", {"op": "list_sessions"}))["sessions"]
     assert {s["session_id"] for s in listed} == {sid, other}

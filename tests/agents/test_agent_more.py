@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
@@ -12,25 +13,35 @@ from tests.support.openai_server import Reply, ScriptedOpenAI, last_user_text
 
 
 def test_runs_beyond_the_limit_wait_in_a_queue(call, model_env: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch):
+    """Order, not timing: the first two requests are held inside the model;
+    no third arrives until they are released."""
     monkeypatch.setenv("TOOLDECK_AGENT_MAX_RUNS", "2")
-    arrivals: list[float] = []
+    events: list[str] = []
+    lock = threading.Lock()
 
-    def stamp(body: dict) -> bool:  # evaluated once per request: every queued reply accepts it
-        arrivals.append(time.monotonic())
+    def arrive(body: dict) -> bool:  # evaluated once per request: the first queued reply accepts it
+        with lock:
+            events.append("arrive")
         return True
 
+    first_wave = model_env.gate()
     for i in range(4):
-        model_env.push(Reply(text=f"r{i}", delay=0.8, when=stamp))
+        model_env.push(Reply(text=f"r{i}", gate=first_wave if i < 2 else None, when=arrive))
     sids = [data(call("agent_run", {"op": "start", "message": f"q{i}", "detach": True}))["session_id"]
             for i in range(4)]  # fmt: skip
     texts = [data(call("agent_run", {"op": "poll", "session_id": s}))["status_text"] for s in sids]
     assert texts.count("queued") >= 2, texts
+    deadline = time.monotonic() + 60
+    while events.count("arrive") < 2:
+        assert time.monotonic() < deadline, events
+        time.sleep(0.01)
+    time.sleep(0.3)  # room for a third request to show up, were the limit not kept
+    with lock:
+        events.append("release")
+    first_wave.set()
     for s in sids:
-        assert data(call("agent_run", {"op": "wait", "session_id": s, "timeout": 20}))["status"] == "completed"
-    assert len(arrivals) == 4
-    # two waves: the third request only arrives once a run of the first wave has finished
-    arrivals.sort()
-    assert arrivals[1] - arrivals[0] < 0.6 and arrivals[2] - arrivals[0] >= 0.7, arrivals
+        assert data(call("agent_run", {"op": "wait", "session_id": s, "timeout": 60}))["status"] == "completed"
+    assert events == ["arrive", "arrive", "release", "arrive", "arrive"]
 
 
 def test_a_session_spawns_a_sub_agent_but_a_sub_agent_cannot(call, model_env: ScriptedOpenAI) -> None:

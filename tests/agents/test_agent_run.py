@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import time
+import threading
 import uuid
 from pathlib import Path
 
@@ -27,21 +27,24 @@ def test_start_waits_for_the_answer_and_reports_the_seed_snapshot(call, model_en
 
 
 def test_detach_then_poll_and_wait(call, model_env: ScriptedOpenAI) -> None:
-    model_env.push(Reply(text="slow answer", delay=0.6))
+    answer = model_env.gate()
+    model_env.push(Reply(text="slow answer", gate=answer))
     snap = data(call("agent_run", {"op": "start", "message": "hi", "detach": True}))
     assert snap["status"] == "running"
     sid = snap["session_id"]
     assert data(call("agent_run", {"op": "poll", "session_id": sid}))["status"] == "running"
     quick = data(call("agent_run", {"op": "wait", "session_id": sid, "timeout": 0}))
     assert quick["status"] == "running"
+    answer.set()
     done = data(call("agent_run", {"op": "wait", "session_id": sid, "timeout": 10}))
     assert done["status"] == "completed" and done["assistant_text"] == "slow answer"
 
 
 def test_multi_session_wait_and_poll(call, model_env: ScriptedOpenAI) -> None:
+    a_answers = model_env.gate()  # A's model call lasts until B has won the wait
     model_env.push(
-        Reply(text="A done", delay=1.5, when=lambda b: last_user_text(b) == "task A"),
-        Reply(text="B done", delay=0.1, when=lambda b: last_user_text(b) == "task B"),
+        Reply(text="A done", gate=a_answers, when=lambda b: last_user_text(b) == "task A"),
+        Reply(text="B done", when=lambda b: last_user_text(b) == "task B"),
     )
     a = data(call("agent_run", {"op": "start", "message": "task A", "detach": True}))["session_id"]
     b = data(call("agent_run", {"op": "start", "message": "task B", "detach": True}))["session_id"]
@@ -52,18 +55,21 @@ def test_multi_session_wait_and_poll(call, model_env: ScriptedOpenAI) -> None:
     polled = data(call("agent_run", {"op": "poll", "session_ids": [a, b]}))
     assert [s["session_id"] for s in polled["snapshots"]] == [a, b]
     assert polled["poll"]["statuses"][b] == "completed"
-    data(call("agent_run", {"op": "wait", "session_id": a, "timeout": 10}))
+    a_answers.set()
+    assert data(call("agent_run", {"op": "wait", "session_id": a, "timeout": 10}))["status"] == "completed"
 
 
 def test_steer_mid_run_reaches_the_model_and_continues_after(call, model_env: ScriptedOpenAI, root: Path) -> None:
     (root / "x.txt").write_text("x\n")
+    first = model_env.gate()  # the run is inside its first model call when the steer comes
     model_env.push(
-        Reply(calls=Reply.call(("read_file", {"file": "x.txt"})).calls, delay=0.8),
+        Reply(calls=Reply.call(("read_file", {"file": "x.txt"})).calls, gate=first),
         Reply.answer("took the steer into account", when=lambda b: "also check y" in str(b["messages"])),
     )
     sid = data(call("agent_run", {"op": "start", "message": "look at x", "detach": True}))["session_id"]
     steered = data(call("agent_run", {"op": "steer", "session_id": sid, "message": "also check y"}))
     assert steered["steer"] == "injected"
+    first.set()
     done = data(call("agent_run", {"op": "wait", "session_id": sid, "timeout": 10}))
     assert done["status"] == "completed", done
     assert done["assistant_text"] == "took the steer into account"
@@ -76,18 +82,25 @@ def test_steer_mid_run_reaches_the_model_and_continues_after(call, model_env: Sc
 
 
 def test_cancel_mid_run(call, model_env: ScriptedOpenAI) -> None:
-    model_env.push(Reply(text="never seen", delay=3))
+    """Cancel does not wait for the model: the answer is held until a watchdog
+    opens it 60 s later, and cancel must have returned before that."""
+    answer = model_env.gate()
+    watchdog = threading.Timer(60, answer.set)
+    model_env.push(Reply(text="never seen", gate=answer))
     sid = data(call("agent_run", {"op": "start", "message": "long", "detach": True}))["session_id"]
-    t0 = time.monotonic()
-    snap = data(call("agent_run", {"op": "cancel", "session_id": sid}))
+    watchdog.start()
+    try:
+        snap = data(call("agent_run", {"op": "cancel", "session_id": sid}))
+        assert not answer.is_set(), "cancel waited for the model's answer"
+    finally:
+        watchdog.cancel()
     assert snap["status"] == "cancelled" and snap["failure_reason"] == "cancelled"
-    assert time.monotonic() - t0 < 2.5
     again = call("agent_run", {"op": "cancel", "session_id": sid})
     assert again.is_error and again.error.code == "conflict"
 
 
 def test_timeout_ends_a_hanging_model_with_a_clear_status(call, model_env: ScriptedOpenAI) -> None:
-    model_env.push(Reply(text="too late", delay=4))
+    model_env.push(Reply(text="too late", gate=model_env.gate()))  # the model never answers
     snap = data(call("agent_run", {"op": "start", "message": "hang", "timeout": 0.7}))
     assert snap["status"] == "failed" and snap["failure_reason"] == "timeout"
     assert "timed out after 0.7s" in snap["status_text"]

@@ -7,7 +7,6 @@ Set TOOLDECK_SCREENSHOTS=DIR to also save screenshots of the main views (docs/im
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import anyio
@@ -23,10 +22,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 
 pytestmark = [
     pytest.mark.timeout(180),
-    pytest.mark.skipif(
-        not Path(CHROMIUM).exists() or shutil.which("chromium") is None,
-        reason="chromium not installed (scripts/setup.sh --dev installs it)",
-    ),
+    pytest.mark.requires("chromium"),
 ]
 
 
@@ -38,9 +34,10 @@ def test_session_appears_finishes_and_shows_its_transcript(
     (root / "README.md").write_text("# demo\nThe build uses make.\n")
     (root / "app.py").write_text("def main():\n    return 'hello'\n")
     shots = os.environ.get("TOOLDECK_SCREENSHOTS")
+    first = model_env.gate()  # the run stays in its first model call until the page has shown it running
     model_env.push(
-        Reply(calls=Reply.call(("read_file", {"file": "README.md"})).calls, delay=1.0),
-        Reply(text="The build uses make.", delay=1.0),
+        Reply(calls=Reply.call(("read_file", {"file": "README.md"})).calls, gate=first),
+        Reply(text="The build uses make."),
     )
     port = free_port()
     with run_http(root, state_dir, f"127.0.0.1:{port}") as srv:
@@ -64,8 +61,10 @@ def test_session_appears_finishes_and_shows_its_transcript(
                     sid = res.structured_content["session_id"]
                     # the row appears without a reload (server-sent events), first running, then completed
                     row = page.locator(f'tr[data-session-id="{sid}"]')
-                    await row.wait_for(timeout=15000)
-                    await page.locator(f'tr[data-session-id="{sid}"] .s-completed').wait_for(timeout=20000)
+                    await row.wait_for(timeout=60000)
+                    await page.locator(f'tr[data-session-id="{sid}"] .s-running').wait_for(timeout=60000)
+                    first.set()
+                    await page.locator(f'tr[data-session-id="{sid}"] .s-completed').wait_for(timeout=60000)
                     if shots:
                         await page.screenshot(path=f"{shots}/sessions.png")
                     await row.locator("a").click()

@@ -33,7 +33,8 @@ async def structured(s: ClientSession, name: str, args: dict[str, Any], **kw: An
 
 def test_start_wait_with_progress_and_restart_recovery(model_env: ScriptedOpenAI, root: Path, state_dir: Path) -> None:
     (root / "notes.md").write_text("the answer is 42\n")
-    model_env.push(Reply.call(("read_file", {"file": "notes.md"})), Reply(text="it says 42", delay=1.5))
+    answer = model_env.gate()  # the second answer waits until the client has seen a progress report
+    model_env.push(Reply.call(("read_file", {"file": "notes.md"})), Reply(text="it says 42", gate=answer))
 
     async def first_server() -> str:
         async with stdio_client(serve_params(root, state_dir)) as (r, w), ClientSession(r, w) as s:
@@ -46,6 +47,8 @@ def test_start_wait_with_progress_and_restart_recovery(model_env: ScriptedOpenAI
 
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
                 seen.append(message)
+                if message and "waiting" in message:
+                    answer.set()
 
             # other tools answer while the session runs
             tree = await s.call_tool("get_file_tree", {})

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.codemap import pool
 from tooldeck.codemap.model import Codemap, Skipped
 from tooldeck.codemap.service import MAX_FILE_BYTES, CodemapService, codemap_service
@@ -175,8 +176,8 @@ def test_worker_pool_gives_the_same_codemaps(root: Path, tmp_path: Path, monkeyp
     expected = inline.codemaps(inline.rt.workspace.primary, rels)
     monkeypatch.setattr(pool, "POOL_MIN_FILES", 4)
     monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "2")
-    if pool.get_pool() is None:
-        pytest.skip("worker processes are unavailable here")
+    require("codemap worker processes", present=pool.get_pool() is not None,
+            how="a machine where multiprocessing can start workers (a writable /dev/shm)")  # fmt: skip
     pooled = fresh(root, tmp_path / "s2")
     assert pooled.codemaps(pooled.rt.workspace.primary, rels) == expected
     assert pooled.parse_count == 20
@@ -199,8 +200,8 @@ def test_a_pooled_batch_sends_its_small_last_chunk_to_the_workers_too(
     monkeypatch.setattr(pool, "POOL_MIN_FILES", 6)
     monkeypatch.setattr(service, "CHUNK_FILES", 8)
     monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "2")
-    if pool.get_pool() is None:
-        pytest.skip("worker processes are unavailable here")
+    require("codemap worker processes", present=pool.get_pool() is not None,
+            how="a machine where multiprocessing can start workers (a writable /dev/shm)")  # fmt: skip
     in_process: list[str] = []
     real = pool.extract_one
     monkeypatch.setattr(pool, "extract_one", lambda lang, data: in_process.append(lang) or real(lang, data))
@@ -222,8 +223,8 @@ def test_idle_workers_are_released_and_come_back_for_the_next_batch(
         write(root, rel, module(i))
     monkeypatch.setattr(pool, "POOL_MIN_FILES", 4)
     monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "2")
-    if pool.get_pool() is None:
-        pytest.skip("worker processes are unavailable here")
+    require("codemap worker processes", present=pool.get_pool() is not None,
+            how="a machine where multiprocessing can start workers (a writable /dev/shm)")  # fmt: skip
     first = fresh(root, tmp_path / "s1")
     assert all(not isinstance(cm, Skipped) for cm in first.codemaps(first.rt.workspace.primary, rels))
     assert pool.release_if_idle() is True

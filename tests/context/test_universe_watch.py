@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -14,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.runtime import Runtime
 from tooldeck.workspace import watch as watch_mod
@@ -252,8 +252,7 @@ def test_a_folder_this_user_cannot_read_costs_no_walk_until_it_opens(tmp_path: P
     locked.chmod(0)
     command = [sys.executable, "-c", _LOCKED_SCENARIO, str(tmp_path / "root"), str(tmp_path / "state")]
     if os.geteuid() == 0:
-        if shutil.which("setpriv") is None:
-            pytest.skip("as root, needs setpriv (util-linux) to give up reading every folder")
+        require("setpriv")  # as root, it gives up reading every folder
         command = ["setpriv", "--bounding-set=-dac_override,-dac_read_search", *command]
     proc = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

@@ -50,7 +50,7 @@ def test_a_thread_that_ignores_cancellation_does_not_hold_the_caller() -> None:
     began = time.monotonic()
     res = box.call_sync("stubborn", {"seconds": 30})
     assert res.error is not None and res.error.code == "timeout", res.text
-    assert time.monotonic() - began < 3  # call_sync returns: asyncio.run does not join the stuck thread
+    assert time.monotonic() - began < 15  # call_sync returns: it does not join the thread stuck for 30 s
 
 
 @pytest.mark.timeout(30)

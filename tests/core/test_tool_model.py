@@ -195,30 +195,39 @@ def test_unknown_tool_is_a_clear_error():
 
 
 def test_parallel_dispatch_keeps_call_order_and_runs_concurrently():
+    """Concurrent by construction, not by timing: each call waits until all four
+    have started, which serial dispatch would never let happen (each would time out)."""
+    started: list[int] = []
+    finished: list[int] = []
+
     @tool
     async def sleepy(ms: int) -> str:
+        started.append(ms)
+        while len(started) < 4:
+            await asyncio.sleep(0.001)
         await asyncio.sleep(ms / 1000)
+        finished.append(ms)
         return str(ms)
 
-    box = Toolbox([sleepy], max_concurrency=8)
+    box = Toolbox([sleepy], max_concurrency=8, timeout=60)
     calls = [ToolCall("sleepy", {"ms": ms}) for ms in (200, 10, 100, 50)]
-    start = time.perf_counter()
     results = asyncio.run(box.call_many(calls))
-    elapsed = time.perf_counter() - start
-    assert [r.text for r in results] == ["200", "10", "100", "50"]
-    assert elapsed < 0.35  # parallel: about the longest call, not the sum (360 ms)
+    assert [r.text for r in results] == ["200", "10", "100", "50"]  # in call order
+    assert finished == [10, 50, 100, 200]  # ... though they finished in another
 
 
 def test_sync_tools_run_in_worker_threads_in_parallel():
+    together = threading.Barrier(3, timeout=60)  # broken (an error) unless all three run at once
+
     @tool
     def block(ms: int) -> str:
+        together.wait()
         time.sleep(ms / 1000)
         return threading.current_thread().name
 
-    box = Toolbox([block])
-    start = time.perf_counter()
+    box = Toolbox([block], timeout=120)
     results = asyncio.run(box.call_many([ToolCall("block", {"ms": 150}) for _ in range(3)]))
-    assert time.perf_counter() - start < 0.4
+    assert not any(r.is_error for r in results), [r.text for r in results]
     assert all(r.text != threading.main_thread().name for r in results)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -52,14 +53,33 @@ def test_runner_error_carries_git_message(repo: GitCLI) -> None:
     assert err.value.code == "git_error" and "nonexistent-object" in err.value.message
 
 
-def test_runner_timeout_is_a_tool_error(repo: GitCLI, monkeypatch) -> None:
-    def slow(policy, argv, **kwargs):
-        raise subprocess.TimeoutExpired(argv, kwargs["timeout"])
-
-    monkeypatch.setattr("tooldeck.git.runner.helpers.run", slow)
+@pytest.mark.timeout(120)
+def test_runner_timeout_is_a_tool_error(repo: GitCLI) -> None:
+    """A git that really hangs: its exclude file is a FIFO nobody writes, which
+    ``git status`` opens and waits on. The runner's timeout kills it."""
+    exclude = repo.path / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    started = time.monotonic()
     with pytest.raises(ToolError) as err:
-        Git(str(repo.path), timeout=0.5).run(["log"])
+        Git(str(repo.path), timeout=0.5).run(["status", "--porcelain"])
     assert err.value.code == "timeout" and "0.5s" in err.value.message
+    assert time.monotonic() - started < 60  # the limit, with far more than 5x headroom
+    assert not _gits_in(repo.path), "the timed-out git was left running"
+
+
+def _gits_in(path: Path) -> list[int]:
+    """Live git processes whose working directory is ``path``."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        try:
+            is_git = proc.name.isdigit() and (proc / "comm").read_text().strip() == "git"
+            if is_git and os.path.realpath(proc / "cwd") == os.path.realpath(path):
+                out.append(int(proc.name))
+        except OSError:
+            continue
+    return out
 
 
 def test_open_repo_from_a_subdirectory_and_errors(repo: GitCLI, tmp_path: Path) -> None:

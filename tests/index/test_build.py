@@ -47,6 +47,26 @@ def test_reindex_embeds_only_the_changed_file(svc: IndexService, root: Path) -> 
     assert hits[0].chunk.path == "install.md" and "Upgrading" in hits[0].chunk.title
 
 
+def _on_disk(svc: IndexService, name: str) -> dict[str, float]:
+    """Every entry of the index's folder with its modification time."""
+    d = svc.layout.dir(name)
+    return {str(p.relative_to(d)): p.stat().st_mtime_ns for p in sorted(d.rglob("*"))}
+
+
+def test_a_no_op_rebuild_keeps_the_generation(svc: IndexService, root: Path) -> None:
+    """Nothing changed: the live generation is the rebuild's result, and nothing
+    is written (a new generation would cost a full write and evict the one a
+    concurrent search may still hold)."""
+    first = svc.build_markdown("docs", "docs")
+    live, files = svc.layout.current("docs"), _on_disk(svc, "docs")
+    again = svc.build_markdown("docs", "docs")
+    assert again.generation == first.generation and again.chunks == first.chunks
+    assert svc.layout.current("docs") == live and _on_disk(svc, "docs") == files
+    (root / "docs" / "install.md").write_text(DOCS["install.md"] + "\n## More\n\nText.\n")
+    third = svc.build_markdown("docs", "docs")
+    assert third.generation != first.generation and svc.layout.current("docs") != live
+
+
 def test_deleted_file_leaves_the_index(svc: IndexService, root: Path) -> None:
     svc.build_markdown("docs", "docs")
     assert any(h.chunk.path == "guide/colors.md" for h in svc.search("docs", "colored text terminal styles", 5))

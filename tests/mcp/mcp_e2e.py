@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -49,15 +50,29 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def non_loopback_ip() -> str | None:
-    """This machine's address on its default route (no packet is sent)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            s.connect(("10.255.255.255", 1))
-            ip = s.getsockname()[0]
-        except OSError:
-            return None
-    return None if ip.startswith("127.") else str(ip)
+# An address that exists only inside a test's own network namespace (on its lo):
+# "off loopback" is tested there, never on this machine's real interfaces.
+NETNS_IP = "198.18.0.1"
+_NETNS_SETUP = f'ip link set lo up && ip addr add {NETNS_IP}/32 dev lo && exec "$@"'
+
+
+def netns_available() -> bool:
+    """Can this process make a network namespace (root, util-linux, iproute2)?"""
+    if shutil.which("unshare") is None or shutil.which("nsenter") is None or shutil.which("ip") is None:
+        return False
+    probe = subprocess.run(["unshare", "--net", "--", "sh", "-c", _NETNS_SETUP, "sh", "true"], capture_output=True)
+    return probe.returncode == 0
+
+
+def in_new_netns(cmd: list[str]) -> list[str]:
+    """``cmd`` in a new network namespace with lo up and :data:`NETNS_IP` on it
+    (the pid stays the command's: unshare and sh exec it)."""
+    return ["unshare", "--net", "--", "sh", "-c", _NETNS_SETUP, "sh", *cmd]
+
+
+def in_netns_of(pid: int, cmd: list[str]) -> list[str]:
+    """``cmd`` run in the network namespace of process ``pid``."""
+    return ["nsenter", f"--net=/proc/{pid}/ns/net", "--", *cmd]
 
 
 @dataclass
@@ -74,7 +89,7 @@ class HttpServer:
         return self.stderr_path.read_text(errors="replace")
 
 
-def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 20.0) -> None:
+def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -86,21 +101,39 @@ def wait_listening(port: int, proc: subprocess.Popen[bytes], timeout: float = 20
     raise TimeoutError(f"nothing listening on port {port}")
 
 
+def wait_saying(path: Path, text: str, proc: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in path.read_text(errors="replace"):
+        if proc.poll() is not None:
+            raise RuntimeError(f"tooldeck serve exited with {proc.returncode}: {path.read_text(errors='replace')}")
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the server never said {text!r}")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
-def run_http(root: Path, state: Path, bind: str, env: dict[str, str] | None = None) -> Iterator[HttpServer]:
-    """``tooldeck serve --http BIND`` (BIND = HOST:PORT or :PORT); stopped at exit."""
+def run_http(
+    root: Path, state: Path, bind: str, env: dict[str, str] | None = None, *, netns: bool = False
+) -> Iterator[HttpServer]:
+    """``tooldeck serve --http BIND`` (BIND = HOST:PORT or :PORT); stopped at exit.
+    ``netns``: in a network namespace of its own (see :func:`in_new_netns`); it is
+    then reached only with :func:`in_netns_of`, and is up once it says so."""
     port = int(bind.rsplit(":", 1)[1])
     err = state / f"http-{port}.stderr"
+    cmd = serve_command(root, state, "--http", bind)
     with open(err, "wb") as fh:
         proc = subprocess.Popen(
-            serve_command(root, state, "--http", bind),
+            in_new_netns(cmd) if netns else cmd,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=fh,
             env={**os.environ, **(env or {})},
         )
     try:
-        wait_listening(port, proc)
+        if netns:
+            wait_saying(err, "serving MCP at", proc)
+        else:
+            wait_listening(port, proc)
         yield HttpServer(proc, port, err)
     finally:
         proc.terminate()

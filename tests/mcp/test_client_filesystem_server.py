@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.core import Toolbox
 from tooldeck.core.output import ImagePart
 from tooldeck.mcp.client import mount
@@ -21,10 +22,9 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
 
 @pytest.fixture
 def fs_spec(tmp_path: Path) -> str:
+    require("node-fs-server")
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed: the reference filesystem server cannot run here")
-    assert SERVER.is_file(), "the reference filesystem server is missing: run scripts/setup.sh (it npm-installs it)"
+    assert node is not None and SERVER.is_file()
     return f"stdio:{node} {SERVER} {tmp_path}"
 
 

@@ -30,7 +30,7 @@ def changing_spec() -> str:
     return f"stdio:{sys.executable} {CHANGING}"
 
 
-def wait_for(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+def wait_for(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tests.mcp.mcp_e2e import serve_command
 
-pytestmark = pytest.mark.timeout(120)
+pytestmark = [pytest.mark.timeout(120), pytest.mark.xdist_group("handshake-cache")]  # one warm cache per module
 
 INIT = {
     "jsonrpc": "2.0",
@@ -57,7 +58,7 @@ async def _session(root: Path, state: Path, seen: Seen | None = None, **env: str
         names = [t.name for t in (await s.list_tools()).tools]
         res = await s.call_tool("read_file", {"path": "hello.txt"})  # the real server is up behind the front
         assert not res.is_error and "hello" in res.content[0].text  # type: ignore[union-attr]
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while seen.list_changed == 0 and time.monotonic() < deadline and "stale_tool" in names:
             await asyncio.sleep(0.05)
         if seen.list_changed:
@@ -156,9 +157,34 @@ def _warm(root: Path, state: Path) -> None:
     assert _cache_files(state)
 
 
-def test_raw_pipelined_handshake_is_answered_once_per_request(served: tuple[Path, Path]) -> None:
-    root, state = served
+@pytest.fixture(scope="module")
+def warm_server(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """One workspace whose handshake cache is recorded once for the module (the
+    cache's key holds the root and state paths, so they are shared, not copied)."""
+    base = tmp_path_factory.mktemp("handshake-warm")
+    root, state = base / "root", base / "state"
+    root.mkdir()
+    state.mkdir()
+    (root / "hello.txt").write_text("hello\nworld\n")
     _warm(root, state)
+    return root, state
+
+
+@pytest.fixture
+def warmed(warm_server: tuple[Path, Path]) -> Iterator[tuple[Path, Path]]:
+    """The warm workspace; its cache files are put back as they were after each test."""
+    root, state = warm_server
+    saved = {p: p.read_bytes() for p in _cache_files(state)}
+    yield root, state
+    for p in _cache_files(state):
+        if p not in saved:
+            p.unlink()
+    for p, data in saved.items():
+        p.write_bytes(data)
+
+
+def test_raw_pipelined_handshake_is_answered_once_per_request(warmed: tuple[Path, Path]) -> None:
+    root, state = warmed
     ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
     lines = [json.dumps(m) for m in (INIT, INITIALIZED, LIST, ping)]
     fast = _exchange(root, state, lines)
@@ -167,9 +193,8 @@ def test_raw_pipelined_handshake_is_answered_once_per_request(served: tuple[Path
     assert {r["id"]: r for r in fast} == {r["id"]: r for r in slow}
 
 
-def test_another_first_request_gets_the_sdks_own_answer(served: tuple[Path, Path]) -> None:
-    root, state = served
-    _warm(root, state)
+def test_another_first_request_gets_the_sdks_own_answer(warmed: tuple[Path, Path]) -> None:
+    root, state = warmed
     lines = [json.dumps(LIST), json.dumps({**INIT, "id": 9}), json.dumps({**LIST, "id": 10})]
     fast = _exchange(root, state, lines)
     slow = _exchange(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0")
@@ -177,9 +202,8 @@ def test_another_first_request_gets_the_sdks_own_answer(served: tuple[Path, Path
     assert fast[0]["id"] == 2 and "error" in fast[0]  # tools/list before initialize: the SDK refuses it
 
 
-def test_a_malformed_first_line_gets_a_parse_error(served: tuple[Path, Path]) -> None:
-    root, state = served
-    _warm(root, state)
+def test_a_malformed_first_line_gets_a_parse_error(warmed: tuple[Path, Path]) -> None:
+    root, state = warmed
     replies = _exchange(
         root, state, ["{not json", json.dumps(INIT), json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})]
     )
@@ -188,9 +212,8 @@ def test_a_malformed_first_line_gets_a_parse_error(served: tuple[Path, Path]) ->
     assert "result" in by_id[1] and by_id[4]["result"] == {}
 
 
-def test_an_unusual_initialize_is_left_to_the_sdk(served: tuple[Path, Path]) -> None:
-    root, state = served
-    _warm(root, state)
+def test_an_unusual_initialize_is_left_to_the_sdk(warmed: tuple[Path, Path]) -> None:
+    root, state = warmed
     odd = {**INIT, "params": {**INIT["params"], "clientInfo": {"name": "raw"}}}  # no version: invalid
     lines = [json.dumps(odd), json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})]
     assert _exchange(root, state, lines) == _exchange(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0")

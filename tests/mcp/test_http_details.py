@@ -13,6 +13,7 @@ import httpx2
 import pytest
 
 from tests.mcp.mcp_e2e import free_port, run_http, serve_command
+from tests.support.require import require
 from tooldeck.mcp.transports import BearerAuth, mcp_url
 
 pytestmark = pytest.mark.timeout(60)
@@ -69,15 +70,15 @@ def _ipv6_loopback() -> bool:
     return True
 
 
-@pytest.mark.skipif(not _ipv6_loopback(), reason="no IPv6 loopback on this machine")
 def test_ipv6_bind_prints_a_bracketed_url(served: tuple[Path, Path]) -> None:
+    require("IPv6 loopback", present=_ipv6_loopback(), how="a kernel with IPv6 enabled on lo (::1)")
     root, state = served
     port = free_port()
     err = state / "v6.stderr"
     with open(err, "wb") as fh:
         proc = subprocess.Popen(serve_command(root, state, "--http", f"[::1]:{port}"), stderr=fh)
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while "serving MCP" not in err.read_text() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert f"serving MCP at http://[::1]:{port}/mcp" in err.read_text(), err.read_text()

@@ -44,7 +44,7 @@ class Changes:
         elif isinstance(message, types.ToolListChangedNotification):
             self.methods.append("tools")
 
-    async def wait(self, what: str, count: int, timeout: float = 10.0) -> None:
+    async def wait(self, what: str, count: int, timeout: float = 60.0) -> None:
         deadline = time.monotonic() + timeout
         while self.methods.count(what) < count:
             if time.monotonic() > deadline:

@@ -95,7 +95,7 @@ def test_agent_tools_are_listed_called_and_announced(tmp_path: Path) -> None:
             assert result.content[0].text == "triage got 'crash' from triage.chatmd"  # type: ignore[union-attr]
             assert (await s.call_tool("ping", {})).content[0].text == "pong"  # type: ignore[union-attr]
             (prompts / "summarise.chatmd").write_text("<user>{{input}}</user>")
-            deadline = time.monotonic() + 10
+            deadline = time.monotonic() + 60
             while "tools" not in seen and time.monotonic() < deadline:
                 await asyncio.sleep(0.05)
             assert "tools" in seen and "prompts" in seen

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 
 import pytest
 
@@ -12,23 +13,34 @@ from tooldeck.mcp.server import Activity, Catalog
 
 
 def test_warm_up_waits_for_an_idle_moment_and_runs_once() -> None:
-    ran: list[str] = []
+    """Order, not timing: never while a request is in flight, never sooner than
+    ``idle`` after the last request finished (however late it runs on a loaded
+    machine), off the event loop's thread, and once."""
+    ran: list[tuple[str, float]] = []
+    idle = 0.05
 
     async def scenario() -> None:
-        warm = Activity(lambda: ran.append(threading.current_thread().name), idle=0.05)
+        loop = asyncio.get_running_loop()
+        done = asyncio.Event()
+
+        def warm_up() -> None:
+            ran.append((threading.current_thread().name, time.monotonic()))
+            loop.call_soon_threadsafe(done.set)
+
+        warm = Activity(warm_up, idle=idle)
         warm.request_started()
-        await asyncio.sleep(0.12)
+        warm.request_finished()  # the warm-up task starts waiting
+        warm.request_started()
+        await asyncio.sleep(idle * 10)  # many idle checks pass while busy
         assert ran == []  # a request is in flight: never while busy
         warm.request_finished()
+        finished = time.monotonic()
+        await asyncio.wait_for(done.wait(), 60)
+        assert len(ran) == 1 and ran[0][0] != threading.main_thread().name  # off the event loop's thread
+        assert ran[0][1] - finished >= idle * 0.9  # not before an idle moment (loop clock rounding aside)
         warm.request_started()
         warm.request_finished()
-        await asyncio.sleep(0.01)
-        assert ran == []  # not idle long enough yet
-        await asyncio.sleep(0.2)
-        assert len(ran) == 1 and ran[0] != threading.main_thread().name  # off the event loop's thread
-        warm.request_started()
-        warm.request_finished()
-        await asyncio.sleep(0.15)
+        await asyncio.sleep(idle * 5)
         assert len(ran) == 1  # once
 
     asyncio.run(scenario())

@@ -92,6 +92,8 @@ def test_precedence_is_by_severity_not_order() -> None:
     assert _decide(Policy(default="deny", rules=tuple(reversed(rules))), ("git", "push", "--force")) == "deny"
     assert _decide(p, ("ls",)) == "deny"  # no rule: the default
     assert _decide(p, ("git", "status"), ("ls",)) == "deny"  # a chain is as strict as its strictest command
+    assert _decide(p, ("ls",), ("git", "status")) == "deny"  # whatever the order (a mutant kept the last)
+    assert _decide(p, ("git", "push"), ("git", "status")) == "ask"
 
 
 def test_matchers() -> None:
@@ -130,3 +132,20 @@ def test_declared_command_skips_the_default_but_not_the_rules() -> None:
 def test_raw_code_follows_policy_raw() -> None:
     assert _decide(Policy("allow", raw="deny"), ("bash", "-c", "x > y"), raw_code=True) == "deny"
     assert _decide(Policy("ask", raw="allow"), ("bash", "-c", "x > y"), raw_code=True) == "allow"
+    # a wrapper running code tooldeck cannot inspect counts as raw code in a plain argv request too
+    for argv in (("env", "-S", "ls"), ("git", "-c", "core.pager=sh", "log")):
+        assert _decide(Policy("allow", raw="deny"), argv) == "deny", argv
+        assert _decide(Policy("allow", raw="allow"), argv) == "allow", argv
+
+
+def test_a_relative_path_entry_is_never_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative PATH entry would let a file in the workspace shadow a system
+    program (its rules match by name, path or real path)."""
+    fake = tmp_path / "bin" / "ls"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho pwned\n")
+    fake.chmod(0o755)
+    monkeypatch.chdir(tmp_path)  # where a relative entry would be looked up
+    found, real = resolve("ls", "bin:/usr/bin:/bin", str(tmp_path))
+    assert found is not None and found.startswith("/") and real != str(fake)
+    assert resolve("ls", "bin", str(tmp_path)) == (None, None)

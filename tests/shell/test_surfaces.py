@@ -206,7 +206,7 @@ def test_mcp_elicitation_over_streamable_http(root: Path, state_dir: Path) -> No
             return await s.call_tool("shell", {"program": "touch", "arguments": ["via-http"]})
 
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:

@@ -40,6 +40,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     error_message: str = ""
     delay: float = 0.0
+    gate: threading.Event | None = None  # the reply waits for it (see ScriptedOpenAI.gate)
     when: Predicate | None = None
     usage: tuple[int, int] | None = (11, 7)  # None: the reply carries no usage (as many local servers)
     chunk_delay: float = 0.0  # seconds between streamed chunks (a slow model, to watch it stream)
@@ -202,7 +203,13 @@ def _responses_stream(r: Reply, model: str) -> Iterator[tuple[str, str]]:
 
 # the server ------------------------------------------------------------------------
 class ScriptedOpenAI:
-    def __init__(self) -> None:
+    """``default``: the reply to any request no queued reply accepts (served at
+    once), for tests that only need a model to answer, such as the fuzzer; without
+    it such a request waits for a push, then gets a 500."""
+
+    def __init__(self, default: Reply | None = None) -> None:
+        self.default = default
+        self._gates: list[threading.Event] = []
         self._queue: list[Reply] = []
         self._lock = threading.Condition()
         self.requests: list[dict[str, Any]] = []  # each: {"path", "body", "headers"}
@@ -218,7 +225,18 @@ class ScriptedOpenAI:
         self._thread.start()
         return self
 
+    def gate(self) -> threading.Event:
+        """An event a reply waits for before it is sent (``Reply(..., gate=g)``):
+        a test holds a run inside its model call for exactly as long as it
+        needs, instead of guessing a delay long enough for a loaded machine.
+        Every gate opens when the server stops."""
+        g = threading.Event()
+        self._gates.append(g)
+        return g
+
     def stop(self) -> None:
+        for g in self._gates:
+            g.set()
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -248,6 +266,8 @@ class ScriptedOpenAI:
                 for i, r in enumerate(self._queue):
                     if r.when is None or r.when(body):
                         return self._queue.pop(i)
+                if self.default is not None:
+                    return self.default
                 left = deadline - time.monotonic()
                 if left <= 0:
                     return None
@@ -270,6 +290,8 @@ class ScriptedOpenAI:
                 reply = server._take(body)
                 if reply is None:
                     return self._json(500, {"error": {"message": "scripted server: no reply queued for this request"}})
+                if reply.gate is not None:
+                    reply.gate.wait()
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.status != 200:

@@ -133,7 +133,6 @@ def test_sigkill_during_a_many_file_patch_leaves_one_side_and_no_debris(root: Pa
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-@pytest.mark.skipif(os.environ.get("TOOLDECK_SLOW") != "1", reason="soak variant: set TOOLDECK_SLOW=1")
 def test_sigkill_during_a_3000_file_patch_leaves_one_side_and_no_debris(root: Path, state_dir: Path) -> None:
     outcomes = kill_and_check(root, state_dir, files=3000, kills=20)
     assert len(outcomes) == 20 and {"rolled back", "finished"} & set(outcomes), outcomes

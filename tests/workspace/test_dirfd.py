@@ -75,3 +75,18 @@ def test_walk_deeper_than_the_held_descriptors(tmp_path: Path) -> None:
     (tmp_path / "top.txt").write_text("x")
     files = list(walk_files(IgnoreRules(str(tmp_path))))
     assert "top.txt" in files and any(f.endswith("/bottom.txt") for f in files), files
+
+
+def test_open_beneath_never_opens_the_state_directory(tmp_path: Path) -> None:
+    """Defence in depth below path resolution: even a caller that skipped it
+    cannot open a file of a hidden (state) folder inside the root."""
+    from tooldeck.workspace.hidden import hide
+
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "journal.key").write_bytes(b"k" * 32)
+    hide(state)
+    for path, directory in ((state / "journal.key", False), (state, True)):
+        with pytest.raises(ToolError) as err:
+            open_beneath(str(tmp_path), str(path), "state", directory=directory)
+        assert err.value.code == "outside_roots"

@@ -63,7 +63,7 @@ def git_admitted(root: Path) -> set[str]:
     return {p for p in out.decode().split("\0") if p}
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@pytest.mark.requires("git")
 def test_walk_admits_exactly_what_git_admits(repo: Path) -> None:
     expected = git_admitted(repo)
     shutil.rmtree(repo / ".git")  # our deny list drops .git anyway; compare like for like
@@ -72,7 +72,7 @@ def test_walk_admits_exactly_what_git_admits(repo: Path) -> None:
     assert "lib/gen/inner.js" in expected and "gen/out.js" not in expected
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+@pytest.mark.requires("git")
 def test_is_ignored_agrees_with_the_walk(repo: Path) -> None:
     rules = IgnoreRules(str(repo))
     admitted = set(walk_files(rules))

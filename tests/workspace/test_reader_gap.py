@@ -70,7 +70,6 @@ def test_a_reader_never_misses_a_file_during_300_rewrites(box: Toolbox, root: Pa
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("TOOLDECK_SLOW") != "1", reason="soak variant: set TOOLDECK_SLOW=1")
 def test_a_reader_never_misses_a_file_during_3000_rewrites(box: Toolbox, root: Path, state_dir: Path) -> None:
     counts = rewrite_while_reading(box, root, state_dir, 3000)
     assert set(counts) == {"ok"}, counts

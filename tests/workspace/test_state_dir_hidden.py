@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -110,7 +109,7 @@ def test_walks_skip_it_even_without_ignore_rules(call: Caller, rt: Runtime) -> N
     assert list(walk(ws.rules(ws.primary), STATE_REL)) == []
 
 
-@pytest.mark.skipif(find_rg() is None, reason="ripgrep is not installed")
+@pytest.mark.requires("rg")
 def test_ripgrep_is_told_to_skip_it(home: Path, state: Path, call: Caller) -> None:
     from tooldeck.workspace.ripgrep import ignore_args
 
@@ -123,7 +122,7 @@ def test_ripgrep_is_told_to_skip_it(home: Path, state: Path, call: Caller) -> No
     assert bare.stdout  # without the skip, rg would have found it
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.requires("git")
 def test_git_never_shows_its_files(call: Caller, home: Path) -> None:
     env = {**os.environ, "GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_SYSTEM": "/dev/null"}
     subprocess.run(["git", "init", "-q", str(home)], check=True, env=env)

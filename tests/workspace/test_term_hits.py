@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.workspace import ripgrep
 from tooldeck.workspace.ignore import IgnoreRules
 
@@ -43,7 +44,7 @@ def expected(root: Path, terms: list[str], cap: int) -> dict[str, Counter[str]]:
 @pytest.mark.parametrize("cap", [16, 64, 1000])
 def test_counts_equal_the_definition(tree: Path, cap: int) -> None:
     if ripgrep.find_rg() is None:
-        pytest.skip("rg not installed")
+        require("rg")
     terms = [w.lower() if i % 2 else w for i, w in enumerate(WORDS)]  # 12 terms, any case
     got = ripgrep.term_hits(IgnoreRules(str(tree)), terms, max_per_file=cap)
     assert got == expected(tree, terms, cap)
@@ -53,7 +54,7 @@ def test_counts_equal_the_definition(tree: Path, cap: int) -> None:
 def test_a_search_runs_while_the_caller_works(tree: Path) -> None:
     """TermSearch starts rg at once and gives term_hits' counts when collected."""
     if ripgrep.find_rg() is None:
-        pytest.skip("rg not installed")
+        require("rg")
     rules = IgnoreRules(str(tree))
     search = ripgrep.TermSearch(rules, WORDS, max_per_file=16)
     assert search.result() == ripgrep.term_hits(rules, WORDS, max_per_file=16)
@@ -70,7 +71,7 @@ def test_the_python_fallback_counts_the_same_words(tree: Path, monkeypatch: pyte
 def test_a_search_needs_no_unicode_folding(root: Path) -> None:
     """Case and word boundaries are ASCII: the Kelvin sign is not a k."""
     if ripgrep.find_rg() is None:
-        pytest.skip("rg not installed")
+        require("rg")
     (root / "a.txt").write_text("Kelvin \u212aelvin kelvin KELVIN\n")
     assert ripgrep.term_hits(IgnoreRules(str(root)), ["kelvin"]) == {"a.txt": Counter({"kelvin": 3})}
 
@@ -92,7 +93,7 @@ def test_a_word_after_many_matching_lines_still_counts(root: Path) -> None:
     """The cap is per word: a word that first occurs after a hundred lines
     matching another is counted (a per-file line cap missed it)."""
     if ripgrep.find_rg() is None:
-        pytest.skip("rg not installed")
+        require("rg")
     (root / "long.py").write_text("order = 1\n" * 100 + "retry()\n" * 3)
     got = ripgrep.term_hits(IgnoreRules(str(root)), ["order", "retry"], max_per_file=64)
     assert got == {"long.py": Counter({"order": 64, "retry": 3})}

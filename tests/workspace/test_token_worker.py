@@ -57,7 +57,7 @@ def test_a_count_before_the_worker_is_ready_does_not_wait(
     t0 = time.perf_counter()
     counts, exact = count_texts("o200k_base", TEXTS)
     elapsed = time.perf_counter() - t0
-    assert not exact and elapsed < 0.5  # the estimate, at once (a load takes ~0.6 s and more)
+    assert not exact and elapsed < 5  # the estimate, at once: this worker never gets ready, waiting would hang
     assert all(est >= count_here("o200k_base", t) for est, t in zip(counts, TEXTS, strict=True))  # errs high
 
     class Db:

@@ -101,6 +101,5 @@ def test_parallel_processes_never_lose_a_reported_success(root: Path, state_dir:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("TOOLDECK_SLOW") != "1", reason="soak variant: set TOOLDECK_SLOW=1")
 def test_twenty_parallel_processes_never_lose_a_reported_success(root: Path, state_dir: Path) -> None:
     run_processes(root, state_dir, WRITERS)

@@ -107,6 +107,17 @@ def test_a_symlink_into_git_does_not_open_a_way_in(repo_like: Path, call: Caller
     assert (repo_like / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
 
 
+def test_a_git_link_to_another_folder_is_still_metadata(root: Path, call: Caller) -> None:
+    """``.git`` a symlink to a folder named otherwise (git follows it): the
+    canonical path has no ``.git`` in it, so the model's spelling is checked too."""
+    (root / "gitstore" / "hooks").mkdir(parents=True)
+    (root / ".git").symlink_to("gitstore")
+    for name, args in _all_write_calls(".git/hooks/pre-commit")[:2]:
+        res = call.err(name, args, code="denied")
+        assert "version-control metadata" in res.text, res.text
+    assert not (root / "gitstore" / "hooks" / "pre-commit").exists()
+
+
 def test_the_hook_move_of_the_issue_is_refused(repo_like: Path, call: Caller) -> None:
     res = call.err(
         "file_actions", {"action": "move", "path": "hook.sh", "new_path": ".git/hooks/post-checkout"}, code="denied"

@@ -37,7 +37,7 @@ from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig
 from tooldeck.llm.types import Event, Item, Message, ReasoningDelta, TextDelta, ToolDone, ToolStart, TurnDone
 from tooldeck.shell.approval import approver_scope
-from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, to_item
+from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, owner_fields, to_item
 from tooldeck.workspace.roots import Workspace
 
 if TYPE_CHECKING:
@@ -204,7 +204,7 @@ class SessionManager:
         return self.db.create(
             sid, name or f"session {sid[:8]}", tab_id=tab_id, agent_id=model_ref or "default", model=mc.model,
             parent_session_id=parent.session_id if parent is not None else None, workflow=workflow,
-            policy=policy, mcp_originated=int(mcp), owner_pid=os.getpid(), workspace=workspace,
+            policy=policy, mcp_originated=int(mcp), **owner_fields(), workspace=workspace,
             tools=json.dumps(sorted(set(tools))) if tools is not None else None,
         )  # fmt: skip
 
@@ -231,7 +231,7 @@ class SessionManager:
         self.db.append(sid, row.runs + 1, Message("user", message))
         loop = self._ensure_loop()
         self.db.update(sid, status="running", status_text="queued", failure_reason=None, runs=row.runs + 1,
-                       owner_pid=os.getpid(), assistant_text="")  # fmt: skip
+                       assistant_text="", **owner_fields())  # fmt: skip
         run = Run(sid, row.runs + 1, row.policy, loop, self._notify, item_count=row.item_count + 1)
         with self._lock:
             self._runs[sid] = run

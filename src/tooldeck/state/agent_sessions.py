@@ -62,6 +62,9 @@ MIGRATIONS = [
     ALTER TABLE agent_sessions ADD COLUMN workspace TEXT;
     ALTER TABLE agent_sessions ADD COLUMN tools TEXT;
     """,
+    # the owner's start time (clock ticks since boot, /proc/PID/stat field 22):
+    # with the pid it names one process, so a reused pid is not taken for the owner
+    "ALTER TABLE agent_sessions ADD COLUMN owner_start INTEGER;",
 ]
 
 ACTIVE = ("running", "waiting_for_input")
@@ -89,6 +92,7 @@ class SessionRow:
     item_count: int = 0
     workspace: str | None = None  # a workspace name: the session's roots (None: the server's current)
     tools: str | None = None  # JSON list of the tool names offered (None: every agent tool)
+    owner_start: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +129,36 @@ def to_item(row: ItemRow) -> Item:
     return FunctionResult(row.call_id or "", row.name or "", row.text, row.is_error)
 
 
-def _pid_alive(pid: int | None) -> bool:
+def process_start(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), or None when it
+    is gone or /proc is not there. Why: a pid is reused once its process is
+    gone, and the pair (pid, start) names one process for the machine's uptime."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read()
+    except OSError:
+        return None
+    try:  # the name (field 2) may hold spaces and parentheses: count after the last ')'
+        return int(stat[stat.rindex(b")") + 2 :].split()[19])
+    except (ValueError, IndexError):
+        return None
+
+
+def owner_fields() -> dict[str, int | None]:
+    """The columns that name this process as a session's owner."""
+    return {"owner_pid": os.getpid(), "owner_start": process_start(os.getpid())}
+
+
+def owner_alive(pid: int | None, start: int | None) -> bool:
+    """Is the process that owns a session still running? A live pid whose start
+    time differs from the recorded one is another process that reused the pid.
+    A row without a start time (written before it was recorded) or a machine
+    without /proc falls back to the pid alone."""
     if not pid:
         return False
+    now = process_start(pid)
+    if start is not None and now is not None:
+        return now == start
     if pid == os.getpid():
         return True
     try:
@@ -193,9 +224,10 @@ class AgentDB:
     def recover(self) -> list[str]:
         """Sessions left running by a process that is gone: failed, process_crash."""
         rows = self.store.execute(
-            f"SELECT id, owner_pid FROM agent_sessions WHERE status IN ({','.join('?' * len(ACTIVE))})", ACTIVE
+            f"SELECT id, owner_pid, owner_start FROM agent_sessions WHERE status IN ({','.join('?' * len(ACTIVE))})",
+            ACTIVE,
         ).fetchall()
-        dead = [r["id"] for r in rows if not _pid_alive(r["owner_pid"])]
+        dead = [r["id"] for r in rows if not owner_alive(r["owner_pid"], r["owner_start"])]
         for sid in dead:
             self.update(
                 sid,
@@ -233,6 +265,7 @@ def _session(r: Any) -> SessionRow:
         r["id"], r["name"], r["tab_id"], r["parent_session_id"], r["agent_id"], r["model"], r["workflow"],
         r["policy"], r["status"], r["status_text"], r["failure_reason"], r["assistant_text"], bool(r["mcp_originated"]),
         r["owner_pid"], r["runs"], r["created"], r["updated"], r["item_count"], r["workspace"], r["tools"],
+        r["owner_start"],
     )  # fmt: skip
 
 

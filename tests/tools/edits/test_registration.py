@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
@@ -38,7 +39,9 @@ def test_catalog_has_both_tools(runtime: Runtime) -> None:
 
 
 def test_lark_grammar_accepts_valid_patches_and_rejects_junk() -> None:
-    lark = pytest.importorskip("lark")
+    require("lark")
+    import lark
+
     from tooldeck.tools.edits.v4a_parser import parse_patch
 
     parser = lark.Lark(grammar()["definition"], parser="lalr")

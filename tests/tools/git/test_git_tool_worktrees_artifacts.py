@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.git.gitkit import GitCLI, init_repo
+from tests.support.require import require
 from tooldeck.catalog import build_toolbox, build_tools
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
@@ -90,8 +91,8 @@ def test_scope_selected_without_a_selection_domain(repo: GitCLI, root: Path, sta
 
 
 def test_scope_selected_with_manage_selection(repo: GitCLI, box: Toolbox) -> None:
-    if "manage_selection" not in box:
-        pytest.skip("the selection domain is not in the catalog")
+    require("the selection domain", present="manage_selection" in box,
+            how="tooldeck.tools.selection in the catalog (tooldeck/catalog.py)")  # fmt: skip
     repo.commit("one", {"a.py": "a\n", "b.py": "b\n"})
     repo.write("a.py", "A\n")
     repo.write("b.py", "B\n")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.search.search_helpers import ENGINES, RG, Search, make_tree
+from tests.support.require import require
+from tests.tools.search.search_helpers import ENGINES, Search, make_tree
 from tooldeck.runtime import Runtime
 
 
@@ -20,8 +21,8 @@ def tree(root: Path) -> Path:
 
 @pytest.fixture(params=ENGINES)
 def engine(request: pytest.FixtureRequest) -> str:
-    if request.param == "ripgrep" and RG is None:
-        pytest.skip("rg not installed")
+    if request.param == "ripgrep":
+        require("rg")
     return request.param
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.tools.search.search_helpers import RG, Search, parse_content, rg_oracle
+from tests.tools.search.search_helpers import Search, parse_content, rg_oracle
 
-pytestmark = pytest.mark.skipif(RG is None, reason="the oracle needs rg")
+pytestmark = pytest.mark.requires("rg")
 
 # (file_search arguments, the same query as rg flags)
 QUERIES: list[tuple[dict, tuple[str, ...]]] = [

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tests.tools.search.search_helpers import Search, cursor_of, parse_content, snapshot, write
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
@@ -138,7 +139,8 @@ def test_python_engine_is_used_when_rg_is_missing(tree: Path, state_dir: Path, m
     finally:
         monkeypatch.delenv("TOOLDECK_RG")
         find_rg.cache_clear()
-    assert find_rg() is not None or pytest.skip("rg not installed")
+    require("rg")
+    assert find_rg() is not None
 
 
 def test_registered_in_the_catalog_with_its_schema(tree: Path, state_dir: Path) -> None:

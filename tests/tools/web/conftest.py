@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tests.tools.web.web_testserver import Server, web_settings
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.toolbox import Toolbox
@@ -39,12 +40,10 @@ def web_box(runtime: Runtime, web_server: Server) -> Toolbox:
 @pytest.fixture(scope="module")
 def tls_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Path]]:
     """The same server over TLS with a self-signed certificate for ``localhost``."""
-    import shutil
     import ssl
     import subprocess
 
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
+    require("openssl")
     d = tmp_path_factory.mktemp("tls")
     cert, key = d / "cert.pem", d / "key.pem"
     subprocess.run(

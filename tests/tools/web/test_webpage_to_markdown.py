@@ -101,9 +101,7 @@ def test_redirects_followed_loops_and_chains_capped(web_box: Toolbox, web_server
 def test_slow_server_times_out(runtime: Runtime, web_server: Any) -> None:
     runtime.settings["web"] = web_settings(web_server, read_timeout=0.5)
     box = build_toolbox(runtime)
-    started = time.monotonic()
-    res = err(box, web_server.url("/slow"), "timeout")
-    assert time.monotonic() - started < 2.4
+    res = err(box, web_server.url("/slow"), "timeout")  # the page comes after 2.5 s: waiting for it would succeed
     assert "did not answer in time" in res.text
 
 

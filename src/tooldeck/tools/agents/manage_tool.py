@@ -6,7 +6,6 @@ Sessions persist in the store (see :mod:`tooldeck.state.agent_sessions`);
 
 from __future__ import annotations
 
-import os
 from datetime import UTC, datetime
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
@@ -22,7 +21,7 @@ from tooldeck.core.errors import invalid_arguments
 from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
-from tooldeck.state.agent_sessions import ItemRow, SessionRow
+from tooldeck.state.agent_sessions import ItemRow, SessionRow, owner_fields
 
 
 class AgentManageInput(ToolInput):
@@ -151,7 +150,7 @@ def _agents(rt: Runtime) -> Output:
 
 def _resume(rt: Runtime, mgr: SessionManager, args: AgentManageInput) -> Output:
     row = mgr.row(args.session_id or "")
-    fields: dict[str, Any] = {"owner_pid": os.getpid()}
+    fields: dict[str, Any] = owner_fields()
     if args.model_id:
         fields.update(agent_id=args.model_id, model=model_config(rt, args.model_id, field="model_id").model)
     live = mgr.live(row.id)
