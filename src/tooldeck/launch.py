@@ -136,15 +136,17 @@ def run_serve(args: ServeArgs) -> int:
         return prepared
     rt, extras, box = prepared
     from tooldeck.catalog import build_toolbox
+    from tooldeck.mcp.lifecycle import exit_now, exit_on_signals
     from tooldeck.mcp.transports import serve
 
+    exit_on_signals()  # SIGINT/SIGTERM: stop at once, worker processes first
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
         source = box if box is not None else (lambda: build_toolbox(rt.start(), args.profile))
         serve(source, bind, extras, runtime=rt, handshake=handshake, limits=limits)
     except KeyboardInterrupt:
         pass
-    return 0
+    exit_now(0)  # the end of input (stdio): the answers are out; skip the interpreter's slow finalisation
 
 
 def _stdin_is_terminal() -> bool:
