@@ -79,19 +79,32 @@ def configure(client: str, model: ScriptedModel, root: Path, home: Path, state: 
         codex_home = home / ".codex"
         codex_home.mkdir(parents=True)
         (codex_home / "config.toml").write_text(
-            "model = \"scripted-model\"\nmodel_provider = \"scripted\"\n\n"
-            "[model_providers.scripted]\nname = \"scripted\"\n"
-            f"base_url = \"{model.origin}/v1\"\nenv_key = \"SCRIPTED_API_KEY\"\nwire_api = \"responses\"\n\n"
+            'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
+            '[model_providers.scripted]\nname = "scripted"\n'
+            f'base_url = "{model.origin}/v1"\nenv_key = "SCRIPTED_API_KEY"\nwire_api = "responses"\n\n'
             f"[mcp_servers.tooldeck]\ncommand = {json.dumps(cmd[0])}\nargs = {json.dumps(cmd[1:])}\n"
-            "required = true\nstartup_timeout_sec = 20\ndefault_tools_approval_mode = \"approve\"\n\n"
+            'required = true\nstartup_timeout_sec = 20\ndefault_tools_approval_mode = "approve"\n\n'
             "[mcp_servers.tooldeck.env]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry_env.items())
         )
         env_over = {"CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "scripted-key"}
         argv = [str(binary("codex")), "exec", "--skip-git-repo-check", "--json", "-C", str(root), prompt]
     elif client == "claude":
         config = home / "mcp.json"
-        config.write_text(json.dumps({"mcpServers": {"tooldeck": {
-            "type": "stdio", "command": cmd[0], "args": cmd[1:], "env": entry_env, "alwaysLoad": True}}}))
+        config.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "tooldeck": {
+                            "type": "stdio",
+                            "command": cmd[0],
+                            "args": cmd[1:],
+                            "env": entry_env,
+                            "alwaysLoad": True,
+                        }
+                    }
+                }
+            )
+        )
         env_over = {"CLAUDE_CONFIG_DIR": str(home / ".claude"), "ANTHROPIC_BASE_URL": model.origin,
                     "ANTHROPIC_API_KEY": "sk-ant-scripted", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}  # fmt: skip

@@ -24,7 +24,10 @@ from tooldeck.runtime import Runtime
 pytestmark = [pytest.mark.timeout(90), pytest.mark.xdist_group("agent-clients")]
 
 SOURCE = "def add(a, b):\n    return a + b\n\n\nclass Calc:\n    def mul(self, a, b):\n        return a * b\n"
-PATCH = "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a + b\n+    return b + a\n*** End Patch\n"
+PATCH = (
+    "*** Begin Patch\n*** Update File: calc.py\n@@\n def add(a, b):\n-    return a + b\n+    return b + a\n"
+    "*** End Patch\n"
+)
 ANSWER = "Swapped the operands of add in calc.py."
 SCRIPT = [
     ("read_file", {"path": "calc.py"}),
@@ -59,7 +62,8 @@ def test_session_inside_client(client: str, tmp_path: Path, closed_port: int) ->
     (root / "calc.py").write_text(SOURCE)
     with ScriptedModel(SCRIPT) as model:
         run = run_client(client, model, root, home, closed_port)
-    where = f"{client} exit {run.returncode} in {run.seconds:.1f} s\nstdout: {run.stdout[-1500:]}\nstderr: {run.stderr[-1500:]}"
+    where = f"{client} exit {run.returncode} in {run.seconds:.1f} s\nstdout: {run.stdout[-1500:]}"
+    where += f"\nstderr: {run.stderr[-1500:]}"
     assert run.returncode == 0, where
     # every tool of the catalog reached the model, under the client's name for it
     offered = model.offered()

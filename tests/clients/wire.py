@@ -118,8 +118,8 @@ def render_responses(turn: Turn, model: str) -> Iterator[str]:
         if space:
             item["namespace"] = space
     rid = f"resp_{next(_ids)}"
-    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-             "input_tokens_details": {"cached_tokens": 0}, "output_tokens_details": {"reasoning_tokens": 0}}  # fmt: skip
+    usage = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15, "input_tokens_details": {"cached_tokens": 0},
+             "output_tokens_details": {"reasoning_tokens": 0}}  # fmt: skip
     base = {"id": rid, "object": "response", "created_at": 0, "model": model, "output": []}
     events = [
         {"type": "response.created", "response": {**base, "status": "in_progress"}},
