@@ -45,11 +45,6 @@ class Run:
     seconds: float
 
 
-def serve_args(root: Path, state: Path) -> list[str]:
-    """tooldeck as the client spawns it: this interpreter, the worktree's sources."""
-    return [sys.executable, "-m", "tooldeck", "serve", str(root), "--state-dir", str(state)]
-
-
 def tooldeck_env() -> dict[str, str]:
     """What the MCP server needs of this test process's environment (Codex passes a server only a few
     variables of its own, so they are named in the entry)."""
@@ -62,74 +57,61 @@ def client_env(home: Path, closed_port: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
     proxy = f"http://127.0.0.1:{closed_port}"
     env.update(
-        HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"), XDG_DATA_HOME=str(home / ".local/share"),
-        XDG_CACHE_HOME=str(home / ".cache"), HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy,
-        https_proxy=proxy, NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", NO_COLOR="1", CI="1",
+        HOME=str(home), HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
+        NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", NO_COLOR="1",
     )  # fmt: skip
     return env
 
 
-def configure(client: str, model: ScriptedModel, root: Path, home: Path, state: Path) -> tuple[list[str], dict]:
-    """The command line and environment of one run, its config written under ``home``."""
-    env_over: dict[str, str]
-    cmd = serve_args(root, state)
-    entry_env = tooldeck_env()
+def connect(client: str, root: Path, state: Path, env: dict[str, str]) -> None:
+    """``tooldeck connect CLIENT ROOT --write``, as a person runs it, inside the private home:
+    the test then runs the client with the config it wrote."""
+    argv = [sys.executable, "-m", "tooldeck", "connect", client, str(root), "--write", "--state-dir", str(state),
+            "--command", f"{sys.executable} -m tooldeck"]  # fmt: skip
+    for k, v in tooldeck_env().items():
+        argv += ["--env", f"{k}={v}"]
+    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, f"tooldeck connect {client} failed: {done.stderr}"
+
+
+def configure(client: str, model: ScriptedModel, root: Path, home: Path, env: dict[str, str]) -> list[str]:
+    """The model endpoint in the client's config (written before ``tooldeck connect``, which
+    must keep it), the tooldeck entry by ``tooldeck connect``; returns the command line."""
     prompt = "Look at calc.py and swap the operands of add."
+    state = home / "tooldeck-state"
     if client == "codex":
-        codex_home = home / ".codex"
-        codex_home.mkdir(parents=True)
-        (codex_home / "config.toml").write_text(
-            'model = "scripted-model"\nmodel_provider = "scripted"\n\n'
-            '[model_providers.scripted]\nname = "scripted"\n'
-            f'base_url = "{model.origin}/v1"\nenv_key = "SCRIPTED_API_KEY"\nwire_api = "responses"\n\n'
-            f"[mcp_servers.tooldeck]\ncommand = {json.dumps(cmd[0])}\nargs = {json.dumps(cmd[1:])}\n"
-            'required = true\nstartup_timeout_sec = 20\ndefault_tools_approval_mode = "approve"\n\n'
-            "[mcp_servers.tooldeck.env]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in entry_env.items())
+        env["CODEX_HOME"] = str(home / ".codex")
+        env["SCRIPTED_API_KEY"] = "scripted-key"
+        (home / ".codex").mkdir()
+        (home / ".codex/config.toml").write_text(
+            '# the scripted model (tests/clients/model_server.py)\nmodel = "scripted-model"\n'
+            'model_provider = "scripted"\n\n[model_providers.scripted]\nname = "scripted"\n'
+            f'base_url = "{model.origin}/v1"\nenv_key = "SCRIPTED_API_KEY"\nwire_api = "responses"\n'
         )
-        env_over = {"CODEX_HOME": str(codex_home), "SCRIPTED_API_KEY": "scripted-key"}
-        argv = [str(binary("codex")), "exec", "--skip-git-repo-check", "--json", "-C", str(root), prompt]
-    elif client == "claude":
-        config = home / "mcp.json"
-        config.write_text(
-            json.dumps(
-                {
-                    "mcpServers": {
-                        "tooldeck": {
-                            "type": "stdio",
-                            "command": cmd[0],
-                            "args": cmd[1:],
-                            "env": entry_env,
-                            "alwaysLoad": True,
-                        }
-                    }
-                }
-            )
+        connect(client, root, state, env)
+        assert 'model_provider = "scripted"' in (home / ".codex/config.toml").read_text()
+        return [str(binary("codex")), "exec", "--skip-git-repo-check", "--json", "-C", str(root), prompt]
+    if client == "claude":
+        env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), ANTHROPIC_BASE_URL=model.origin,
+                   ANTHROPIC_API_KEY="sk-ant-scripted", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",
+                   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1")  # fmt: skip
+        connect(client, root, state, env)
+        return [str(binary("claude")), "-p", prompt, "--output-format", "json", "--model", "claude-sonnet-4-5"]
+    (home / ".gemini").mkdir()
+    (home / ".gemini/settings.json").write_text(
+        json.dumps(
+            {"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": False}}
         )
-        env_over = {"CLAUDE_CONFIG_DIR": str(home / ".claude"), "ANTHROPIC_BASE_URL": model.origin,
-                    "ANTHROPIC_API_KEY": "sk-ant-scripted", "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
-                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}  # fmt: skip
-        allowed = ",".join(f"mcp__tooldeck__{t}" for t in ("read_file", "get_code_structure", "file_search",
-                                                            "apply_patch"))  # fmt: skip
-        argv = [str(binary("claude")), "-p", prompt, "--mcp-config", str(config), "--strict-mcp-config",
-                "--allowedTools", allowed, "--output-format", "json", "--model", "claude-sonnet-4-5"]  # fmt: skip
-    else:
-        gemini_home = home / ".gemini"
-        gemini_home.mkdir(parents=True)
-        (gemini_home / "settings.json").write_text(json.dumps({
-            "mcpServers": {"tooldeck": {"command": cmd[0], "args": cmd[1:], "env": entry_env, "trust": True}},
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "privacy": {"usageStatisticsEnabled": False},
-        }))  # fmt: skip
-        env_over = {"GEMINI_API_KEY": "scripted-key", "GOOGLE_GEMINI_BASE_URL": model.origin}
-        argv = [str(binary("gemini")), "-p", prompt, "--output-format", "json", "--skip-trust",
-                "--allowed-mcp-server-names", "tooldeck"]  # fmt: skip
-    return argv, env_over
+    )
+    env.update(GEMINI_API_KEY="scripted-key", GOOGLE_GEMINI_BASE_URL=model.origin)
+    connect(client, root, state, env)
+    assert "gemini-api-key" in (home / ".gemini/settings.json").read_text()
+    return [str(binary("gemini")), "-p", prompt, "--output-format", "json", "--skip-trust"]
 
 
 def run_client(client: str, model: ScriptedModel, root: Path, home: Path, closed_port: int) -> Run:
-    state = home / "tooldeck-state"
-    argv, env_over = configure(client, model, root, home, state)
-    env = client_env(home, closed_port) | env_over
+    env = client_env(home, closed_port)
+    argv = configure(client, model, root, home, env)
     start = time.monotonic()
     try:
         done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=BOUND,
