@@ -50,7 +50,8 @@ def child_streams(stdin: Any, stdout: Any, stderr: Any) -> tuple[tuple[int | Non
     return tuple(m[0] for m in made), tuple(m[1] for m in made)
 
 
-def _host_pid(pidfd: int) -> int:
+def host_pid(pidfd: int) -> int:
+    """The pid a pidfd names, as this process's PID namespace numbers it (-1: gone)."""
     try:
         with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as fh:
             for line in fh:
@@ -77,7 +78,7 @@ class LaunchedProcess:
         self._chunks: dict[int, list[bytes]] = {}
         self._input: memoryview | None = None
         self._started = False
-        self.pid = _host_pid(pidfd)  # the helper's pid as the server sees it
+        self.pid = host_pid(pidfd)  # the helper's pid as the server sees it
 
     # exit -------------------------------------------------------------------------------------
     def set_returncode(self, code: int) -> None:

@@ -22,7 +22,8 @@ inherits it, and the launcher's end is close-on-exec inside the namespace,
 so the helpers it starts have none. It dies with the server: the server's
 end closes when the server exits (however it exits), the launcher reads
 the end of the stream and returns, and the kernel kills what is left in its
-PID namespace. If the launcher dies (killed, crashed), the calls in flight
+PID namespace (the launcher is its PID 1: ``--as-pid-1``), helpers in
+flight included. If the launcher dies (killed, crashed), the calls in flight
 see their helper end and the next call starts a new one.
 
 Callers get a :class:`LaunchedProcess`, which behaves as the part of
@@ -36,6 +37,7 @@ import array
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -46,7 +48,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from tooldeck.confine import launcher_main
-from tooldeck.confine.launched import LaunchedProcess, child_streams
+from tooldeck.confine.launched import LaunchedProcess, child_streams, host_pid
 from tooldeck.confine.policy import DEVICES, SYSTEM_DIRS, Policy
 
 log = logging.getLogger("tooldeck.confine")
@@ -130,8 +132,10 @@ class Launcher:
             self.proc = self._spawn(bwrap, theirs)
         finally:
             theirs.close()
+        self._pidfd = -1
         try:
-            self.launcher_pid = self._read_ready()
+            self._pidfd = self._read_ready()
+            self.launcher_pid = host_pid(self._pidfd)  # the launcher as the server sees it
         except BaseException:
             self.stop()
             raise
@@ -141,7 +145,7 @@ class Launcher:
     def _spawn(self, bwrap: str, theirs: socket.socket) -> subprocess.Popen[bytes]:
         python, extra = _interpreter()
         seccomp = _seccomp_fd()
-        argv = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-all"]
+        argv = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-all", "--as-pid-1"]
         argv += ["--new-session", "--dev", "/dev", *_binds(self.policy, extra), "--chdir", "/", "--clearenv"]
         if seccomp is not None:
             argv += ["--seccomp", str(seccomp)]
@@ -157,9 +161,10 @@ class Launcher:
                 os.close(seccomp)
 
     def _read_ready(self) -> int:
+        """The launcher's pidfd, once it said it is ready."""
         self._sock.settimeout(START_TIMEOUT)
         try:
-            data = self._sock.recv(65536)
+            data, anc, _flags, _addr = self._sock.recvmsg(4096, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC)
         except TimeoutError as exc:
             raise LauncherUnavailable(f"the helper launcher did not start within {START_TIMEOUT:g}s") from exc
         finally:
@@ -167,7 +172,11 @@ class Launcher:
         if not data:
             self.proc.wait()
             raise LauncherUnavailable(f"the helper launcher could not start (bwrap exit {self.proc.returncode})")
-        return int(json.loads(data)["ready"])
+        fds = _fds(anc)
+        if len(fds) != 1 or "ready" not in json.loads(data):
+            _close_all(fds)
+            raise LauncherUnavailable("the helper launcher did not say it was ready")
+        return fds[0]
 
     @property
     def alive(self) -> bool:
@@ -229,11 +238,7 @@ class Launcher:
                 data, anc, _flags, _addr = self._sock.recvmsg(65536, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC)
                 if not data:
                     return
-                fds = array.array("i")
-                for level, kind, raw in anc:
-                    if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-                        fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
-                self._dispatch(json.loads(data), list(fds))
+                self._dispatch(json.loads(data), _fds(anc))
         except (OSError, ValueError) as exc:
             if not self._dead:
                 log.warning("tooldeck: the helper launcher's channel failed: %s", exc)
@@ -301,9 +306,22 @@ class Launcher:
             pass
         try:
             self.proc.wait(5)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired:  # not reading its channel: killed, and its namespace with it
+            if self._pidfd >= 0:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
             self.proc.kill()
             self.proc.wait()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
+
+
+def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    fds = array.array("i")
+    for level, kind, raw in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
+    return list(fds)
 
 
 def _close_all(fds: Sequence[int | None]) -> None:

@@ -14,8 +14,11 @@ The launcher starts it and answers ``{"id": 7, "pid": N}`` with a pidfd of
 the child attached (the server signals the child through it, never by a
 number that could be reused), or ``{"id": 7, "errno": E, "error": "..."}``;
 when the child ends, ``{"id": 7, "exit": returncode}``. An empty read is
-the server gone: the launcher returns, bubblewrap's init follows, and the
-kernel kills every process left in the namespace.
+the server gone: the launcher returns and, as it is PID 1 of its namespace
+(``bwrap --as-pid-1``), the kernel kills every process left there. Being
+PID 1 also means no process of the namespace can signal it (the kernel
+drops signals to a namespace's init that it has no handler for; SIGINT's
+is set to ignore).
 
 Made non-dumpable first: a helper it started (same uid) can then neither
 trace it nor read its memory, on top of the seccomp filter that refuses
@@ -29,6 +32,7 @@ import ctypes
 import json
 import os
 import selectors
+import signal
 import socket
 import subprocess
 import sys
@@ -73,7 +77,9 @@ def _start(req: dict[str, object], fds: list[int]) -> subprocess.Popen[bytes]:
     )
 
 
-def _serve_one(sock: socket.socket, sel: selectors.BaseSelector) -> bool:
+def _serve_one(
+    sock: socket.socket, sel: selectors.BaseSelector, children: dict[int, tuple[object, int, object]]
+) -> bool:
     """Read and start one request; False when the server has gone."""
     data, ancillary, _flags, _addr = sock.recvmsg(65536, socket.CMSG_SPACE(MAX_FDS * 4), socket.MSG_CMSG_CLOEXEC)
     fds = _received_fds(ancillary)
@@ -97,29 +103,47 @@ def _serve_one(sock: socket.socket, sel: selectors.BaseSelector) -> bool:
             os.close(fd)
     pidfd = os.pidfd_open(proc.pid)
     _send(sock, {"id": ident, "pid": proc.pid}, (pidfd,))
-    sel.register(pidfd, selectors.EVENT_READ, (ident, proc))
+    sel.register(pidfd, selectors.EVENT_READ, "child")  # readable when it ends: a wake-up
+    children[proc.pid] = (ident, pidfd, proc)
     return True
+
+
+def _reap(sock: socket.socket, sel: selectors.BaseSelector, children: dict[int, tuple[object, int, object]]) -> None:
+    """Reap every child that ended: ours are reported, orphans of theirs
+    (re-parented to this process, PID 1 of the namespace) just reaped."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        entry = children.pop(pid, None)
+        if entry is None:
+            continue
+        ident, pidfd, proc = entry
+        code = os.waitstatus_to_exitcode(status)
+        proc.returncode = code  # type: ignore[attr-defined]
+        sel.unregister(pidfd)
+        os.close(pidfd)
+        _send(sock, {"id": ident, "exit": code})
 
 
 def main() -> None:
     ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # PID 1 of its namespace: no signal from inside reaches it
     ctrl = int(sys.argv[1])
     os.set_inheritable(ctrl, False)
     sock = socket.socket(fileno=ctrl)
     sel = selectors.DefaultSelector()
-    sel.register(sock, selectors.EVENT_READ, None)
-    _send(sock, {"ready": os.getpid()})
+    sel.register(sock, selectors.EVENT_READ, "server")
+    children: dict[int, tuple[object, int, object]] = {}
+    _send(sock, {"ready": os.getpid()}, (os.pidfd_open(os.getpid()),))  # the server may kill it through this
     while True:
-        for key, _events in sel.select():
-            if key.data is None:
-                if not _serve_one(sock, sel):
-                    return
-                continue
-            ident, proc = key.data
-            returncode = proc.wait()
-            sel.unregister(key.fd)
-            os.close(key.fd)  # type: ignore[arg-type]
-            _send(sock, {"id": ident, "exit": returncode})
+        for key, _events in sel.select(5.0):
+            if key.data == "server" and not _serve_one(sock, sel, children):
+                return
+        _reap(sock, sel, children)
 
 
 if __name__ == "__main__":
