@@ -87,7 +87,6 @@ def mode() -> str:
                 chosen = _choose()
                 if chosen == "landlock":
                     _spawners = Spawners(landlock.abi_version())
-                _set_search(_choose_search(chosen))
                 _say(chosen)
                 _mode = chosen
     return _mode
@@ -95,8 +94,15 @@ def mode() -> str:
 
 def search_mode() -> str:
     """How helpers that open many files (ripgrep) are confined here:
-    ``launcher``, or as :func:`mode` says."""
-    mode()
+    ``launcher``, or as :func:`mode` says (decided at the first search: the
+    bubblewrap probe is not paid by a process that never searches)."""
+    general = mode()
+    if _search is None:
+        with _lock:
+            if _search is None:
+                _set_search(_choose_search(general))
+                if _search == "launcher":
+                    log.info("tooldeck: ripgrep runs in a bubblewrap namespace kept per root (a launcher each)")
     assert _search is not None
     return _search
 
@@ -112,8 +118,6 @@ def _set_search(how: str) -> None:
 
 def _say(chosen: str) -> None:
     wanted = _wanted()
-    if _search == "launcher":
-        log.info("tooldeck: ripgrep runs in a persistent bubblewrap namespace per root (one launcher each)")
     if chosen == "landlock":
         log.info("tooldeck: helper processes are confined by Landlock (ABI %d)", landlock.abi_version())
     elif chosen == "bwrap":
@@ -195,6 +199,13 @@ def run(
             proc.kill()
             raise
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
+
+
+def launched_cpu_seconds() -> float:
+    """CPU seconds spent by the launchers and the helpers they started (not
+    children of this process, so not in its ``RUSAGE_CHILDREN``): for
+    benchmarks."""
+    return _launchers.cpu_seconds() if _launchers is not None else 0.0
 
 
 def use_mode(how: str) -> None:

@@ -126,6 +126,7 @@ class Launcher:
         self._running: dict[int, LaunchedProcess] = {}
         self._dead = False
         self._retiring = False
+        self.helper_cpu = 0.0  # CPU seconds of the helpers it started that ended (as their parent saw it)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # both close-on-exec
         self._sock = ours
         try:
@@ -252,6 +253,8 @@ class Launcher:
             with self._lock:
                 proc = self._running.pop(ident, None)  # type: ignore[arg-type]
             if proc is not None:
+                with self._lock:
+                    self.helper_cpu += float(msg.get("cpu", 0.0))
                 proc.set_returncode(int(msg["exit"]))
             if self._retiring and self.idle:
                 self.stop()
@@ -283,6 +286,16 @@ class Launcher:
                 fut.set_exception(LauncherError("the helper launcher has stopped"))
         for proc in running.values():
             proc.set_returncode(-9)  # the kernel killed what was left in the namespace
+
+    def cpu_seconds(self) -> float:
+        """CPU time spent so far by the launcher itself and the helpers it
+        reaped (benchmarks: these are not the server's children)."""
+        try:
+            with open(f"/proc/{self.launcher_pid}/schedstat", encoding="ascii") as fh:
+                own = int(fh.read().split()[0]) / 1e9
+        except (OSError, ValueError, IndexError):
+            own = 0.0
+        return own + self.helper_cpu
 
     @property
     def idle(self) -> bool:
@@ -367,6 +380,12 @@ class Launchers:
                 if attempt:
                     raise
         raise AssertionError("unreachable")
+
+    def cpu_seconds(self) -> float:
+        """CPU time of the launchers kept and their helpers (see :meth:`Launcher.cpu_seconds`)."""
+        with self._lock:
+            launchers = list(self._by_policy.values())
+        return sum(ln.cpu_seconds() for ln in launchers)
 
     def stop_all(self) -> None:
         with self._lock:

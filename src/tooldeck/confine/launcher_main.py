@@ -13,7 +13,7 @@ too long for one message)::
 The launcher starts it and answers ``{"id": 7, "pid": N}`` with a pidfd of
 the child attached (the server signals the child through it, never by a
 number that could be reused), or ``{"id": 7, "errno": E, "error": "..."}``;
-when the child ends, ``{"id": 7, "exit": returncode}``. An empty read is
+when the child ends, ``{"id": 7, "exit": returncode, "cpu": seconds}``. An empty read is
 the server gone: the launcher returns and, as it is PID 1 of its namespace
 (``bwrap --as-pid-1``), the kernel kills every process left there. Being
 PID 1 also means no process of the namespace can signal it (the kernel
@@ -113,7 +113,7 @@ def _reap(sock: socket.socket, sel: selectors.BaseSelector, children: dict[int, 
     (re-parented to this process, PID 1 of the namespace) just reaped."""
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
@@ -126,7 +126,7 @@ def _reap(sock: socket.socket, sel: selectors.BaseSelector, children: dict[int, 
         proc.returncode = code  # type: ignore[attr-defined]
         sel.unregister(pidfd)
         os.close(pidfd)
-        _send(sock, {"id": ident, "exit": code})
+        _send(sock, {"id": ident, "exit": code, "cpu": usage.ru_utime + usage.ru_stime})
 
 
 def main() -> None:
