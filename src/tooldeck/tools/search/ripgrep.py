@@ -113,7 +113,12 @@ class RipgrepEngine:
     def _run(self, argv: list[str], cwd: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         try:  # confined: it reads beneath the root it searches, nothing else
             return helpers.run(
-                rg_policy(self.exe, cwd), [self.exe, "--no-config", *argv], cwd=cwd, input=stdin, timeout=RG_TIMEOUT
+                rg_policy(self.exe, cwd),
+                [self.exe, "--no-config", *argv],
+                cwd=cwd,
+                input=stdin,
+                timeout=RG_TIMEOUT,
+                many_files=True,
             )
         except subprocess.TimeoutExpired as exc:
             raise ToolError(
