@@ -1,7 +1,7 @@
 """The ``tooldeck`` command (SPEC §9): a thin face over the catalog.
 
 * ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME] [--tools A,B]
-  [--exclude-tools C]``
+  [--exclude-tools C] [--session-idle SECONDS] [--max-sessions N]``
 * ``tooldeck call TOOL ['{json}' | @FILE | @-] [--root ROOT ...]``: exit 0 success, 1 tool
   error (error text on stderr), 2 usage error; JSON may come on stdin or from a file
 * ``tooldeck tools [--cost] [--profile NAME] [--tools A,B] [--exclude-tools C]``
@@ -76,6 +76,13 @@ def serve(
     allow_root: AllowOpt = None,
     tools: ToolsOpt = None,
     exclude_tools: ExcludeOpt = None,
+    session_idle: Annotated[
+        float | None,
+        typer.Option("--session-idle", help="HTTP: close a session after this many idle seconds (default 300)."),
+    ] = None,
+    max_sessions: Annotated[
+        int | None, typer.Option("--max-sessions", help="HTTP: the most sessions open at once (default 256).")
+    ] = None,
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
@@ -90,6 +97,8 @@ def serve(
         allow_roots=[str(p) for p in allow_root or []],
         tools=tools,
         exclude_tools=exclude_tools,
+        session_idle=None if session_idle is None else str(session_idle),
+        max_sessions=None if max_sessions is None else str(max_sessions),
     )
     code = run_serve(args)
     if code:

@@ -34,6 +34,7 @@ from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.mcp.elicit import approver_for
+from tooldeck.mcp.lifecycle import InFlight
 from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
 from tooldeck.shell.approval import approver_scope
 
@@ -269,11 +270,15 @@ def create_server(
     instructions: str = INSTRUCTIONS,
     activity: Activity | None = None,
     extras: ServerExtras | None = None,
+    inflight: InFlight | None = None,
 ) -> Server:
     """``activity`` counts the requests in flight and runs its warm-up once
     the server has been idle (the place for warm-ups that must slow down
     neither start-up nor a call). ``extras`` adds prompts, resources and the
-    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`)."""
+    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`). ``inflight``
+    registers each running call, so a dropped connection can cancel it
+    (:mod:`tooldeck.mcp.lifecycle`)."""
+    inflight = inflight if inflight is not None else InFlight()
     catalog = toolbox if isinstance(toolbox, Catalog) else Catalog(toolbox)
     listed: list[types.Tool] = []
     activity = activity if activity is not None else Activity()
@@ -301,19 +306,22 @@ def create_server(
             agents = extras.tools() if extras is not None else None
             if agents is not None and params.name not in box and params.name in agents:
                 box = agents
-            invocation = None
             if _has_progress_token(ctx):
                 relay = ProgressRelay(ctx)
-                invocation = Invocation.create(relay)
+            # the call's own cancel signal: set by notifications/cancelled (via the toolbox) or a dropped connection
+            invocation = Invocation.create(relay) if relay is not None else Invocation.silent()
             attach_person(box)
             generation = getattr(box, "generation", 0)
             token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
             try:
                 # custom tools receive the {"input": ...} object; their decoders unwrap it
                 with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
-                    result = await box.call(params.name, params.arguments, invocation=invocation)
+                    call = asyncio.ensure_future(box.call(params.name, params.arguments, invocation=invocation))
+                result = await _awaited(call, ctx, invocation, inflight)
             finally:
                 CURRENT_CALL.reset(token)
+            if result is None:  # its connection dropped: nobody reads the answer
+                return _for_version(ctx, {"content": [{"type": "text", "text": DROPPED}], "isError": True})
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
                 listed.clear()
                 await tools_changed(ctx, bus)
@@ -340,6 +348,23 @@ def create_server(
     if extras is not None:
         extras.install(server)
     return server
+
+
+DROPPED = "error [cancelled]: the call was cancelled (its connection closed)"
+
+
+async def _awaited(call: asyncio.Task[ToolResult], ctx: Any, inv: Invocation, inflight: InFlight) -> ToolResult | None:
+    """The call's result; None when a dropped connection cancelled it. A
+    cancellation of this handler itself (notifications/cancelled, the
+    session closing) propagates, and reaches the call and its invocation."""
+    with inflight.track(getattr(ctx, "session_id", None), getattr(ctx, "request_id", None), inv, call):
+        try:
+            return await call
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None
 
 
 class ToolDeckServer(Server):
