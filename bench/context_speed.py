@@ -33,6 +33,10 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from heldout_tree import TASKS as HELDOUT_TASKS
+from heldout_tree import build_heldout
+
 HERE = Path(__file__).resolve().parent
 CORPORA = Path(os.environ.get("TOOLDECK_BENCH_CORPORA", HERE / ".corpora"))
 SOURCES = {
@@ -175,7 +179,12 @@ def tree_options() -> argparse.ArgumentParser:
     """``--tree DIR`` or ``--files N`` (a tree assembled here): this script's and term_counts.py's."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--tree")
-    ap.add_argument("--files", type=int, default=14_000)
+    ap.add_argument("--files", type=int, default=None, help="files copied (default 14,000; 8,000 held out)")
+    ap.add_argument(
+        "--held-out",
+        action="store_true",
+        help="site-packages + stdlib only (bench/heldout_tree.py) and that tree's own 15 tasks",
+    )
     return ap
 
 
@@ -184,7 +193,13 @@ def tree_of(args: argparse.Namespace) -> tuple[Path, Path | None]:
     if args.tree:
         return Path(args.tree), None
     made = Path(tempfile.mkdtemp(prefix="tdk-context-tree-"))
-    return build_tree(made / "tree", args.files), made
+    if args.held_out:
+        return build_heldout(made / "tree", args.files or 8000), made
+    return build_tree(made / "tree", args.files or 14_000), made
+
+
+def tasks_of(args: argparse.Namespace) -> list[str]:
+    return HELDOUT_TASKS if args.held_out else TASKS
 
 
 def main() -> None:
@@ -205,7 +220,8 @@ def main() -> None:
         files = sum(1 for _ in walk_files(rt.workspace.rules(rt.workspace.primary)))
         builder = ContextBuilder(rt)
         t, c = time.perf_counter(), cpu_seconds()
-        first = builder.build(TASKS[0], args.budget, apply=False)
+        tasks = tasks_of(args)
+        first = builder.build(tasks[0], args.budget, apply=False)
         cold = time.perf_counter() - t
         cold_cpu = cpu_seconds() - c  # live workers included (the background fill's have barely started)
         # a large tree's first build indexes only its top candidates and fills the rest of the symbol
@@ -224,7 +240,7 @@ def main() -> None:
         stages: dict[str, list[float]] = {}
         stage_cpu: dict[str, list[float]] = {}
         for _ in range(args.reps):
-            for task in TASKS:
+            for task in tasks:
                 t, c = time.perf_counter(), cpu_seconds()
                 res = builder.build(task, args.budget, apply=True)
                 warm.append(time.perf_counter() - t)
@@ -244,9 +260,10 @@ def main() -> None:
             f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}; "
             f"load average {os.getloadavg()[0]:.2f}"
         )
+        kind = " (held out: site-packages + stdlib)" if args.held_out else " (site-packages + mixed corpus)"
         print(
             f"tree: {files:,} admitted files of distinct content"
-            f"{' (site-packages + mixed corpus)' if made else f' at {tree}'}; budget {args.budget:,} tokens"
+            f"{kind if made else f' at {tree}'}; budget {args.budget:,} tokens"
         )
         print(f"{'measure':<40}{'wall s':>18}{'CPU s':>18}{'goal':>10}")
         print(f"{'cold first build (empty state)':<40}{cold:>18.2f}{cold_cpu:>18.2f}{'<= 12':>10}")

@@ -26,7 +26,8 @@ import context_speed as cs  # the same tree and tasks
 
 
 def main() -> None:
-    tree, made = cs.tree_of(cs.tree_options().parse_args())
+    args = cs.tree_options().parse_args()
+    tree, made = cs.tree_of(args)
     state = Path(tempfile.mkdtemp(prefix="tdk-terms-state-"))
     from tooldeck.context.query import parse_query
     from tooldeck.context.retrieve import content_terms, start_content
@@ -51,7 +52,7 @@ def main() -> None:
         )
         print(f"{'task':<6}{'ripgrep ms':>12}{'index ms':>10}{'ratio':>8}{'files':>8}{'differ':>8}")
         rg_ms, ix_ms, total, differ = [], [], 0, 0
-        for i, task in enumerate(cs.TASKS):
+        for i, task in enumerate(cs.tasks_of(args)):
             query = parse_query(task)
             t0 = time.perf_counter()
             rg = {rel: n for _r, s in start_content(ws, query) for rel, n in s.result().items()}
