@@ -26,7 +26,9 @@ import context_speed as cs  # the same tree and tasks
 
 
 def main() -> None:
-    args = cs.tree_options().parse_args()
+    ap = cs.tree_options()
+    ap.add_argument("--detail", action="store_true", help="print the first differing counts of each task")
+    args = ap.parse_args()
     tree, made = cs.tree_of(args)
     state = Path(tempfile.mkdtemp(prefix="tdk-terms-state-"))
     from tooldeck.context.query import parse_query
@@ -62,6 +64,9 @@ def main() -> None:
             t2 = time.perf_counter()
             keys = rg.keys() | ix.keys()
             bad = sum(rg.get(k) != ix.get(k) for k in keys)
+            if bad and args.detail:
+                for k in sorted(k for k in keys if rg.get(k) != ix.get(k))[:5]:
+                    print(f"  differs: {k}: ripgrep {dict(rg.get(k) or {})} index {dict(ix.get(k) or {})}")
             rg_ms.append((t1 - t0) * 1000)
             ix_ms.append((t2 - t1) * 1000)
             total, differ = total + len(keys), differ + bad
