@@ -6,6 +6,7 @@
   error (error text on stderr), 2 usage error; JSON may come on stdin or from a file
 * ``tooldeck tools [--cost] [--profile NAME] [--tools A,B] [--exclude-tools C]``
 * ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
+* ``tooldeck connect CLIENT [ROOT ...] [--write]`` (codex, claude, gemini, cursor, vscode; ``cli_connect.py``)
 * ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
 
@@ -305,6 +306,9 @@ app.command("chat")(chat)
 from tooldeck.cli_settings import settings_app  # noqa: E402  (the person's settings verb, docs/workspaces.md)
 
 app.add_typer(settings_app, name="settings")
+from tooldeck.cli_connect import connect  # noqa: E402  (tooldeck connect CLIENT, docs/clients.md)
+
+app.command("connect")(connect)
 
 
 def main() -> None:

@@ -7,7 +7,8 @@ owns its schemas, decoding and errors; this module only translates:
   function tools taking ``{"input": string}``);
 * a call → ``Toolbox.call``; a ToolError → an ``isError`` result carrying
   ``error [code]: message``; an Output → text/image content plus
-  ``structuredContent`` when the tool provides it;
+  ``structuredContent`` when the tool provides it, always carrying the text
+  too (Codex and Claude Code show the model the structured part alone);
 * tool progress → ``notifications/progress`` when the client sent a progress
   token (progress may come from worker threads; it is handed to the event loop).
 
@@ -17,6 +18,7 @@ Nothing a client sends can stop the server: every handler catches everything.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -93,8 +95,26 @@ def to_call_result(result: ToolResult) -> dict[str, Any]:
             content.append({"type": "image", "data": part.base64_data, "mimeType": part.mime_type})
     wire: dict[str, Any] = {"content": content}
     if result.output.structured is not None:
-        wire["structuredContent"] = result.output.structured
+        wire["structuredContent"] = with_text(result.output.structured, result.output.as_text())
     return wire
+
+
+def with_text(structured: dict[str, Any], text: str) -> dict[str, Any]:
+    """``structured`` carrying everything the text says: clients that show the
+    model ``structuredContent`` instead of the content (Codex, Claude Code)
+    must not lose the summary line, notes or advice of the text. The text is
+    added as ``text`` unless it is the JSON of the data itself (a tool that
+    returned a dict) or already there."""
+    if not text or any(v == text for v in structured.values()):
+        return structured
+    if text[:1] in "{[":
+        try:
+            if json.loads(text) == structured:
+                return structured
+        except ValueError:
+            pass
+    key = "text" if "text" not in structured else "output_text"
+    return {key: text, **structured}
 
 
 def _for_version(ctx: Any, wire: dict[str, Any]) -> dict[str, Any]:

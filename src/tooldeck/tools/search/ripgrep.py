@@ -120,6 +120,7 @@ class RipgrepEngine:
                 cwd=cwd,
                 input=stdin,
                 timeout=RG_TIMEOUT,
+                many_files=True,
                 stop=self.stop,
             )
         except subprocess.TimeoutExpired as exc:

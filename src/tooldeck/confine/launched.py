@@ -1,0 +1,193 @@
+"""A helper started by the launcher, seen from the server: the part of
+:class:`subprocess.Popen` tooldeck's callers use.
+
+The server made the child's pipes (so it reads and writes them directly,
+no copy through the launcher) and holds a pidfd of the child: ``kill``
+signals through it (a pidfd never names a reused pid), and the exit status
+comes from the launcher, the child's parent, over its channel.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from typing import IO, Any
+
+_STDERR = 2
+
+
+def _open(source: Any, for_child_reading: bool) -> tuple[int | None, int]:
+    """(the server's end or None, the child's end) of one stream."""
+    if source == subprocess.PIPE:
+        r, w = os.pipe()
+        return (w, r) if for_child_reading else (r, w)
+    if source is None or source == subprocess.DEVNULL:
+        if source is None and not for_child_reading:
+            return None, os.dup(_STDERR)  # never the server's stdout: it may be a protocol channel
+        return None, os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+    fd = source if isinstance(source, int) else source.fileno()
+    return None, os.dup(fd)
+
+
+def child_streams(stdin: Any, stdout: Any, stderr: Any) -> tuple[tuple[int | None, ...], tuple[int, ...]]:
+    """The server's ends (stdin writer, stdout reader, stderr reader; None
+    where not a pipe) and the child's three descriptors (to send, then close)."""
+    made: list[tuple[int | None, int]] = []
+    try:
+        made.append(_open(stdin, True))
+        made.append(_open(stdout, False))
+        made.append(_open(stderr, False))
+    except BaseException:
+        for ours, theirs in made:
+            os.close(theirs)
+            if ours is not None:
+                os.close(ours)
+        raise
+    return tuple(m[0] for m in made), tuple(m[1] for m in made)
+
+
+def host_pid(pidfd: int) -> int:
+    """The pid a pidfd names, as this process's PID namespace numbers it (-1: gone)."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Pid:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+class LaunchedProcess:
+    """A running helper: ``communicate``, ``wait``, ``poll``, ``kill``."""
+
+    def __init__(self, args: list[str], pidfd: int, pid_inside: int, ours: tuple[int | None, ...]) -> None:
+        self.args = args
+        self.pid_inside = pid_inside
+        self._pidfd = pidfd
+        self.returncode: int | None = None
+        self._done = threading.Event()
+        w, r_out, r_err = ours
+        self.stdin: IO[bytes] | None = os.fdopen(w, "wb") if w is not None else None
+        self.stdout: IO[bytes] | None = os.fdopen(r_out, "rb") if r_out is not None else None
+        self.stderr: IO[bytes] | None = os.fdopen(r_err, "rb") if r_err is not None else None
+        self._chunks: dict[int, list[bytes]] = {}
+        self._input: memoryview | None = None
+        self._started = False
+        self.pid = host_pid(pidfd)  # the helper's pid as the server sees it
+
+    # exit -------------------------------------------------------------------------------------
+    def set_returncode(self, code: int) -> None:
+        """Called by the launcher's reader thread when the helper ended."""
+        if self.returncode is None:
+            self.returncode = code
+        self._done.set()
+        try:
+            os.close(self._pidfd)
+        except OSError:
+            pass
+        self._pidfd = -1
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if not self._done.wait(timeout):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, sig: int) -> None:
+        if self._done.is_set() or self._pidfd < 0:
+            return
+        try:
+            signal.pidfd_send_signal(self._pidfd, sig)
+        except (ProcessLookupError, OSError):
+            pass  # ended meanwhile
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    # streams ----------------------------------------------------------------------------------
+    def communicate(
+        self, input: bytes | None = None, timeout: float | None = None
+    ) -> tuple[bytes | None, bytes | None]:
+        """As :meth:`subprocess.Popen.communicate`: may be called again after
+        a :class:`subprocess.TimeoutExpired` (the output read so far is kept)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._started:
+            self._started = True
+            if self.stdin is not None:
+                self._input = memoryview(input or b"")
+                if not self._input:
+                    self._close_stdin()
+        with selectors.DefaultSelector() as sel:
+            for stream in (self.stdout, self.stderr):
+                if stream is not None and not stream.closed:
+                    self._chunks.setdefault(stream.fileno(), [])
+                    sel.register(stream.fileno(), selectors.EVENT_READ, stream)
+            if self.stdin is not None and not self.stdin.closed:
+                sel.register(self.stdin.fileno(), selectors.EVENT_WRITE, self.stdin)
+            self._pump(sel, deadline)
+        self.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return self._collected(self.stdout), self._collected(self.stderr)
+
+    def _pump(self, sel: selectors.BaseSelector, deadline: float | None) -> None:
+        while sel.get_map():
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise subprocess.TimeoutExpired(self.args, 0.0)
+            for key, _ in sel.select(left):
+                stream = key.data
+                if stream is self.stdin:
+                    self._write_some(sel, key.fd)
+                    continue
+                data = os.read(key.fd, 65536)
+                if data:
+                    self._chunks[key.fd].append(data)
+                else:
+                    sel.unregister(key.fd)
+
+    def _write_some(self, sel: selectors.BaseSelector, fd: int) -> None:
+        assert self._input is not None
+        try:
+            n = os.write(fd, self._input[:65536])
+        except BrokenPipeError:
+            n = len(self._input)
+        self._input = self._input[n:]
+        if not self._input:
+            sel.unregister(fd)
+            self._close_stdin()
+
+    def _close_stdin(self) -> None:
+        if self.stdin is not None:
+            try:
+                self.stdin.close()
+            except BrokenPipeError:
+                pass
+
+    def _collected(self, stream: IO[bytes] | None) -> bytes | None:
+        if stream is None:
+            return None
+        data = b"".join(self._chunks.get(stream.fileno(), ())) if not stream.closed else b""
+        stream.close()
+        return data
+
+    def __enter__(self) -> LaunchedProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None and not stream.closed:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self.wait()
