@@ -131,6 +131,7 @@ def _out(snap: dict[str, Any], **extra: Any) -> Output:
 
 async def _wait_one(mgr: SessionManager, sids: list[str], timeout: float, inv: Invocation) -> str | None:
     def tick(elapsed: float) -> None:
+        inv.check_cancelled()  # each second: a wait whose call was cancelled (or lost its connection) ends
         states = ", ".join(f"{s[:8]} {mgr.snapshot(s)['status_text'][:60]}" for s in sids[:4])
         inv.emit_text("activity", f"waiting {elapsed:.0f}s: {states}\n")
 
