@@ -27,6 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -136,7 +137,7 @@ class _Pending:
 class ContextBuilder:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.graphs = GraphCache()
+        self.graphs = GraphCache(Path(rt.state_dir) / "graphs")  # a restart loads the graph, not builds it
         self.universe = Universe()
         self.terms = TermIndex(rt.state_dir)
         self._last_graph: Graph | None = None
