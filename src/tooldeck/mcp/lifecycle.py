@@ -40,6 +40,7 @@ log = logging.getLogger("tooldeck.mcp")
 SESSION_IDLE = 300.0  # seconds without a request before an HTTP session is closed
 MAX_SESSIONS = 256  # live HTTP sessions at once
 _EARLY_TTL = 30.0  # a drop seen before its call registered is remembered this long
+MAX_SCANNED = 4 * 1024 * 1024  # request bodies read to find their calls' ids (the SDK's own limit)
 
 Key = tuple[str, str]
 
@@ -120,19 +121,22 @@ class DropWatch:
             return
         headers = dict(scope.get("headers") or [])
         sid_raw = headers.get(b"mcp-session-id")
-        if sid_raw is None and self._full():
-            await _too_many(send, self.max_sessions or 0)
+        if sid_raw is None:  # opens a session (or is refused by the SDK): no call to watch
+            if self._full():
+                await _too_many(send, self.max_sessions or 0)
+            else:
+                await self.app(scope, receive, send)
             return
         body, more = b"", True
         first: list[dict[str, Any]] = []
-        while more:
+        while more and len(body) <= MAX_SCANNED:  # a bigger body is the SDK's to refuse (413), unread here
             message = await receive()
             first.append(message)
             if message["type"] != "http.request":
                 break
             body += message.get("body", b"")
             more = message.get("more_body", False)
-        ids = _call_ids(body) if sid_raw is not None else []
+        ids = _call_ids(body) if not more else []
         replay = iter(first)
 
         async def replayed() -> Any:
@@ -141,7 +145,7 @@ class DropWatch:
         if not ids:
             await self.app(scope, replayed, send)
             return
-        await self._watched(scope, replayed, send, receive, sid_raw.decode("latin-1"), ids)  # type: ignore[union-attr]
+        await self._watched(scope, replayed, send, receive, sid_raw.decode("latin-1"), ids)
 
     async def _watched(self, scope: Any, replayed: Any, send: Any, receive: Any, sid: str, ids: list[Any]) -> None:
         answered = False

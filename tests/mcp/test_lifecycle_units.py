@@ -1,0 +1,86 @@
+"""DropWatch and InFlight (issue 30): a POST carrying a ``tools/call`` whose
+client disconnects before the answer is sent cancels that call's task and
+Invocation; one whose answer was sent cancels nothing; a drop seen before
+the call registered still reaches it; bodies are replayed to the app whole."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from tooldeck.core.invocation import Invocation
+from tooldeck.mcp.lifecycle import DropWatch, InFlight
+
+CALL = json.dumps({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "x"}}).encode()
+SCOPE = {"type": "http", "method": "POST", "path": "/mcp", "headers": [(b"mcp-session-id", b"s1")]}
+
+
+def _receiver(messages: list[dict[str, Any]], gate: asyncio.Event) -> Any:
+    queue = list(messages)
+
+    async def receive() -> dict[str, Any]:
+        if queue:
+            return queue.pop(0)
+        await gate.wait()  # the client goes away (or the response completes)
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+async def _run(answer_first: bool) -> tuple[Invocation, asyncio.Task[Any], bytes]:
+    inflight, inv = InFlight(), Invocation.silent()
+    gate = asyncio.Event()
+    seen = b""
+    call = asyncio.ensure_future(asyncio.sleep(30))
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        nonlocal seen
+        seen = (await receive())["body"]
+        with inflight.track("s1", 7, inv, call):
+            if answer_first:
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                await send({"type": "http.response.body", "body": b"{}", "more_body": False})
+            gate.set()
+            try:
+                await asyncio.wait_for(asyncio.shield(call), 0.5)
+            except (TimeoutError, asyncio.CancelledError):
+                pass
+
+    async def send(message: dict[str, Any]) -> None:
+        return None
+
+    receive = _receiver([{"type": "http.request", "body": CALL, "more_body": False}], gate)
+    await DropWatch(app, inflight)(SCOPE, receive, send)
+    return inv, call, seen
+
+
+def test_a_dropped_connection_cancels_its_call() -> None:
+    inv, call, seen = asyncio.run(_run(answer_first=False))
+    assert seen == CALL
+    assert inv.cancelled and call.cancelled()
+
+
+def test_an_answered_call_is_not_cancelled() -> None:
+    async def main() -> tuple[bool, bool]:
+        inv, call, _ = await _run(answer_first=True)
+        done = call.cancelled()
+        call.cancel()
+        return inv.cancelled, done
+
+    assert asyncio.run(main()) == (False, False)
+
+
+def test_a_drop_before_the_call_registers_still_reaches_it() -> None:
+    async def main() -> tuple[bool, bool]:
+        inflight, inv = InFlight(), Invocation.silent()
+        inflight.dropped("s1", 7)
+        call = asyncio.ensure_future(asyncio.sleep(30))
+        with inflight.track("s1", 7, inv, call):
+            await asyncio.sleep(0)
+        other = Invocation.silent()
+        with inflight.track("s1", 8, other, asyncio.ensure_future(asyncio.sleep(0))):
+            pass
+        return inv.cancelled and call.cancelled(), other.cancelled
+
+    assert asyncio.run(main()) == (True, False)
