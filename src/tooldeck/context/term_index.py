@@ -45,6 +45,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.query import Query
 from tooldeck.context.retrieve import ContentSearch, FileInfo, content_terms, start_content
 from tooldeck.context.universe import RACY_NS, Stamp, Walked
@@ -219,6 +220,7 @@ class TermIndex:
                 self._index_files(ws, files[i : i + BATCH], walked)
             if gen == self._generation:
                 self._roots = roots
+            release_freed_memory()  # the fill read every file once: hand the freed heap back
         except Exception:  # a broken index leaves the builds on ripgrep, never breaks one
             self._roots = None
             self._failed = roots
