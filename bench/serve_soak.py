@@ -42,7 +42,7 @@ class Recorder:
         self.start, self.bucket = start, bucket
         self.lat: dict[int, list[float]] = {}
         self.errors: list[str] = []
-        self.calls = self.cancelled = self.resets = self.abandoned = 0
+        self.calls = self.cancelled = self.resets = self.abandoned = self.refused = 0
         self.lock = threading.Lock()
 
     def took(self, t0: float, seconds: float) -> None:
@@ -109,6 +109,11 @@ def churn(url: str, port: int, k: int, rec: Recorder, until: float) -> None:
             with rec.lock:
                 rec.abandoned += 1
         except Exception as exc:  # a churner that fails is reported, not fatal
+            if "503" in str(exc):  # the session cap refusing one more abandoned session: by design
+                with rec.lock:
+                    rec.refused += 1
+                time.sleep(1)
+                continue
             rec.error(f"churn: {type(exc).__name__}: {exc}")
 
 
@@ -172,7 +177,8 @@ def _report(
     print(
         f"serve soak: {args.minutes:g} min, {args.sessions} steady sessions + {args.churners} churners, "
         f"{args.files} files; {rec.calls} steady calls, {rec.cancelled} cancelled, {rec.resets} reset, "
-        f"{rec.abandoned} sessions abandoned, {len(rec.errors)} errors"
+        f"{rec.abandoned} sessions abandoned, {rec.refused} new sessions refused at the cap (503), "
+        f"{len(rec.errors)} errors"
     )
     print(f"{'':<22}{'open files':>11}{'threads':>9}{'RSS MB':>8}{'workers MB':>12}{'workers':>9}")
     for label, c in (("idle", idle), ("peak under load", peak), ("end of load", loaded), ("30 s after", after)):
