@@ -240,7 +240,7 @@ class Activity:
         deadline = loop.time() + timeout
         quiet = 0
         while quiet < 3 and loop.time() < deadline:
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(0.005)  # a few loop turns: the end of input must not hold the exit
             quiet = quiet + 1 if self._busy == 0 else 0
 
     def request_started(self) -> None:
