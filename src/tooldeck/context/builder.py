@@ -23,7 +23,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +36,7 @@ from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
+from tooldeck.context.clock import StageClock
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
@@ -100,27 +100,6 @@ class BuildResult:
         return [c for c in self.choices if c.mode == "omitted"]
 
 
-class _Clock:
-    """Wall and this thread's CPU time per stage (a build runs in a worker
-    thread: process CPU would count the other threads too)."""
-
-    def __init__(self) -> None:
-        self.start = self.wall = time.perf_counter()
-        self.cpu_start = self.cpu = time.thread_time()
-        self.timings: dict[str, float] = {}
-        self.cpus: dict[str, float] = {}
-
-    def lap(self, stage: str) -> None:
-        wall, cpu = time.perf_counter(), time.thread_time()
-        self.timings[stage], self.cpus[stage] = wall - self.wall, cpu - self.cpu
-        self.wall, self.cpu = wall, cpu
-
-    def done(self) -> tuple[dict[str, float], dict[str, float]]:
-        self.timings["total"] = time.perf_counter() - self.start
-        self.cpus["total"] = time.thread_time() - self.cpu_start
-        return self.timings, self.cpus
-
-
 @dataclass(slots=True)
 class _Pending:
     """A candidate whose chunks are rendered but not yet counted."""
@@ -164,14 +143,9 @@ class ContextBuilder:
         ``check``: a cancelled call's check (raises), called between stages
         and per folder of the walk, so a cancelled build stops early."""
         stop = check or (lambda: None)
-
-        def say(message: str) -> None:
-            stop()
-            if progress is not None:
-                progress(message)
-
+        say = _stage_reporter(progress, stop)
         budget = budget or DEFAULT_BUDGET
-        clock = _Clock()
+        clock = StageClock()
         query = parse_query(instructions)
         ws = self.rt.workspace
         # without a ready term index, ripgrep reads the tree in its own processes while it is walked
@@ -207,15 +181,7 @@ class ContextBuilder:
         clock.lap("rank")
 
         say("measuring candidates")
-        by_abs = {f.abs: f for f in files}
-        pending: list[_Pending | None] = []
-        for n, (key, score) in enumerate(ranked[:CANDIDATES]):
-            if n % 16 == 0:
-                stop()
-            pending.append(
-                self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
-            )
-        cands = self._count([p for p in pending if p is not None])
+        cands = self._count(self._measure_ranked(ranked, scored, query, cm_svc, files, lifted, stop))
         clock.lap("measure")
         stop()
         choices = fit(cands, budget)
@@ -349,6 +315,27 @@ class ContextBuilder:
         self._paths = (graph, shown_of, node_abs)
         return shown_of, node_abs
 
+    def _measure_ranked(
+        self,
+        ranked: list[tuple[str, float]],
+        scored: dict[str, Scored],
+        query: Query,
+        cm_svc: CodemapService,
+        files: list[FileInfo],
+        lifted: dict[str, str],
+        stop: Callable[[], None],
+    ) -> list[_Pending]:
+        """The top candidates measured (``stop`` checked every 16: a cancelled build ends here)."""
+        by_abs = {f.abs: f for f in files}
+        pending: list[_Pending] = []
+        for n, (key, score) in enumerate(ranked[:CANDIDATES]):
+            if n % 16 == 0:
+                stop()
+            p = self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
+            if p is not None:
+                pending.append(p)
+        return pending
+
     def _measure(
         self,
         key: str,
@@ -466,6 +453,17 @@ class ContextBuilder:
             if c.mode != "omitted"
         ]
         selection_service(self.rt).set(items, auto_codemaps=False)
+
+
+def _stage_reporter(progress: Progress | None, stop: Callable[[], None]) -> Progress:
+    """Reports a stage, after the cancel check (a cancelled build stops there)."""
+
+    def say(message: str) -> None:
+        stop()
+        if progress is not None:
+            progress(message)
+
+    return say
 
 
 def inline_index_files() -> int:

@@ -335,14 +335,7 @@ def create_server(
             invocation = Invocation.create(relay) if relay is not None else Invocation.silent()
             attach_person(box)
             generation = getattr(box, "generation", 0)
-            token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
-            try:
-                # custom tools receive the {"input": ...} object; their decoders unwrap it
-                with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
-                    call = asyncio.ensure_future(box.call(params.name, params.arguments, invocation=invocation))
-                result = await _awaited(call, ctx, invocation, inflight)
-            finally:
-                CURRENT_CALL.reset(token)
+            result = await _run_call(box, params, ctx, invocation, inflight)
             if result is None:  # its connection dropped: nobody reads the answer
                 return _for_version(ctx, {"content": [{"type": "text", "text": DROPPED}], "isError": True})
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
@@ -374,6 +367,19 @@ def create_server(
 
 
 DROPPED = "error [cancelled]: the call was cancelled (its connection closed)"
+
+
+async def _run_call(
+    box: Any, params: types.CallToolRequestParams, ctx: Any, inv: Invocation, inflight: InFlight
+) -> ToolResult | None:
+    token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
+    try:
+        # custom tools receive the {"input": ...} object; their decoders unwrap it
+        with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
+            call = asyncio.ensure_future(box.call(params.name, params.arguments, invocation=inv))
+        return await _awaited(call, ctx, inv, inflight)
+    finally:
+        CURRENT_CALL.reset(token)
 
 
 async def _awaited(call: asyncio.Task[ToolResult], ctx: Any, inv: Invocation, inflight: InFlight) -> ToolResult | None:

@@ -123,6 +123,42 @@ def _rules_above(rules: IgnoreRules, start_rel: str) -> list[DirSpec]:
     return chain
 
 
+def _child(
+    rules: IgnoreRules,
+    parent_fd: int | None,
+    rel: str,
+    name: str,
+    ino: int,
+    depth: int,
+    specs: list[DirSpec],
+    listing: tuple[bool, bool],
+    respect_ignore: bool,
+    deep: bool,
+) -> _Frame | None:
+    """The frame of the child folder ``rel`` (its fd closed when ``deep``:
+    too deep to hold, its children reopen from the root), or None when it
+    cannot be opened or listed. Its fd is never left open by a failure."""
+    child_fd = _open_child(rules.root, parent_fd, rel, name, ino)
+    if child_fd is None:
+        return None
+    try:
+        children = _list_fd(child_fd, *listing)
+        child_specs = specs
+        if respect_ignore and children is not None:
+            spec = rules.dir_spec(rel, _rule_files(children))
+            if spec is not None:
+                child_specs = [*specs, spec]
+    except BaseException:
+        os.close(child_fd)
+        raise
+    if deep or children is None:
+        os.close(child_fd)
+        if children is None:
+            return None
+        return (rel, depth + 1, child_specs, children, 0, None)
+    return (rel, depth + 1, child_specs, children, 0, child_fd)
+
+
 def walk(
     rules: IgnoreRules,
     start_rel: str = "",
@@ -184,24 +220,14 @@ def walk(
                     continue
                 if stop is not None:
                     stop()
-                child_fd = _open_child(root, fd, rel, name, n)
-                if child_fd is None:
+                deep = len(stack) >= MAX_HELD_FDS
+                frame = _child(rules, fd, rel, name, n, depth, specs, (sizes, stamps), respect_ignore, deep)
+                if frame is None:
                     continue
-                children = _list_fd(child_fd, sizes, stamps)
-                if len(stack) >= MAX_HELD_FDS or children is None:
-                    os.close(child_fd)  # too deep to hold: its children reopen from the root
-                    child_fd = None  # type: ignore[assignment]
-                if children is None:
-                    continue
-                child_specs = specs
-                if respect_ignore:
-                    spec = rules.dir_spec(rel, _rule_files(children))
-                    if spec is not None:
-                        child_specs = [*specs, spec]
                 # pre-order: finish this folder after the child
                 stack.append((rel_dir, depth, specs, entries, i, fd))
                 held = None
-                stack.append((rel, depth + 1, child_specs, children, 0, child_fd))
+                stack.append(frame)
                 break
             else:
                 held = None
