@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.require import require
 from tooldeck.confine import helpers, launcher
 from tooldeck.confine.policy import program
 from tooldeck.workspace.ripgrep import find_rg, rg_policy
@@ -220,16 +219,44 @@ def test_where_no_launcher_can_start_search_falls_back(
 
 
 def test_a_helper_cannot_signal_or_trace_its_launcher(tmp_path: Path) -> None:
-    """The launcher is PID 1 of its namespace: a helper's SIGKILL, SIGTERM
-    or SIGINT does not reach it, and the seccomp filter refuses ptrace."""
-    require("libseccomp")
+    """The launcher is PID 1 of its namespace: a helper's SIGKILL, SIGTERM or
+    SIGINT does not reach it; it is non-dumpable: a helper cannot ptrace it,
+    though it can trace a sibling helper (so the refusal is not an accident)."""
     root = _tree(tmp_path / "root", "word")
-    policy = program("sh", "/bin/sh", read=(str(root),))
-    script = "kill -INT 1; kill -TERM 1; kill -KILL 1; echo sent"
-    done = helpers.run(policy, ["/bin/sh", "-c", script], many_files=True, timeout=30)
+    shell = program("sh", "/bin/sh", read=(str(root),))
+    done = helpers.run(shell, ["/bin/sh", "-c", "kill -INT 1; kill -TERM 1; kill -KILL 1; echo sent"], many_files=True)
     assert done.stdout == b"sent\n"
-    ln = _launchers().get(policy)
+    ln = _launchers().get(shell)
     assert not _gone(ln.launcher_pid, 0.5)
-    status = Path(f"/proc/{ln.launcher_pid}/status").read_text()
-    assert "\nSeccomp:\t2\n" in status
-    assert helpers.run(policy, ["/bin/sh", "-c", "echo still"], many_files=True, timeout=30).stdout == b"still\n"
+    python = program("python", "/usr/bin/python3", read=(str(root),))
+    sibling = helpers.popen(python, [SLEEP, "30"], many_files=True)
+    code = (
+        "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True)\n"
+        "for pid in map(int, sys.argv[1:]):\n"
+        "    print(libc.ptrace(16, pid, 0, 0), ctypes.get_errno())\n"  # PTRACE_ATTACH
+    )
+    try:
+        argv = ["/usr/bin/python3", "-I", "-S", "-c", code, "1", str(sibling.pid_inside)]
+        traced = helpers.run(python, argv, many_files=True, timeout=60)
+    finally:
+        sibling.kill()
+        sibling.wait(10)
+    launcher_try, sibling_try = traced.stdout.decode().splitlines()
+    assert launcher_try == "-1 1" and sibling_try.startswith("0 "), traced  # EPERM on the launcher only
+    assert helpers.run(shell, ["/bin/sh", "-c", "echo still"], many_files=True, timeout=30).stdout == b"still\n"
+
+
+def test_a_root_replaced_by_a_link_out_leads_nowhere(tmp_path: Path) -> None:
+    """The root itself swapped for a link to an outside folder after its
+    launcher started: the new policy's namespace holds the link, not what it
+    names, so ripgrep cannot even enter it (refused as an OSError, which
+    file_search reports as io_error), and with an absolute path it reads nothing."""
+    root, outside = _tree(tmp_path / "root", "word in"), _tree(tmp_path / "outside", "word out")
+    assert _search(root, "-l", "word").stdout == b"f.txt\n"
+    os.rename(root, tmp_path / "old-root")
+    root.symlink_to(outside)
+    with pytest.raises(FileNotFoundError):
+        _search(root, "-l", "word")
+    rg = _rg()
+    done = helpers.run(rg_policy(rg, str(root)), [rg, "--no-config", "-c", "out", str(root)], many_files=True)
+    assert done.stdout == b"" and b"No such file" in done.stderr

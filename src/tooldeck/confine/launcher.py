@@ -1,9 +1,9 @@
 """A persistent launcher per policy: one bubblewrap namespace, set up once,
 in which every ripgrep of that root is started.
 
-Why: Landlock checks every file a helper opens (its walk up to ``/``, ~1.4 µs
-a file here), so a search over 17,874 files paid +32 ms of CPU under it, and
-a fresh bubblewrap namespace per process costs ~20 ms. A namespace costs
+Why: Landlock checks every file a helper opens (its walk up to ``/``, ~1 µs
+a file here), so a search over 16,000 files paid ~+15 ms of CPU under it,
+and a fresh bubblewrap namespace per process costs ~20 ms. A namespace costs
 nothing per file: a path that is not bound does not exist there. Built once
 per set of roots and kept, it costs only the hop to the launcher per helper.
 
@@ -11,9 +11,17 @@ The namespace holds the policy's paths read-only at their real paths (the
 root, the program, the system folders), a minimal ``/dev``, no ``/proc``;
 new user, PID, network, IPC, UTS and cgroup namespaces; no capability
 (``--cap-drop ALL``), no nested user namespace (``--disable-userns``),
-``no_new_privs``, and the shell sandbox's seccomp filter where libseccomp is
-installed (no mount, ptrace, unshare, setns, bpf, ...). A folder of a root
-swapped for a link out of it leads to a path that does not exist there.
+``no_new_privs``, a new session (no controlling terminal). A folder of a
+root swapped for a link out of it leads to a path that does not exist there.
+
+No seccomp filter (the shell sandbox's one): any filter puts every system
+call of ripgrep on the kernel's slow entry path, measured at ~+9 ms of CPU
+on a 16,000-file search (``bench/search_bench.py``), as much as Landlock
+cost; what it would add here is already held by the namespaces, the empty
+capability sets and the disabled user namespaces (no mount, no unshare, no
+setns can succeed), and the launcher is not traceable by its helpers
+(non-dumpable, see :mod:`tooldeck.confine.launcher_main`). The Landlock way
+has none either.
 
 Who can talk to it: nobody but the server. Its only channel is an anonymous
 ``socketpair`` (no name in the file system, no abstract address); the
@@ -102,18 +110,6 @@ def _binds(policy: Policy, extra: Sequence[str]) -> list[str]:
     return args
 
 
-def _seccomp_fd() -> int | None:
-    try:
-        from tooldeck.shell.seccomp_filter import SeccompUnavailable, program, program_fd
-    except ImportError:
-        return None
-    try:
-        return program_fd(program())
-    except (SeccompUnavailable, OSError) as exc:
-        log.warning("tooldeck: the helper launcher runs without a seccomp filter (%s)", exc)
-        return None
-
-
 class Launcher:
     """One launcher process for one policy, and the helpers it started."""
 
@@ -145,21 +141,13 @@ class Launcher:
 
     def _spawn(self, bwrap: str, theirs: socket.socket) -> subprocess.Popen[bytes]:
         python, extra = _interpreter()
-        seccomp = _seccomp_fd()
         argv = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-all", "--as-pid-1"]
         argv += ["--new-session", "--dev", "/dev", *_binds(self.policy, extra), "--chdir", "/", "--clearenv"]
-        if seccomp is not None:
-            argv += ["--seccomp", str(seccomp)]
         # every bound folder is a mount point in the namespace: git would stop at the first one
         argv += ["--setenv", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "1", "--setenv", "PATH", "/usr/bin:/bin"]
         argv += ["--", python, "-I", "-S", "-c", _source(), str(theirs.fileno())]
-        fds = (theirs.fileno(), *((seccomp,) if seccomp is not None else ()))
-        try:
-            # stdout is never the server's (it may be the MCP channel); stderr is its log
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=fds)
-        finally:
-            if seccomp is not None:
-                os.close(seccomp)
+        # stdout is never the server's (it may be the MCP channel); stderr is its log
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
 
     def _read_ready(self) -> int:
         """The launcher's pidfd, once it said it is ready."""

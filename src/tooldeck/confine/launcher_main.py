@@ -20,9 +20,10 @@ PID 1 also means no process of the namespace can signal it (the kernel
 drops signals to a namespace's init that it has no handler for; SIGINT's
 is set to ignore).
 
-Made non-dumpable first: a helper it started (same uid) can then neither
-trace it nor read its memory, on top of the seccomp filter that refuses
-``ptrace`` and ``process_vm_readv`` in the namespace.
+Made non-dumpable first: a helper it started (same uid, no capability) can
+then neither trace it (``ptrace``) nor read its memory or take its
+descriptors (``process_vm_readv``, ``pidfd_getfd``): all need
+``CAP_SYS_PTRACE`` over a non-dumpable process.
 """
 
 from __future__ import annotations
