@@ -71,6 +71,7 @@ class LaunchedProcess:
         self._pidfd = pidfd
         self.returncode: int | None = None
         self._done = threading.Event()
+        self._fd_lock = threading.Lock()  # the pidfd is never signalled after it was closed (its number reused)
         w, r_out, r_err = ours
         self.stdin: IO[bytes] | None = os.fdopen(w, "wb") if w is not None else None
         self.stdout: IO[bytes] | None = os.fdopen(r_out, "rb") if r_out is not None else None
@@ -83,14 +84,13 @@ class LaunchedProcess:
     # exit -------------------------------------------------------------------------------------
     def set_returncode(self, code: int) -> None:
         """Called by the launcher's reader thread when the helper ended."""
-        if self.returncode is None:
-            self.returncode = code
+        with self._fd_lock:
+            if self.returncode is None:
+                self.returncode = code
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+            self._pidfd = -1
         self._done.set()
-        try:
-            os.close(self._pidfd)
-        except OSError:
-            pass
-        self._pidfd = -1
 
     def poll(self) -> int | None:
         return self.returncode
@@ -102,12 +102,13 @@ class LaunchedProcess:
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
-        if self._done.is_set() or self._pidfd < 0:
-            return
-        try:
-            signal.pidfd_send_signal(self._pidfd, sig)
-        except (ProcessLookupError, OSError):
-            pass  # ended meanwhile
+        with self._fd_lock:
+            if self._pidfd < 0:
+                return
+            try:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            except OSError:
+                pass  # ended meanwhile (ProcessLookupError)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
