@@ -169,6 +169,7 @@ def test_a_killed_launcher_is_replaced_and_its_calls_end(tmp_path: Path) -> None
     root = _tree(tmp_path / "root", "word")
     policy = program("sleep", SLEEP, read=(str(root),))
     running = helpers.popen(policy, [SLEEP, "30"], many_files=True, stdout=subprocess.PIPE)
+    assert running.pid > 0  # started
     ln = _launchers().get(policy)
     os.kill(ln.launcher_pid, signal.SIGKILL)
     assert running.wait(10) == -9  # the namespace went with it
@@ -264,3 +265,14 @@ def test_a_root_replaced_by_a_link_out_leads_nowhere(tmp_path: Path) -> None:
     rg = _rg()
     done = helpers.run(rg_policy(rg, str(root)), [rg, "--no-config", "-c", "out", str(root)], many_files=True)
     assert done.stdout == b"" and b"No such file" in done.stderr
+
+
+def test_a_program_that_cannot_start_is_an_oserror_and_an_abandoned_helper_is_killed(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "root", "word")
+    policy = program("sleep", SLEEP, read=(str(root),))
+    with pytest.raises(FileNotFoundError):
+        helpers.run(policy, [str(root / "no-such-program")], many_files=True, timeout=30)
+    proc = helpers.popen(policy, [SLEEP, "30"], many_files=True)
+    pid = proc.pid
+    proc._reply.close()  # the caller is gone (a server thread that died, the server itself)
+    assert _gone(pid)
