@@ -26,7 +26,10 @@ import context_speed as cs  # the same tree and tasks
 
 
 def main() -> None:
-    tree, made = cs.tree_of(cs.tree_options().parse_args())
+    ap = cs.tree_options()
+    ap.add_argument("--detail", action="store_true", help="print the first differing counts of each task")
+    args = ap.parse_args()
+    tree, made = cs.tree_of(args)
     state = Path(tempfile.mkdtemp(prefix="tdk-terms-state-"))
     from tooldeck.context.query import parse_query
     from tooldeck.context.retrieve import content_terms, start_content
@@ -51,7 +54,7 @@ def main() -> None:
         )
         print(f"{'task':<6}{'ripgrep ms':>12}{'index ms':>10}{'ratio':>8}{'files':>8}{'differ':>8}")
         rg_ms, ix_ms, total, differ = [], [], 0, 0
-        for i, task in enumerate(cs.TASKS):
+        for i, task in enumerate(cs.tasks_of(args)):
             query = parse_query(task)
             t0 = time.perf_counter()
             rg = {rel: n for _r, s in start_content(ws, query) for rel, n in s.result().items()}
@@ -61,6 +64,9 @@ def main() -> None:
             t2 = time.perf_counter()
             keys = rg.keys() | ix.keys()
             bad = sum(rg.get(k) != ix.get(k) for k in keys)
+            if bad and args.detail:
+                for k in sorted(k for k in keys if rg.get(k) != ix.get(k))[:5]:
+                    print(f"  differs: {k}: ripgrep {dict(rg.get(k) or {})} index {dict(ix.get(k) or {})}")
             rg_ms.append((t1 - t0) * 1000)
             ix_ms.append((t2 - t1) * 1000)
             total, differ = total + len(keys), differ + bad

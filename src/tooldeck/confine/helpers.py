@@ -35,7 +35,8 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tooldeck.confine import bwrap, landlock
@@ -173,10 +174,13 @@ def run(
     timeout: float | None = None,
     env: dict[str, str] | None = None,
     many_files: bool = False,
+    stop: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """``subprocess.run(argv, capture_output=True)`` confined to ``policy``:
     stdin is ``input`` (else /dev/null); on a timeout the helper is killed
-    and reaped, and :class:`subprocess.TimeoutExpired` raised."""
+    and reaped, and :class:`subprocess.TimeoutExpired` raised. ``stop`` (a
+    cancelled call's check) is called every :data:`STOP_POLL` seconds while
+    the helper runs; when it raises, the helper is killed and reaped."""
     stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
     proc = popen(
         policy,
@@ -190,7 +194,7 @@ def run(
     )
     with proc:
         try:
-            out, err = proc.communicate(input, timeout=timeout)
+            out, err = _communicate(proc, input, timeout, stop)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
@@ -206,6 +210,26 @@ def launched_cpu_seconds() -> float:
     children of this process, so not in its ``RUSAGE_CHILDREN``): for
     benchmarks."""
     return _launchers.cpu_seconds() if _launchers is not None else 0.0
+
+
+STOP_POLL = 0.05
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], input: bytes | None, timeout: float | None, stop: Callable[[], None] | None
+) -> tuple[bytes, bytes]:
+    if stop is None:
+        return proc.communicate(input, timeout=timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = STOP_POLL if deadline is None else min(STOP_POLL, max(0.0, deadline - time.monotonic()))
+        try:
+            return proc.communicate(input, timeout=step)  # a retry loses no output (subprocess docs)
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+        input = None  # sent by the first call
+        stop()
 
 
 def use_mode(how: str) -> None:

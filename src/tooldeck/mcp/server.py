@@ -7,7 +7,8 @@ owns its schemas, decoding and errors; this module only translates:
   function tools taking ``{"input": string}``);
 * a call → ``Toolbox.call``; a ToolError → an ``isError`` result carrying
   ``error [code]: message``; an Output → text/image content plus
-  ``structuredContent`` when the tool provides it;
+  ``structuredContent`` when the tool provides it, always carrying the text
+  too (Codex and Claude Code show the model the structured part alone);
 * tool progress → ``notifications/progress`` when the client sent a progress
   token (progress may come from worker threads; it is handed to the event loop).
 
@@ -17,6 +18,7 @@ Nothing a client sends can stop the server: every handler catches everything.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,7 @@ from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.mcp.elicit import approver_for
+from tooldeck.mcp.lifecycle import InFlight
 from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
 from tooldeck.shell.approval import approver_scope
 
@@ -92,8 +95,26 @@ def to_call_result(result: ToolResult) -> dict[str, Any]:
             content.append({"type": "image", "data": part.base64_data, "mimeType": part.mime_type})
     wire: dict[str, Any] = {"content": content}
     if result.output.structured is not None:
-        wire["structuredContent"] = result.output.structured
+        wire["structuredContent"] = with_text(result.output.structured, result.output.as_text())
     return wire
+
+
+def with_text(structured: dict[str, Any], text: str) -> dict[str, Any]:
+    """``structured`` carrying everything the text says: clients that show the
+    model ``structuredContent`` instead of the content (Codex, Claude Code)
+    must not lose the summary line, notes or advice of the text. The text is
+    added as ``text`` unless it is the JSON of the data itself (a tool that
+    returned a dict) or already there."""
+    if not text or any(v == text for v in structured.values()):
+        return structured
+    if text[:1] in "{[":
+        try:
+            if json.loads(text) == structured:
+                return structured
+        except ValueError:
+            pass
+    key = "text" if "text" not in structured else "output_text"
+    return {key: text, **structured}
 
 
 def _for_version(ctx: Any, wire: dict[str, Any]) -> dict[str, Any]:
@@ -249,11 +270,15 @@ def create_server(
     instructions: str = INSTRUCTIONS,
     activity: Activity | None = None,
     extras: ServerExtras | None = None,
+    inflight: InFlight | None = None,
 ) -> Server:
     """``activity`` counts the requests in flight and runs its warm-up once
     the server has been idle (the place for warm-ups that must slow down
     neither start-up nor a call). ``extras`` adds prompts, resources and the
-    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`)."""
+    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`). ``inflight``
+    registers each running call, so a dropped connection can cancel it
+    (:mod:`tooldeck.mcp.lifecycle`)."""
+    inflight = inflight if inflight is not None else InFlight()
     catalog = toolbox if isinstance(toolbox, Catalog) else Catalog(toolbox)
     listed: list[types.Tool] = []
     activity = activity if activity is not None else Activity()
@@ -281,19 +306,22 @@ def create_server(
             agents = extras.tools() if extras is not None else None
             if agents is not None and params.name not in box and params.name in agents:
                 box = agents
-            invocation = None
             if _has_progress_token(ctx):
                 relay = ProgressRelay(ctx)
-                invocation = Invocation.create(relay)
+            # the call's own cancel signal: set by notifications/cancelled (via the toolbox) or a dropped connection
+            invocation = Invocation.create(relay) if relay is not None else Invocation.silent()
             attach_person(box)
             generation = getattr(box, "generation", 0)
             token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
             try:
                 # custom tools receive the {"input": ...} object; their decoders unwrap it
                 with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
-                    result = await box.call(params.name, params.arguments, invocation=invocation)
+                    call = asyncio.ensure_future(box.call(params.name, params.arguments, invocation=invocation))
+                result = await _awaited(call, ctx, invocation, inflight)
             finally:
                 CURRENT_CALL.reset(token)
+            if result is None:  # its connection dropped: nobody reads the answer
+                return _for_version(ctx, {"content": [{"type": "text", "text": DROPPED}], "isError": True})
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
                 listed.clear()
                 await tools_changed(ctx, bus)
@@ -320,6 +348,23 @@ def create_server(
     if extras is not None:
         extras.install(server)
     return server
+
+
+DROPPED = "error [cancelled]: the call was cancelled (its connection closed)"
+
+
+async def _awaited(call: asyncio.Task[ToolResult], ctx: Any, inv: Invocation, inflight: InFlight) -> ToolResult | None:
+    """The call's result; None when a dropped connection cancelled it. A
+    cancellation of this handler itself (notifications/cancelled, the
+    session closing) propagates, and reaches the call and its invocation."""
+    with inflight.track(getattr(ctx, "session_id", None), getattr(ctx, "request_id", None), inv, call):
+        try:
+            return await call
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None
 
 
 class ToolDeckServer(Server):

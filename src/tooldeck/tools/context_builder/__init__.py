@@ -115,7 +115,10 @@ def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> tu
     budget = args.budget or _default_budget(rt)
     tab_id, tab_name, before = _tab_for(rt, args)
     result = context_builder_service(rt).build(
-        args.instructions, budget, progress=lambda m: invocation.emit_text("activity", m, replace=True)
+        args.instructions,
+        budget,
+        progress=lambda m: invocation.emit_text("activity", m, replace=True),
+        check=invocation.check_cancelled,  # a cancelled call (or dropped connection) stops the build
     )
     selection_service(rt).set_prompt(args.instructions)
     kept = f"; tab {before!r} is unchanged" if before != tab_name else ""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from tooldeck.core import invalid_arguments, tool
+from tooldeck.core import Invocation, invalid_arguments, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import cursor
@@ -201,7 +201,7 @@ def _fit(lines: list[str], budget_chars: int) -> list[str]:
 
 
 def build(rt: Runtime, engine_factory: Callable[[Runtime], Engine] = pick_engine) -> Tool:
-    def file_search(args: FileSearchInput) -> str:
+    def file_search(args: FileSearchInput, inv: Invocation) -> str:
         args, section, offset = apply_cursor(args)
         mode, why = choose_mode(args)
         search = _Search(rt, args, section, offset)
@@ -211,7 +211,10 @@ def build(rt: Runtime, engine_factory: Callable[[Runtime], Engine] = pick_engine
         if mode in ("content", "both") and section in (None, "content"):
             if lines and mode == "both":
                 lines.append("")
-            lines += search.content(engine_factory(rt))
+            engine = engine_factory(rt)
+            if hasattr(engine, "stop"):
+                engine.stop = inv.check_cancelled  # a cancelled call kills its rg
+            lines += search.content(engine)
         return "\n".join(lines)
 
     return tool(file_search, description=DESCRIPTION, read_only=True, idempotent=True)
