@@ -23,6 +23,7 @@ from tooldeck.workspace.ripgrep import find_rg, rg_policy
 
 pytestmark = pytest.mark.requires("bwrap", "rg")
 SLEEP = "/bin/sleep"
+MARK = "/bin/sleep 31.4159"  # a command line no other process has
 
 
 @pytest.fixture(autouse=True)
@@ -276,3 +277,33 @@ def test_a_program_that_cannot_start_is_an_oserror_and_an_abandoned_helper_is_ki
     pid = proc.pid
     proc._reply.close()  # the caller is gone (a server thread that died, the server itself)
     assert _gone(pid)
+
+
+def test_a_cancelled_call_kills_its_helper(tmp_path: Path) -> None:
+    """``run(stop=...)`` (a cancelled MCP call's check) kills the helper in
+    the launcher's namespace and reaps it; output read before is not lost."""
+    root = _tree(tmp_path / "root", "word")
+    policy = program("sh", "/bin/sh", read=(str(root),))
+    started = time.monotonic()
+    seen: list[int] = []
+
+    class Cancelled(Exception):
+        pass
+
+    def stop() -> None:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline(int(p)) == MARK]
+        seen.extend(pids)
+        if time.monotonic() - started > 0.5:
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        helpers.run(policy, ["/bin/sh", "-c", f"echo early; exec {MARK}"], many_files=True, stop=stop)
+    assert time.monotonic() - started < 10
+    assert seen and all(_gone(pid) for pid in set(seen))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""
