@@ -216,6 +216,10 @@ def tools(
             typer.echo(f"{name:<22} {summary[:90]}")
     if cost:
         typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+        if profile != "core":  # the lean alternative, side by side
+            core_box = build_toolbox(rt, "core", switches)
+            core = sum(n for _, n in schema_costs(core_box))
+            typer.echo(f"{'core':<22} {core:>6}  tokens with --profile core (its {len(list(core_box))} tools)")
 
 
 @app.command()
