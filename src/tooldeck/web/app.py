@@ -26,6 +26,7 @@ from tooldeck.agents.chat import chat_db
 from tooldeck.agents.manager import SessionManager, session_manager
 from tooldeck.core.errors import ToolError
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
 from tooldeck.web import pages
 
 COOKIE = "tooldeck_token"
@@ -43,8 +44,6 @@ def _session(mgr: SessionManager, sid: str) -> str:
 
 
 def _selection(rt: Runtime) -> str:
-    from tooldeck.selection.service import selection_service
-
     svc = selection_service(rt)
     return pages.selection_view(svc.breakdown(), svc.prompt())
 
