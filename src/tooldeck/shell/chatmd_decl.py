@@ -34,7 +34,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from tooldeck.chatmd.element import ChatmdError, Element, Position
+from tooldeck.markup.element import ChatmdError, Element, Position
 from tooldeck.shell.chain import ChainSyntaxError, parse_chain
 from tooldeck.shell.declare import as_list, build_runtime
 from tooldeck.shell.profiles import BUILTIN, ShellRuntime
