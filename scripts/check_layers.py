@@ -25,8 +25,8 @@ The layers, top to bottom (a module may import its own layer's modules, subject
 to the host rule, and anything below):
 
     entry      the command line: launch.py, cli*.py, __main__.py: builds the runtime, starts a host
-    front      tui/: ``tooldeck chat``, a terminal face over the ChatMD host
-    hosts      mcp/, chatmd/, web/ (the dashboard): never import each other
+    front      tui/: ``tooldeck chat``, a terminal face over the ChatMD host (no other host)
+    hosts      mcp/, chatmd/, dashboard/ : never import each other
     catalog    catalog.py: assembles the tool domains
     tools      tools/<domain>/ : never import a host
     services   everything else (workspace/, state/, store/, selection/, ... runtime.py): never a tool or a host
@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 LAYERS = ("core", "services", "tools", "catalog", "hosts", "front", "entry")
-HOSTS = frozenset({"mcp", "chatmd", "web"})  # web/ is the dashboard
+HOSTS = frozenset({"mcp", "chatmd", "dashboard"})
 ENTRY = frozenset({"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_settings", "cli_trust"})
 MODEL_LOOP = frozenset({"llm", "agents"})
 
@@ -236,6 +236,8 @@ def layer_violation(edge: Edge) -> str | None:
     top_src, top_dst = src.split(".")[1], dst.split(".")[1]
     if low == high == "hosts" and top_src != top_dst:
         return "a host imports another host"
+    if low == "front" and high == "hosts" and top_dst != "chatmd":
+        return "the terminal chat imports a host other than ChatMD"
     if top_src == "state" and top_dst in MODEL_LOOP:
         return "state/ imports the model loop"
     return None

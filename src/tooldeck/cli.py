@@ -253,7 +253,7 @@ def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
 @workspace_app.command("list")
 def workspace_list(state_dir: StateOpt = None) -> None:
     """List stored workspaces and their folders."""
-    from tooldeck.state import person
+    from tooldeck import cli_workspace as person
 
     _person(person.list_workspaces, _person_db(state_dir))
 
@@ -265,7 +265,7 @@ def workspace_add(
     state_dir: StateOpt = None,
 ) -> None:
     """Add a folder to a workspace; model-facing tools may then switch to it."""
-    from tooldeck.state import person
+    from tooldeck import cli_workspace as person
 
     _person(person.add_folder, _person_db(state_dir), name, str(folder))
 
@@ -277,7 +277,7 @@ def workspace_remove(
     state_dir: StateOpt = None,
 ) -> None:
     """Remove a folder from a workspace, or delete the workspace."""
-    from tooldeck.state import person
+    from tooldeck import cli_workspace as person
 
     _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
 

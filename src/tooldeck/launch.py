@@ -233,7 +233,7 @@ def _dashboard(rt: Runtime, app: object, toolbox: object, *, loopback: bool, tok
     feed watches the served catalog), handed to the MCP host from here."""
     from tooldeck.agents.audit import audit_log
     from tooldeck.core.toolbox import Toolbox
-    from tooldeck.web.app import with_dashboard
+    from tooldeck.dashboard.app import with_dashboard
 
     if isinstance(toolbox, Toolbox):
         audit_log(rt).watch(toolbox, "mcp")

@@ -49,8 +49,9 @@ def test_the_tree_as_it_is_passes() -> None:
         ("workspace/walk.py", "from tooldeck.tools.files import read\n", "services imports tools"),
         ("tools/files/read.py", "from tooldeck.mcp import server\n", "tools imports hosts"),
         ("mcp/stdio.py", "from tooldeck.chatmd import runner\n", "a host imports another host"),
-        ("web/app.py", "import importlib\nimportlib.import_module('tooldeck.mcp.server')\n", "another host"),
+        ("dashboard/app.py", "import importlib\nimportlib.import_module('tooldeck.mcp.server')\n", "another host"),
         ("state/chats.py", "from tooldeck.llm import loop\n", "state/ imports the model loop"),
+        ("tui/app.py", "from tooldeck.mcp import server\n", "the terminal chat imports a host other than ChatMD"),
         ("workspace/walk.py", "def f():\n    from tooldeck.store import db\n", "no `# lazy:` reason"),
         (
             "core/errors.py",

@@ -25,9 +25,9 @@ from tooldeck.agents.audit import audit_log
 from tooldeck.agents.chat import chat_db
 from tooldeck.agents.manager import SessionManager, session_manager
 from tooldeck.core.errors import ToolError
+from tooldeck.dashboard import pages
 from tooldeck.runtime import Runtime
 from tooldeck.selection.service import selection_service
-from tooldeck.web import pages
 
 COOKIE = "tooldeck_token"
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
