@@ -6,7 +6,8 @@ collects its ``tooldeck`` imports and checks them against the rules below.
 Exit status 1 and one line per violation when a rule is broken, 0 otherwise.
 
     scripts/check_layers.py              check (scripts/test.sh runs it before pytest)
-    scripts/check_layers.py --graph      the package graph as mermaid (docs/architecture.md)
+    scripts/check_layers.py --graph      the layers and what each package imports (docs/architecture.md)
+    scripts/check_layers.py --mermaid    the same graph as a mermaid flowchart
     scripts/check_layers.py --root DIR   check another source tree (DIR holds tooldeck/)
 
 What counts as an import:
@@ -47,7 +48,7 @@ from pathlib import Path
 
 LAYERS = ("core", "services", "tools", "catalog", "hosts", "front", "entry")
 HOSTS = frozenset({"mcp", "chatmd", "dashboard"})
-ENTRY = frozenset({"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_settings", "cli_trust"})
+ENTRY = frozenset({"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_settings", "cli_trust", "cli_workspace"})
 MODEL_LOOP = frozenset({"llm", "agents"})
 
 # Function-level imports allowed in a whole module, with the reason. Everything
@@ -76,8 +77,7 @@ LAZY_MODULES: dict[str, str] = {
 }
 
 # Today's known violations: (importer, imported module) -> the issue that removes it.
-ALLOWED: dict[tuple[str, str], str] = {
-}
+ALLOWED: dict[tuple[str, str], str] = {}
 
 # Edges left out of the cycle check (a lazy import closing a cycle), each with
 # the reason; an edge listed here still obeys the layer rules.
@@ -317,23 +317,40 @@ def check(src: Path) -> list[str]:
     return list(dict.fromkeys(problems))  # one line per import statement, in order
 
 
-def mermaid(src: Path) -> str:
-    """The graph between top-level packages, grouped by layer; a dotted arrow
-    is an edge made only of function-level imports."""
+def _package_edges(src: Path) -> tuple[set[str], dict[tuple[str, str], bool]]:
+    """Top-level packages and the edges between them (True: only lazy imports)."""
     modules, edges = collect(src)
-    top = {m: ".".join(m.split(".")[:2]) for m in modules}
     kinds: dict[tuple[str, str], bool] = {}
     for e in edges:
-        a, b = top[e.src].split(".")[1], top[e.dst].split(".")[1]
+        a, b = e.src.split(".")[1], e.dst.split(".")[1]
         if a != b:
             kinds[(a, b)] = kinds.get((a, b), True) and e.lazy
-    lines = ["flowchart TD"]
-    by_layer: dict[str, list[str]] = defaultdict(list)
-    for name in sorted({m.split(".")[1] for m in modules if "." in m}):
-        by_layer[layer(f"tooldeck.{name}")].append(name)
+    return {m.split(".")[1] for m in modules if "." in m}, kinds
+
+
+def picture(src: Path) -> str:
+    """The layers top to bottom, each package with what it imports (a name in
+    parentheses: only from inside a function)."""
+    names, kinds = _package_edges(src)
+    lines: list[str] = []
     for name in reversed(LAYERS):
-        lines.append(f"  subgraph {name}")
-        lines.extend(f"    {n.strip('_')}[{n}]" for n in by_layer[name])
+        members = sorted(n for n in names if layer(f"tooldeck.{n}") == name)
+        lines.append(f"{name}:")
+        for n in members:
+            deps = sorted((b, lazy) for (a, b), lazy in kinds.items() if a == n)
+            shown = " ".join(f"({b})" if lazy else b for b, lazy in deps) or "-"
+            lines.append(f"  {n:<16} -> {shown}")
+    return "\n".join(lines)
+
+
+def mermaid(src: Path) -> str:
+    """The graph between top-level packages as mermaid, grouped by layer; a
+    dotted arrow is an edge made only of function-level imports."""
+    names, kinds = _package_edges(src)
+    lines = ["flowchart TD"]
+    for name in reversed(LAYERS):
+        lines.append(f'  subgraph layer_{name}["{name}"]')
+        lines.extend(f"    {n.strip('_')}[{n}]" for n in sorted(names) if layer(f"tooldeck.{n}") == name)
         lines.append("  end")
     for (a, b), lazy in sorted(kinds.items()):
         lines.append(f"  {a.strip('_')} {'-.->' if lazy else '-->'} {b.strip('_')}")
@@ -343,10 +360,11 @@ def mermaid(src: Path) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parent.parent / "src")
-    parser.add_argument("--graph", action="store_true", help="print the package graph as mermaid")
+    parser.add_argument("--graph", action="store_true", help="print the layers and what each package imports")
+    parser.add_argument("--mermaid", action="store_true", help="print the package graph as mermaid")
     args = parser.parse_args(argv)
-    if args.graph:
-        print(mermaid(args.root))
+    if args.graph or args.mermaid:
+        print(picture(args.root) if args.graph else mermaid(args.root))
         return 0
     problems = check(args.root)
     for line in problems:
