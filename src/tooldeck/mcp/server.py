@@ -31,7 +31,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from tooldeck import __version__
 from tooldeck.core.invocation import Append, Invocation, Progress
 from tooldeck.core.output import ImagePart, TextPart
-from tooldeck.core.tool import Tool
+from tooldeck.core.tool import CUSTOM_INPUT_SCHEMA, Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.mcp.elicit import approver_for
 from tooldeck.mcp.lifecycle import InFlight
@@ -43,13 +43,6 @@ if TYPE_CHECKING:
     from tooldeck.mcp.server_extras import ServerExtras
 
 log = logging.getLogger("tooldeck.mcp")
-
-CUSTOM_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"input": {"type": "string", "description": "The raw tool input (see the description)."}},
-    "required": ["input"],
-    "additionalProperties": False,
-}
 
 INSTRUCTIONS = (
     "tooldeck: safe, token-efficient coding tools over this workspace (RepoPrompt/ochat tool names). "

@@ -18,8 +18,8 @@ from pydantic import Field, field_validator, model_validator
 from tooldeck.core import ToolInput, invalid_arguments, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
-from tooldeck.selection.model import LineRange
 from tooldeck.selection.service import Item, selection_service
+from tooldeck.state.selections import LineRange
 from tooldeck.state.workspaces import workspace_service
 from tooldeck.tools.selection import views
 
