@@ -20,6 +20,7 @@ from tooldeck.core.errors import ToolError
 from tooldeck.git.compare import DiffSpec
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
+from tooldeck.git.status import stalled_rules_note
 from tooldeck.git.worktree_check import patch_matches_worktree, sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import is_hidden
@@ -61,6 +62,7 @@ class ChangeSet:
     files: list[FileChange]
     untracked_skipped: int = 0  # untracked files beyond MAX_UNTRACKED
     paths: Sequence[str] | None = None  # the pathspec the listing was limited to
+    untracked_note: str | None = None  # why untracked files were not listed (a FIFO rule file)
 
     @property
     def added(self) -> int:
@@ -128,10 +130,13 @@ def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None)
     res = repo.git.run(["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", *spec.args, *_pathspec(paths)])
     files = parse_raw_numstat(res.text)
     skipped = 0
+    note = None
     if spec.worktree:
-        untracked, skipped = list_untracked(repo, paths)
-        files.extend(untracked)
-    return ChangeSet(spec, files, skipped, paths)
+        note = stalled_rules_note(repo)  # ls-files --exclude-standard opens every .gitignore
+        if note is None:
+            untracked, skipped = list_untracked(repo, paths)
+            files.extend(untracked)
+    return ChangeSet(spec, files, skipped, paths, note)
 
 
 def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from tooldeck.core.errors import ToolError
@@ -146,10 +146,13 @@ def walk(
     respect_ignore: bool = True,
     sizes: bool = False,
     stamps: bool = False,
+    stop: Callable[[], None] | None = None,
 ) -> Iterator[Entry]:
     """Yield entries under ``root/start_rel`` depth-first in path order (a
     folder, then everything below it, then its next sibling). ``stamps``
-    fills files' ``size`` and ``mtime_ns`` (from the listing's own stat)."""
+    fills files' ``size`` and ``mtime_ns`` (from the listing's own stat).
+    ``stop`` is called before each folder is opened (a cancelled call's
+    check raises: the walk stops and closes the folders it holds)."""
     root = rules.root
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
@@ -170,9 +173,11 @@ def walk(
         return
     # one frame per open level: (folder rel, depth, rules chain, its entries, next index, its fd)
     stack: list[_Frame] = [(start_rel, 0, chain, first, 0, start_fd)]
+    held: int | None = None  # the fd of the frame being listed (off the stack meanwhile)
     try:
         while stack:
             rel_dir, depth, specs, entries, i, fd = stack.pop()
+            held = fd
             prefix = f"{rel_dir}/" if rel_dir else ""
             judge = respect_ignore and bool(specs or check)
             file_checks = rules.file_checks(specs) if judge else []
@@ -199,6 +204,8 @@ def walk(
                     yield Entry(rel, True, is_link, depth + 1)
                 if max_depth is not None and depth + 1 >= max_depth:
                     continue
+                if stop is not None:
+                    stop()
                 child_fd = _open_child(root, fd, rel, name, n)
                 if child_fd is None:
                     continue
@@ -215,12 +222,16 @@ def walk(
                         child_specs = [*specs, spec]
                 # pre-order: finish this folder after the child
                 stack.append((rel_dir, depth, specs, entries, i, fd))
+                held = None
                 stack.append((rel, depth + 1, child_specs, children, 0, child_fd))
                 break
             else:
+                held = None
                 if fd is not None:
                     os.close(fd)
-    finally:
+    finally:  # the walk ended, failed, was cancelled or abandoned: close every folder it holds
+        if held is not None:
+            os.close(held)
         for frame in stack:
             if frame[5] is not None:
                 os.close(frame[5])
