@@ -126,6 +126,61 @@ def _open_start(root: str, start_rel: str) -> int | None:
         return None
 
 
+def _first_frame(rules: IgnoreRules, start_rel: str, respect_ignore: bool, sizes: bool, stamps: bool) -> _Frame | None:
+    """The walk's frame of its start folder, or None when there is nothing to walk
+    (hidden, not a folder reached without a link, unreadable)."""
+    root = rules.root
+    start_rel = start_rel.strip("/")
+    if start_rel in (".",):
+        start_rel = ""
+    if is_hidden(os.path.join(root, start_rel) if start_rel else root):
+        return None
+    chain = _rules_above(rules, start_rel) if respect_ignore else []
+    start_fd = _open_start(root, start_rel)
+    if start_fd is None:
+        return None
+    first = _list_fd(start_fd, sizes, stamps)
+    if first is None:
+        os.close(start_fd)
+        return None
+    return (start_rel, 0, chain, first, 0, start_fd)
+
+
+def _child_frame(
+    rules: IgnoreRules,
+    parent_fd: int | None,
+    rel: str,
+    name: str,
+    ino: int,
+    depth: int,
+    specs: list[DirSpec],
+    held: int,
+    respect_ignore: bool,
+    sizes: bool,
+    stamps: bool,
+) -> _Frame | None:
+    """The walk's frame of the folder ``rel`` (listed, its rule files read),
+    or None when it cannot be opened or listed. Its descriptor is kept open
+    unless ``held`` folders are open already (then its children reopen from
+    the root)."""
+    child_fd = _open_child(rules.root, parent_fd, rel, name, ino)
+    if child_fd is None:
+        return None
+    children = _list_fd(child_fd, sizes, stamps)
+    kept: int | None = child_fd
+    if held >= MAX_HELD_FDS or children is None:
+        os.close(child_fd)  # too deep to hold: its children reopen from the root
+        kept = None
+    if children is None:
+        return None
+    child_specs = specs
+    if respect_ignore:
+        spec = rules.dir_spec(rel, _rule_files(children))
+        if spec is not None:
+            child_specs = [*specs, spec]
+    return (rel, depth, child_specs, children, 0, kept)
+
+
 def _rules_above(rules: IgnoreRules, start_rel: str) -> list[DirSpec]:
     """The ignore rules in effect at ``start_rel``: those of every folder above it, and its own."""
     chain: list[DirSpec] = []
@@ -156,23 +211,13 @@ def walk(
     root = rules.root
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
-    start_rel = start_rel.strip("/")
-    if start_rel in (".",):
-        start_rel = ""
-    if is_hidden(os.path.join(root, start_rel) if start_rel else root):
+    first = _first_frame(rules, start_rel, respect_ignore, sizes, stamps)
+    if first is None:
         return
     skip = hidden_below(root)  # the state directory, when this root holds it
-    chain = _rules_above(rules, start_rel) if respect_ignore else []
     check = respect_ignore and rules.has_root_rules
-    start_fd = _open_start(root, start_rel)
-    if start_fd is None:
-        return
-    first = _list_fd(start_fd, sizes, stamps)
-    if first is None:
-        os.close(start_fd)
-        return
     # one frame per open level: (folder rel, depth, rules chain, its entries, next index, its fd)
-    stack: list[_Frame] = [(start_rel, 0, chain, first, 0, start_fd)]
+    stack: list[_Frame] = [first]
     held: int | None = None  # the fd of the frame being listed (off the stack meanwhile)
     try:
         while stack:
@@ -206,24 +251,15 @@ def walk(
                     continue
                 if stop is not None:
                     stop()
-                child_fd = _open_child(root, fd, rel, name, n)
-                if child_fd is None:
+                child = _child_frame(
+                    rules, fd, rel, name, n, depth + 1, specs, len(stack), respect_ignore, sizes, stamps
+                )
+                if child is None:
                     continue
-                children = _list_fd(child_fd, sizes, stamps)
-                if len(stack) >= MAX_HELD_FDS or children is None:
-                    os.close(child_fd)  # too deep to hold: its children reopen from the root
-                    child_fd = None  # type: ignore[assignment]
-                if children is None:
-                    continue
-                child_specs = specs
-                if respect_ignore:
-                    spec = rules.dir_spec(rel, _rule_files(children))
-                    if spec is not None:
-                        child_specs = [*specs, spec]
                 # pre-order: finish this folder after the child
                 stack.append((rel_dir, depth, specs, entries, i, fd))
                 held = None
-                stack.append((rel, depth + 1, child_specs, children, 0, child_fd))
+                stack.append(child)
                 break
             else:
                 held = None
