@@ -64,6 +64,7 @@ def test_session_inside_client(client: str, tmp_path: Path, closed_port: int) ->
     where = f"{client} exit {run.returncode} in {run.seconds:.1f} s\nstdout: {run.stdout[-1500:]}"
     where += f"\nstderr: {run.stderr[-1500:]}"
     assert run.returncode == 0, where
+    assert model.first_turn_had_tooldeck(), f"{client} sent its first turn without tooldeck's tools\n{where}"
     # every tool of the catalog reached the model, under the client's name for it
     offered = model.offered()
     expected = catalog_names(tmp_path / "catalog")

@@ -1,11 +1,12 @@
 """Findable: a model that searches the tool list finds each tool by what it wants done.
 
 Codex defers MCP tools behind a ``tool_search`` (BM25 over the tools'
-names and descriptions); seen with tooldeck before, a query naming four tools
-returned eight others. This test runs a small BM25 (written here, Okapi with
-k1=1.2, b=0.75) over the ``tools/list`` payload the server sends, one
-document per tool (its name, description and parameter descriptions), and
-asks for each tool with a plain-language query that does not contain its name.
+metadata); seen with tooldeck before, a query naming four tools returned
+eight others. This test runs a small BM25 (written here, Okapi with k1=1.2,
+b=0.75) over the ``tools/list`` payload the server sends, one document per
+tool with the fields Codex matches, and asks for each tool with a
+plain-language query that does not contain its name (top 3), and for four
+tools by name (Codex's default limit, 8).
 """
 
 from __future__ import annotations
@@ -90,12 +91,15 @@ class BM25:
 
 
 def documents(box: Toolbox) -> dict[str, str]:
+    """One document per tool from the ``tools/list`` payload, with the fields Codex's tool search
+    matches (openai/codex ``templates/search_tool``): name, tool name, server name, title,
+    description and the input schema's property keys."""
     docs = {}
     for t in box:
         wire = to_mcp_tool(t).model_dump(mode="json", by_alias=True, exclude_none=True)
-        props = wire["inputSchema"].get("properties", {})
-        described = " ".join(f"{k} {v.get('description', '')}" for k, v in props.items())
-        docs[t.name] = f"{wire['name']} {wire['description']} {described}"
+        keys = " ".join(wire["inputSchema"].get("properties", {}))
+        title = wire.get("annotations", {}).get("title") or ""
+        docs[t.name] = f"mcp__tooldeck__{wire['name']} {wire['name']} tooldeck {title} {wire['description']} {keys}"
     return docs
 
 
