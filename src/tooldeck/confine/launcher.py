@@ -105,6 +105,8 @@ def _binds(policy: Policy, extra: Sequence[str]) -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         else:
             args += ["--ro-bind", path, path]
+    for path in sorted(policy.write, key=lambda p: (p.count("/"), p)):  # no helper of a launcher has any today
+        args += ["--bind", path, path]
     for dev in DEVICES:
         args += ["--dev-bind-try", dev, dev]
     return args
