@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -25,15 +24,10 @@ from tests.support.require import REPO
 
 BOUND = 30.0  # seconds a client run may take, start to exit
 BIN = REPO / ".cache/node/node_modules/.bin"
-PACKAGES = {"codex": "@openai/codex", "claude": "@anthropic-ai/claude-code", "gemini": "@google/gemini-cli"}
 
 
 def binary(client: str) -> Path:
     return BIN / client
-
-
-def installed(client: str) -> bool:
-    return shutil.which("node") is not None and binary(client).exists()
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.harness import PACKAGES, installed, run_client
+from tests.clients.harness import run_client
 from tests.clients.model_server import ScriptedModel
 from tests.support.require import require
 from tooldeck.catalog import build_toolbox
@@ -54,8 +54,7 @@ def catalog_names(tmp_path: Path) -> set[str]:
 
 @pytest.mark.parametrize("client", ["codex", "claude", "gemini"])
 def test_session_inside_client(client: str, tmp_path: Path, closed_port: int) -> None:
-    require(f"{client} CLI", present=installed(client),
-            how=f"node and {PACKAGES[client]}: scripts/setup.sh --dev npm-installs it into .cache/node")  # fmt: skip
+    require(f"{client}-cli")
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()

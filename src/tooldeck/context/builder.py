@@ -27,6 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -54,9 +55,9 @@ from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.imports import resolve_import
-from tooldeck.selection.model import LineRange, SelectedFile, Selection
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
+from tooldeck.state.selections import LineRange, SelectedFile, Selection
 from tooldeck.workspace.content import decode_text, read_bytes
 from tooldeck.workspace.roots import Root
 
@@ -136,7 +137,7 @@ class _Pending:
 class ContextBuilder:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.graphs = GraphCache()
+        self.graphs = GraphCache(Path(rt.state_dir) / "graphs")  # a restart loads the graph, not builds it
         self.universe = Universe()
         self.terms = TermIndex(rt.state_dir)
         self._last_graph: Graph | None = None

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -213,9 +214,12 @@ def rank_vector(
 
 
 class GraphCache:
-    """One graph per index fingerprint (the last one only)."""
+    """One graph per index fingerprint (the last one only); with ``folder``,
+    also on disk (:mod:`tooldeck.context.graph_store`), so a restarted
+    server loads the graph instead of building it."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder = folder
         self._key: str | None = None
         self._graph: Graph | None = None
         self._seen: tuple[SymbolIndex, int] | None = None  # the index and version last fingerprinted
@@ -231,7 +235,19 @@ class GraphCache:
         with self._lock:
             if self._graph is None or self._key != key:
                 self._graph = None  # the old graph is not kept alive while the new one is built
-                self._graph = build_graph(index)
+                self._graph = self._load_or_build(index, key)
                 self._key = key
             self._seen = (index, version)
             return self._graph
+
+    def _load_or_build(self, index: SymbolIndex, key: str) -> Graph:
+        if self._folder is None:
+            return build_graph(index)
+        from tooldeck.context import graph_store
+
+        graph = graph_store.load(self._folder, key)
+        if graph is None:
+            graph = build_graph(index)
+            # written off the request path: the next restart loads it
+            threading.Thread(target=graph_store.save, args=(self._folder, key, graph), daemon=True).start()
+        return graph

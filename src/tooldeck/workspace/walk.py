@@ -25,8 +25,16 @@ from typing import NamedTuple
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
 from tooldeck.workspace.hidden import hidden_below, is_hidden
-from tooldeck.workspace.ignore import IGNORE_FILES, DirSpec, IgnoreRules
-from tooldeck.workspace.tempnames import is_temp_name
+from tooldeck.workspace.ignore import (
+    DENY_DIRS,
+    DENY_FILE_SUFFIXES,
+    DENY_FILES,
+    IGNORE_FILES,
+    DirSpec,
+    IgnoreRules,
+    ignored_file,
+)
+from tooldeck.workspace.tempnames import TEMP_PREFIX
 
 _Listing = list[tuple[str, bool, bool, int, int]]
 _Frame = tuple[str, int, list[DirSpec], _Listing, int, int | None]
@@ -44,6 +52,8 @@ class Entry(NamedTuple):
     mtime_ns: int = 0  # with ``stamps``: the file's modification time (change detection without a second stat)
 
 
+new_entry = tuple.__new__  # an Entry without the Python-level NamedTuple constructor (one per file)
+
 MAX_HELD_FDS = 64  # deeper folders are reopened from the root instead of held open
 
 
@@ -52,24 +62,28 @@ def _list_fd(fd: int, sizes: bool, stamps: bool = False) -> _Listing | None:
     ``fd`` (``n``: a directory's inode, a file's size when ``sizes``;
     ``mtime_ns`` a file's when ``stamps``, else 0). A write in progress (a
     tooldeck temp file) is never listed, whatever the rules."""
+    want_stat = sizes or stamps
     try:
         out: _Listing = []
+        append = out.append
         with os.scandir(fd) as it:
             for e in it:
-                if is_temp_name(e.name):
+                name = e.name
+                if name.startswith(TEMP_PREFIX):  # is_temp_name, inlined: one call less per entry
                     continue
                 try:
                     is_link = e.is_symlink()
                     is_dir = e.is_dir(follow_symlinks=False)
                     # stat needs the descriptor open (fd-based entries stat relative to it)
-                    n = e.stat(follow_symlinks=False).st_ino if is_dir else 0
-                    mtime = 0
-                    if (sizes or stamps) and not is_dir:
+                    if is_dir:
+                        append((name, True, is_link, e.stat(follow_symlinks=False).st_ino, 0))
+                    elif want_stat:
                         st = e.stat(follow_symlinks=False)
-                        n, mtime = st.st_size, (st.st_mtime_ns if stamps else 0)
+                        append((name, False, is_link, st.st_size, st.st_mtime_ns if stamps else 0))
+                    else:
+                        append((name, False, is_link, 0, 0))
                 except OSError:
                     continue
-                out.append((e.name, is_dir, is_link, n, mtime))
         out.sort()
         return out
     except OSError:
@@ -164,18 +178,26 @@ def walk(
         while stack:
             rel_dir, depth, specs, entries, i, fd = stack.pop()
             held = fd
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            judge = respect_ignore and bool(specs or check)
+            file_checks = rules.file_checks(specs) if judge else []
             while i < len(entries):
                 name, is_dir, is_link, n, mtime = entries[i]
                 i += 1
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                if respect_ignore:
-                    if rules.denied_name(name, is_dir):
-                        continue
-                    if (specs or check) and rules.decide(rel, is_dir, specs):
-                        continue
+                rel = prefix + name
                 if not is_dir:
-                    yield Entry(rel, False, is_link, depth + 1, n, mtime)
+                    # denied_name for a file, inlined (temp names never reach a listing)
+                    if respect_ignore and (name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES)):
+                        continue
+                    if judge and ignored_file(rel, file_checks):
+                        continue
+                    yield new_entry(Entry, (rel, False, is_link, depth + 1, n, mtime))
                     continue
+                if respect_ignore:
+                    if name in DENY_DIRS:
+                        continue
+                    if judge and rules.decide(rel, True, specs):
+                        continue
                 if skip and rel in skip:
                     continue
                 if include_dirs:
