@@ -80,6 +80,8 @@ def test_ripgrep_reads_its_root_and_nothing_outside(tmp_path: Path) -> None:
     assert done.stderr.count(b"No such file or directory") == 4  # not there at all, in the namespace
     followed = _search(root, "--follow", "-l", "word")  # a link followed by rg itself leads nowhere
     assert followed.stdout == b"f.txt\n"
+    devices = helpers.run(program("ls", "/bin/ls", read=(str(root),)), ["/bin/ls", "/dev"], many_files=True)
+    assert devices.stdout == b"null\n"  # no /dev/tty: no way to the person's terminal
 
 
 def test_a_helper_holds_no_capability_and_no_descriptor_but_its_three(tmp_path: Path) -> None:
