@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from goals import report
 from heldout_tree import TASKS as HELDOUT_TASKS
 from heldout_tree import build_heldout
 
@@ -295,6 +296,13 @@ def main() -> None:
             f"self peak {self_mb:.0f} MB; "
             f"first build selected {len(first.selected)} files; Python {sys.version.split()[0]}"
         )
+        tag = "held-out tree: " if args.held_out else ""
+        report("context_speed", f"{tag}warm build p50, wall s", statistics.median(warm), "<=", 0.5)
+        report("context_speed", f"{tag}warm build p50, CPU s", statistics.median(warm_cpu), "<=", 0.5)
+        report("context_speed", f"{tag}a build during the fills, wall s", during, "<=", 0.5)
+        report("context_speed", f"{tag}cold first build, wall s", cold, "<=", 12)
+        report("context_speed", f"{tag}selection change p50, ms", statistics.median(sel_wall) * 1000, "<=", 50, 1)
+        report("context_speed", f"{tag}RSS after the builds, MB", own_now + kids_now, "<=", 300, 0)
     finally:
         shutil.rmtree(state, ignore_errors=True)
         if made:

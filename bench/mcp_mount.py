@@ -27,7 +27,7 @@ from pathlib import Path
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from tooldeck.core import Toolbox
-from tooldeck.mcp.client import mount
+from tooldeck.mounts.client import mount
 
 BLOCK = 50
 

@@ -185,6 +185,28 @@ async def measure(box: Toolbox, tree: Path, rg: str, q: dict, modes: list[str], 
     }
 
 
+def spawn_overhead(rg: str, modes: list[str], reps: int) -> dict[str, float]:
+    """Per ripgrep process, the p50 wall time of a search of a one-file root
+    in each mode (interleaved): what confinement adds per process, apart
+    from what it adds per file opened."""
+    import tempfile
+
+    from tooldeck.workspace.ripgrep import rg_policy
+
+    with tempfile.TemporaryDirectory(prefix="tooldeck-bench-spawn-") as root:
+        Path(root, "f.txt").write_text("needle\n")
+        policy, argv = rg_policy(rg, root), [rg, "--no-config", "--count", "needle"]
+        times: dict[str, list[float]] = {m: [] for m in ["none", *modes]}
+        for rep in range(reps + 1):
+            for mode in times:
+                helpers.use_mode(mode)
+                t0 = time.perf_counter()
+                helpers.run(policy, argv, cwd=root, many_files=True, timeout=60)
+                if rep:  # the first round starts the launcher
+                    times[mode].append(time.perf_counter() - t0)
+    return {m: statistics.median(t) for m, t in times.items()}
+
+
 def print_table(rows: list[dict], modes: list[str], mcp_times: list[float] | None) -> dict[str, float]:
     cols = ["rg --json (s)", "unconfined (s)"]
     for m in modes:
@@ -214,6 +236,7 @@ async def main() -> None:
     ap.add_argument("--mcp", action="store_true", help="also time file_search over MCP stdio")
     ap.add_argument("--rss-mb", type=int, default=0, help="grow this process by N MB first")
     ap.add_argument("--queries", type=int, default=len(QUERIES), help="the first N queries only")
+    ap.add_argument("--spawn-reps", type=int, default=100, help="runs of the per-process overhead probe")
     opts = ap.parse_args()
     ballast = bytearray(opts.rss_mb * 1024 * 1024)
     for i in range(0, len(ballast), 4096):
@@ -228,6 +251,7 @@ async def main() -> None:
     box = Toolbox(search_tools(Runtime.for_dirs([tree], state_dir="/tmp/tooldeck-bench/state")))
     modes = available_modes()
     rows = [await measure(box, tree, rg, q, modes, opts.reps) for q in QUERIES[: opts.queries]]
+    spawn = spawn_overhead(rg, modes, opts.spawn_reps) if opts.spawn_reps else None
     helpers.use_mode(helpers.search_mode())
     mcp_times = await time_mcp(tree, opts.reps) if opts.mcp else None
 
@@ -237,6 +261,10 @@ async def main() -> None:
     print(f"{os.getloadavg()[0]:.1f}; 'added' = paired median of (confined - unconfined) per query\n")
     p50 = print_table(rows, modes, mcp_times)
     summary = {"p50_rg": p50["rg"], "p50_unconfined": p50["none"]}
+    if spawn is not None:
+        cells = " | ".join(f"{m} {spawn[m] * 1000:.2f} ms ({(spawn[m] - spawn['none']) * 1000:+.2f})" for m in spawn)
+        print(f"\nper ripgrep process (a one-file root, p50 of {opts.spawn_reps}): {cells}")
+        summary |= {f"spawn_ms_{m}": t * 1000 for m, t in spawn.items()}
     for m in modes:
         summary |= {f"p50_{m}": p50[m], f"ratio_{m}": p50[m] / p50["rg"], f"added_ms_{m}": p50["+" + m] * 1000}
         summary[f"added_cpu_ms_{m}"] = p50["cpu+" + m] * 1000

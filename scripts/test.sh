@@ -10,5 +10,6 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$here/scripts/setup.sh" --dev
 cd "$here"
-.venv/bin/ruff check src tests bench
+.venv/bin/ruff check src tests bench scripts
+.venv/bin/python scripts/check_layers.py   # the layer and no-cycle rules (docs/architecture.md)
 exec .venv/bin/python -m pytest -n "${TOOLDECK_TEST_WORKERS:-auto}" --dist loadgroup "$@"

@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from tooldeck.launch import announce_authority
+from tooldeck.startup import announce_authority
 
 app = typer.Typer(
     name="tooldeck",
@@ -35,8 +35,8 @@ EXIT_USAGE = 2
 
 
 def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
-    from tooldeck.launch import allowed_parents
     from tooldeck.runtime import Runtime
+    from tooldeck.startup import allowed_parents
 
     try:
         allowed = allowed_parents([str(p) for p in allow or []])
@@ -216,6 +216,10 @@ def tools(
             typer.echo(f"{name:<22} {summary[:90]}")
     if cost:
         typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+        if profile != "core":  # the lean alternative, side by side
+            core_box = build_toolbox(rt, "core", switches)
+            core = sum(n for _, n in schema_costs(core_box))
+            typer.echo(f"{'core':<22} {core:>6}  tokens with --profile core (its {len(list(core_box))} tools)")
 
 
 @app.command()
@@ -263,7 +267,7 @@ def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
 @workspace_app.command("list")
 def workspace_list(state_dir: StateOpt = None) -> None:
     """List stored workspaces and their folders."""
-    from tooldeck.state import person
+    from tooldeck import cli_workspace as person
 
     _person(person.list_workspaces, _person_db(state_dir))
 
@@ -275,7 +279,7 @@ def workspace_add(
     state_dir: StateOpt = None,
 ) -> None:
     """Add a folder to a workspace; model-facing tools may then switch to it."""
-    from tooldeck.state import person
+    from tooldeck import cli_workspace as person
 
     _person(person.add_folder, _person_db(state_dir), name, str(folder))
 
@@ -287,7 +291,7 @@ def workspace_remove(
     state_dir: StateOpt = None,
 ) -> None:
     """Remove a folder from a workspace, or delete the workspace."""
-    from tooldeck.state import person
+    from tooldeck import cli_workspace as person
 
     _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
 

@@ -11,6 +11,7 @@ messages. Both paths run the same :func:`run_serve`.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -79,37 +80,6 @@ def _usage(message: str) -> int:
     return EXIT_USAGE
 
 
-def allowed_parents(extra: list[str]) -> list[str]:
-    """The parents the person allows beyond the launch roots: ``allow_roots``
-    of the user's config file (never a project file) plus ``--allow-root``.
-    Raises ValueError (ConfigError) for a malformed config file."""
-    from tooldeck.config import load_config
-
-    return [*(str(p) for p in load_config(None).allow_roots), *extra]
-
-
-_announcing = False
-
-
-def announce_authority(project_dir: str | os.PathLike[str] | None, state_dir: str | os.PathLike[str] | None) -> None:
-    """From now on, name once on stderr (never stdout: a stdio MCP server speaks
-    there) every declaration ignored for want of authority, with the command
-    that allows it; starting with what ``project_dir``'s ``.tooldeck.toml``
-    asks (SPEC §3). A broken user config is left to the code that reads it."""
-    global _announcing
-    from tooldeck import authority
-    from tooldeck.config import ConfigError, load_config
-
-    if not _announcing:
-        _announcing = True
-        authority.announce_to(lambda notice: print(f"tooldeck: {notice.text()}", file=sys.stderr, flush=True))
-    if project_dir is not None:
-        try:
-            load_config(project_dir, state_dir=state_dir)
-        except ConfigError:
-            pass
-
-
 def run_serve(args: ServeArgs) -> int:
     """Serve the catalog over MCP (stdio, or HTTP with ``args.http``); returns
     the exit status (2 for a usage error found before serving).
@@ -143,7 +113,7 @@ def run_serve(args: ServeArgs) -> int:
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
         source = box if box is not None else (lambda: build_toolbox(rt.start(), args.profile))
-        serve(source, bind, extras, runtime=rt, handshake=handshake, limits=limits)
+        serve(source, bind, extras, dashboard=functools.partial(_dashboard, rt), handshake=handshake, limits=limits)
     except KeyboardInterrupt:
         pass
     exit_now(0)  # the end of input (stdio): the answers are out; skip the interpreter's slow finalisation
@@ -191,6 +161,7 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object, objec
     error. ``sdk``: also import the stdio server's modules (the SDK) now."""
     from tooldeck.catalog import PROFILES
     from tooldeck.runtime import Runtime
+    from tooldeck.startup import allowed_parents, announce_authority
 
     if args.profile is not None and args.profile not in PROFILES:
         return _usage(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
@@ -261,7 +232,35 @@ def _server_extras(rt: object, prompts: str | None) -> object:
         print(
             f"tooldeck: prompts directory {directory} does not exist yet; prompts appear once it does", file=sys.stderr
         )
-    return ServerExtras(rt, directory)
+    return ServerExtras(rt, directory, agent_factory=_chatmd_agent, notices=_chatmd_notices)
+
+
+def _dashboard(rt: Runtime, app: object, toolbox: object, *, loopback: bool, token: str | None) -> object:
+    """The web dashboard beside the MCP app of ``serve --http`` (its activity
+    feed watches the served catalog), handed to the MCP host from here."""
+    from tooldeck.agents.audit import audit_log
+    from tooldeck.core.toolbox import Toolbox
+    from tooldeck.dashboard.app import with_dashboard
+
+    if isinstance(toolbox, Toolbox):
+        audit_log(rt).watch(toolbox, "mcp")
+    return with_dashboard(app, rt, loopback=loopback, token=token)
+
+
+# The ChatMD parts of the MCP server, handed in here so that mcp/ never imports
+# chatmd/ (hosts stand side by side); each loads ChatMD on first use only.
+def _chatmd_agent(path: object, rt: object, **kwargs: object) -> object:
+    """A prompt of the prompts directory as a ChatMD agent tool."""
+    from tooldeck.chatmd.agents import agent_tool
+
+    return agent_tool(path, rt, **kwargs)  # type: ignore[arg-type]
+
+
+def _chatmd_notices(path: object, data: bytes, workspace: object, state_dir: object) -> list[str]:
+    """What a prompt file declares and will be refused for want of authority."""
+    from tooldeck.chatmd.asks import notices_for
+
+    return list(notices_for(path, data, workspace, state_dir))  # type: ignore[arg-type]
 
 
 def main() -> None:

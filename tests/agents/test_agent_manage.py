@@ -76,9 +76,10 @@ def test_restart_marks_running_sessions_interrupted_and_keeps_logs(
     db = AgentDB(rt.store)
     sid = str(uuid.uuid4())
     db.create(sid, "crashed", status="running", status_text="calling read_file", owner_pid=dead.pid, runs=1)
+    from tooldeck.agents.items import item_fields
     from tooldeck.llm.types import Message
 
-    db.append(sid, 1, Message("user", "before the crash"))
+    db.append(sid, 1, item_fields(Message("user", "before the crash")))
     mgr = SessionManager(rt)
     assert mgr.recovered == [sid]
     snap = mgr.snapshot(sid)

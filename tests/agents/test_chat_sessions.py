@@ -11,8 +11,8 @@ from pathlib import Path
 from tests.agents.conftest import data
 from tests.shell.shell_harness import needs_bwrap
 from tests.support.openai_server import Reply, ScriptedOpenAI
+from tooldeck import cli_workspace as person
 from tooldeck.runtime import Runtime
-from tooldeck.state import person
 from tooldeck.state.tables import ContextDB
 
 HISTORY = [

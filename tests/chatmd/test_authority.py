@@ -21,7 +21,7 @@ from tests.chatmd.test_runner import run, run_here
 from tests.support.openai_server import Reply, ScriptedOpenAI
 from tooldeck.chatmd.declarations import LoadContext, build_toolbox
 from tooldeck.chatmd.document import load
-from tooldeck.chatmd.element import ChatmdError
+from tooldeck.markup.element import ChatmdError
 from tooldeck.runtime import Runtime
 from tooldeck.state.approvals import Approvals
 

@@ -10,9 +10,9 @@ import pytest
 
 from tooldeck.chatmd.declarations import LoadContext, build_toolbox
 from tooldeck.chatmd.document import loads
-from tooldeck.chatmd.element import ChatmdError
 from tooldeck.chatmd.session import prepare
 from tooldeck.core.toolbox import Toolbox
+from tooldeck.markup.element import ChatmdError
 from tooldeck.runtime import Runtime
 
 
@@ -132,7 +132,7 @@ def test_mcp_server_declaration_mounts_a_remote_catalog(runtime: Runtime, tmp_pa
     remote.mkdir()
     (remote / "far.txt").write_text("from the other server\n")
     cmd = f"stdio:{sys.executable} -m tooldeck serve {remote} --state-dir {tmp_path / 'remote-state'}"
-    from tooldeck.mcp.declaration import registry_for
+    from tooldeck.mounts.declaration import registry_for
 
     try:
         box = box_of(f'<tool mcp_server="{cmd}" include="read_file,get_file_tree"/>', runtime)

@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldeck.chatmd.document import MAX_IMPORT_DEPTH, load, loads
-from tooldeck.chatmd.element import ChatmdError
-from tooldeck.chatmd.parser import parse
 from tooldeck.chatmd.writer import element_text, escape_text
+from tooldeck.markup.element import ChatmdError
+from tooldeck.markup.parser import parse
 
 
 def write(path: Path, text: str) -> Path:

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tooldeck.chatmd.element import ChatmdError, Element
-from tooldeck.chatmd.parser import parse
+from tooldeck.markup.element import ChatmdError, Element
+from tooldeck.markup.parser import parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "chatmd" / "parse"
 CASES = sorted(FIXTURES.glob("*.chatmd"))

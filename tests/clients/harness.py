@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -25,15 +24,10 @@ from tests.support.require import REPO
 
 BOUND = 30.0  # seconds a client run may take, start to exit
 BIN = REPO / ".cache/node/node_modules/.bin"
-PACKAGES = {"codex": "@openai/codex", "claude": "@anthropic-ai/claude-code", "gemini": "@google/gemini-cli"}
 
 
 def binary(client: str) -> Path:
     return BIN / client
-
-
-def installed(client: str) -> bool:
-    return shutil.which("node") is not None and binary(client).exists()
 
 
 @dataclass
@@ -90,7 +84,9 @@ def configure(client: str, model: ScriptedModel, root: Path, home: Path, env: di
         )
         connect(client, root, state, env)
         assert 'model_provider = "scripted"' in (home / ".codex/config.toml").read_text()
-        return [str(binary("codex")), "exec", "--skip-git-repo-check", "--json", "-C", str(root), prompt]
+        # --strict-config: every key tooldeck connect wrote is one this Codex knows
+        return [str(binary("codex")), "exec", "--strict-config", "--skip-git-repo-check", "--json", "-C", str(root),
+                prompt]  # fmt: skip
     if client == "claude":
         env.update(CLAUDE_CONFIG_DIR=str(home / ".claude"), ANTHROPIC_BASE_URL=model.origin,
                    ANTHROPIC_API_KEY="sk-ant-scripted", DISABLE_TELEMETRY="1", DISABLE_AUTOUPDATER="1",

@@ -75,6 +75,13 @@ class ScriptedModel:
             return []
         return max((wire.tool_results(r.wire, r.body) for r in mains), key=len)
 
+    def first_turn_had_tooldeck(self) -> bool:
+        """The first request that offered the model any tools offered tooldeck's: the client
+        waited for the server (a client that does not sends its first turn without them)."""
+        with self._lock:
+            turns = [r for r in self.requests if wire.tool_names(r.wire, r.body)]
+        return bool(turns) and turns[0].main
+
     def offered(self) -> list[str]:
         mains = self.main_requests()
         return wire.tool_names(mains[0].wire, mains[0].body) if mains else []

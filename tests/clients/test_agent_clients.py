@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.clients.harness import PACKAGES, installed, run_client
+from tests.clients.harness import run_client
 from tests.clients.model_server import ScriptedModel
 from tests.support.require import require
 from tooldeck.catalog import build_toolbox
@@ -54,8 +54,7 @@ def catalog_names(tmp_path: Path) -> set[str]:
 
 @pytest.mark.parametrize("client", ["codex", "claude", "gemini"])
 def test_session_inside_client(client: str, tmp_path: Path, closed_port: int) -> None:
-    require(f"{client} CLI", present=installed(client),
-            how=f"node and {PACKAGES[client]}: scripts/setup.sh --dev npm-installs it into .cache/node")  # fmt: skip
+    require(f"{client}-cli")
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
@@ -65,6 +64,7 @@ def test_session_inside_client(client: str, tmp_path: Path, closed_port: int) ->
     where = f"{client} exit {run.returncode} in {run.seconds:.1f} s\nstdout: {run.stdout[-1500:]}"
     where += f"\nstderr: {run.stderr[-1500:]}"
     assert run.returncode == 0, where
+    assert model.first_turn_had_tooldeck(), f"{client} sent its first turn without tooldeck's tools\n{where}"
     # every tool of the catalog reached the model, under the client's name for it
     offered = model.offered()
     expected = catalog_names(tmp_path / "catalog")

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.require import require
 from tooldeck.confine import helpers, launcher
 from tooldeck.confine.policy import program
 from tooldeck.workspace.ripgrep import find_rg, rg_policy
 
 pytestmark = pytest.mark.requires("bwrap", "rg")
 SLEEP = "/bin/sleep"
+MARK = "/bin/sleep 31.4159"  # a command line no other process has
 
 
 @pytest.fixture(autouse=True)
@@ -80,6 +80,8 @@ def test_ripgrep_reads_its_root_and_nothing_outside(tmp_path: Path) -> None:
     assert done.stderr.count(b"No such file or directory") == 4  # not there at all, in the namespace
     followed = _search(root, "--follow", "-l", "word")  # a link followed by rg itself leads nowhere
     assert followed.stdout == b"f.txt\n"
+    devices = helpers.run(program("ls", "/bin/ls", read=(str(root),)), ["/bin/ls", "/dev"], many_files=True)
+    assert devices.stdout == b"null\n"  # no /dev/tty: no way to the person's terminal
 
 
 def test_a_helper_holds_no_capability_and_no_descriptor_but_its_three(tmp_path: Path) -> None:
@@ -114,8 +116,12 @@ def test_only_the_server_holds_the_channel(tmp_path: Path) -> None:
         except OSError:
             continue
     assert holders[ours] == {os.getpid()}
-    theirs = [sock for sock, pids in holders.items() if ln.launcher_pid in pids]
-    assert theirs and all(holders[sock] == {ln.launcher_pid} for sock in theirs)
+    if os.geteuid() == 0:
+        theirs = [sock for sock, pids in holders.items() if ln.launcher_pid in pids]
+        assert theirs and all(holders[sock] == {ln.launcher_pid} for sock in theirs)
+    else:  # non-dumpable: its descriptors are not even listed to its own uid
+        with pytest.raises(PermissionError):
+            os.listdir(f"/proc/{ln.launcher_pid}/fd")
     inode = ours.removeprefix("socket:[").removesuffix("]")
     named = [line for line in Path("/proc/net/unix").read_text().splitlines()[1:] if line.split()[6] == inode]
     assert all(len(line.split()) == 7 for line in named)  # no path, no abstract name
@@ -166,6 +172,7 @@ def test_a_killed_launcher_is_replaced_and_its_calls_end(tmp_path: Path) -> None
     root = _tree(tmp_path / "root", "word")
     policy = program("sleep", SLEEP, read=(str(root),))
     running = helpers.popen(policy, [SLEEP, "30"], many_files=True, stdout=subprocess.PIPE)
+    assert running.pid > 0  # started
     ln = _launchers().get(policy)
     os.kill(ln.launcher_pid, signal.SIGKILL)
     assert running.wait(10) == -9  # the namespace went with it
@@ -220,16 +227,85 @@ def test_where_no_launcher_can_start_search_falls_back(
 
 
 def test_a_helper_cannot_signal_or_trace_its_launcher(tmp_path: Path) -> None:
-    """The launcher is PID 1 of its namespace: a helper's SIGKILL, SIGTERM
-    or SIGINT does not reach it, and the seccomp filter refuses ptrace."""
-    require("libseccomp")
+    """The launcher is PID 1 of its namespace: a helper's SIGKILL, SIGTERM or
+    SIGINT does not reach it; it is non-dumpable: a helper cannot ptrace it,
+    though it can trace a sibling helper (so the refusal is not an accident)."""
+    root = _tree(tmp_path / "root", "word")
+    shell = program("sh", "/bin/sh", read=(str(root),))
+    done = helpers.run(shell, ["/bin/sh", "-c", "kill -INT 1; kill -TERM 1; kill -KILL 1; echo sent"], many_files=True)
+    assert done.stdout == b"sent\n"
+    ln = _launchers().get(shell)
+    assert not _gone(ln.launcher_pid, 0.5)
+    python = program("python", "/usr/bin/python3", read=(str(root),))
+    sibling = helpers.popen(python, [SLEEP, "30"], many_files=True)
+    code = (
+        "import ctypes, sys; libc = ctypes.CDLL(None, use_errno=True)\n"
+        "for pid in map(int, sys.argv[1:]):\n"
+        "    print(libc.ptrace(16, pid, 0, 0), ctypes.get_errno())\n"  # PTRACE_ATTACH
+    )
+    try:
+        argv = ["/usr/bin/python3", "-I", "-S", "-c", code, "1", str(sibling.pid_inside)]
+        traced = helpers.run(python, argv, many_files=True, timeout=60)
+    finally:
+        sibling.kill()
+        sibling.wait(10)
+    launcher_try, sibling_try = traced.stdout.decode().splitlines()
+    assert launcher_try == "-1 1" and sibling_try.startswith("0 "), traced  # EPERM on the launcher only
+    assert helpers.run(shell, ["/bin/sh", "-c", "echo still"], many_files=True, timeout=30).stdout == b"still\n"
+
+
+def test_a_root_replaced_by_a_link_out_leads_nowhere(tmp_path: Path) -> None:
+    """The root itself swapped for a link to an outside folder after its
+    launcher started: the new policy's namespace holds the link, not what it
+    names, so ripgrep cannot even enter it (refused as an OSError, which
+    file_search reports as io_error), and with an absolute path it reads nothing."""
+    root, outside = _tree(tmp_path / "root", "word in"), _tree(tmp_path / "outside", "word out")
+    assert _search(root, "-l", "word").stdout == b"f.txt\n"
+    os.rename(root, tmp_path / "old-root")
+    root.symlink_to(outside)
+    with pytest.raises(FileNotFoundError):
+        _search(root, "-l", "word")
+    rg = _rg()
+    done = helpers.run(rg_policy(rg, str(root)), [rg, "--no-config", "-c", "out", str(root)], many_files=True)
+    assert done.stdout == b"" and b"No such file" in done.stderr
+
+
+def test_a_program_that_cannot_start_is_an_oserror_and_an_abandoned_helper_is_killed(tmp_path: Path) -> None:
+    root = _tree(tmp_path / "root", "word")
+    policy = program("sleep", SLEEP, read=(str(root),))
+    with pytest.raises(FileNotFoundError):
+        helpers.run(policy, [str(root / "no-such-program")], many_files=True, timeout=30)
+    proc = helpers.popen(policy, [SLEEP, "30"], many_files=True)
+    pid = proc.pid
+    proc._reply.close()  # the caller is gone (a server thread that died, the server itself)
+    assert _gone(pid)
+
+
+def test_a_cancelled_call_kills_its_helper(tmp_path: Path) -> None:
+    """``run(stop=...)`` (a cancelled MCP call's check) kills the helper in
+    the launcher's namespace and reaps it; output read before is not lost."""
     root = _tree(tmp_path / "root", "word")
     policy = program("sh", "/bin/sh", read=(str(root),))
-    script = "kill -INT 1; kill -TERM 1; kill -KILL 1; echo sent"
-    done = helpers.run(policy, ["/bin/sh", "-c", script], many_files=True, timeout=30)
-    assert done.stdout == b"sent\n"
-    ln = _launchers().get(policy)
-    assert not _gone(ln.launcher_pid, 0.5)
-    status = Path(f"/proc/{ln.launcher_pid}/status").read_text()
-    assert "\nSeccomp:\t2\n" in status
-    assert helpers.run(policy, ["/bin/sh", "-c", "echo still"], many_files=True, timeout=30).stdout == b"still\n"
+    started = time.monotonic()
+    seen: list[int] = []
+
+    class Cancelled(Exception):
+        pass
+
+    def stop() -> None:
+        pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline(int(p)) == MARK]
+        seen.extend(pids)
+        if time.monotonic() - started > 0.5:
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        helpers.run(policy, ["/bin/sh", "-c", f"echo early; exec {MARK}"], many_files=True, stop=stop)
+    assert time.monotonic() - started < 10
+    assert seen and all(_gone(pid) for pid in set(seen))
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        return ""

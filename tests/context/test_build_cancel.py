@@ -6,6 +6,7 @@ next build is complete (the half walk is not trusted)."""
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,11 @@ def test_a_build_cancelled_mid_walk_stops_and_the_next_one_is_whole(runtime: Run
                 out.append(target)
         return out
 
+    # the first build's background fills walk the tree on their own threads: wait until they are done
+    deadline = time.monotonic() + 30
+    while any(not t.endswith("inotify]") and "inotify" not in t for t in held_in_tree()):
+        assert time.monotonic() < deadline, held_in_tree()
+        time.sleep(0.05)
     before = held_in_tree()
     with pytest.raises(ToolError, match="cancelled"):
         builder.build("invoice total for a cart", 20000, check=check)

@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tooldeck.context.fit import Candidate, fit
-from tooldeck.selection.model import LineRange
+from tooldeck.state.selections import LineRange
 
 
 def cand(i: int, full: int | None, codemap: int | None, slices: int | None = None) -> Candidate:

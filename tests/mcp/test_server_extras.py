@@ -19,7 +19,7 @@ from mcp.client._memory import InMemoryTransport
 
 from tooldeck.core import Toolbox, tool
 from tooldeck.core.tool import Tool
-from tooldeck.mcp.prompts import PromptLibrary, agent_tools, default_agent_factory
+from tooldeck.mcp.prompts import PromptLibrary, agent_tools
 from tooldeck.mcp.server import create_server
 from tooldeck.mcp.server_extras import ServerExtras
 from tooldeck.runtime import Runtime
@@ -27,7 +27,9 @@ from tooldeck.runtime import Runtime
 pytestmark = pytest.mark.timeout(60)
 
 
-def prompt_echo_factory(path: Path, rt: Any, *, name: str, description: str | None = None) -> Tool:
+def prompt_echo_factory(
+    path: Path, rt: Any, *, name: str, description: str | None = None, read_outside: bool = False
+) -> Tool:
     def run(input: str) -> str:
         return f"{name} got {input!r} from {path.name}"
 
@@ -47,17 +49,13 @@ def test_library_scan_reports_changes_only(tmp_path: Path) -> None:
     assert lib.scan() is True and sorted(lib.prompts) == ["bad"]
 
 
-def test_without_the_chatmd_host_prompts_are_not_tools(tmp_path: Path) -> None:
+def test_without_an_agent_factory_prompts_are_not_tools(tmp_path: Path) -> None:
     (tmp_path / "a.chatmd").write_text("<user>x</user>")
     lib = PromptLibrary(tmp_path)
     lib.scan()
-    factory = default_agent_factory()
-    try:
-        import tooldeck.chatmd.agents  # type: ignore[import-not-found]  # noqa: F401
-    except ImportError:
-        assert factory is None and agent_tools(lib, None, factory) == []
-    else:
-        assert factory is not None
+    assert sorted(lib.prompts) == ["a"] and agent_tools(lib, None, None) == []
+    rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")
+    assert ServerExtras(rt, tmp_path, resources=False).tools() is None  # a library caller hands in no ChatMD
 
 
 def test_agent_tools_are_listed_called_and_announced(tmp_path: Path) -> None:

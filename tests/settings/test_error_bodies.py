@@ -91,8 +91,8 @@ def test_embeddings_endpoint_error_shows_no_body(tmp_path: Path) -> None:
     ids=["json-body", "content-type", "500"],
 )
 def test_mcp_http_mount_errors_show_no_body_or_header(reply: bytes) -> None:
-    from tooldeck.mcp.client import mount
-    from tooldeck.mcp.client_spec import MountError
+    from tooldeck.mounts.client import mount
+    from tooldeck.mounts.spec import MountError
 
     with Listener(reply) as listener:
         with pytest.raises((MountError, ToolError)) as info:

@@ -10,8 +10,8 @@ import pytest
 
 from tests.shell.shell_harness import Shell, needs_bwrap
 from tests.support.trust import approve
-from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.config import ConfigError, load_config
+from tooldeck.markup.element import ChatmdError, Element, Position
 from tooldeck.shell.chatmd_decl import legacy_command_tool, runtime_from_element, tool_from_element
 from tooldeck.shell.toml_decl import shell_config
 

@@ -11,8 +11,8 @@ import pytest
 from tests.shell.shell_harness import Shell, dev_runtime, needs_bwrap
 from tests.shell.test_surfaces import cli
 from tests.support.trust import approve
-from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.config import ConfigError, load_config
+from tooldeck.markup.element import ChatmdError, Element, Position
 from tooldeck.shell.chatmd_decl import runtime_from_element
 from tooldeck.shell.declare import build_runtime
 from tooldeck.shell.profiles import BUILTIN, Hook, ShellRuntime

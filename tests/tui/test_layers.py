@@ -11,7 +11,7 @@ from pathlib import Path
 import tooldeck.tui
 
 TUI = Path(tooldeck.tui.__file__).parent
-OTHER_HOSTS = ("tooldeck.mcp", "tooldeck.web", "tooldeck.cli", "tooldeck.launch")
+OTHER_HOSTS = ("tooldeck.mcp", "tooldeck.dashboard", "tooldeck.cli", "tooldeck.launch")
 
 
 def imports_of(path: Path) -> set[str]:

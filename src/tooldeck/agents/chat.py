@@ -23,8 +23,8 @@ from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import run_conversation
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.types import Item, Message
-from tooldeck.selection.model import SelectedFile, Selection
 from tooldeck.state.chats import ChatDB, ChatRow
+from tooldeck.state.selections import SelectedFile, Selection
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime

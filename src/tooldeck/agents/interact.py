@@ -10,45 +10,20 @@ the run's task simply suspends; nothing polls, and cancel still works.
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import dataclasses
 import json
-import uuid
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
+from tooldeck.agents.run import APPROVAL_RESPONSES, Interaction, Run
 from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, format_request
 
-if TYPE_CHECKING:
-    from tooldeck.agents.run import Run
-
-Kind = Literal["approval", "question", "user_input"]
-APPROVAL_RESPONSES = ("accept", "accept_for_session", "accept_with_amendment", "decline", "cancel")
-
 current_run: contextvars.ContextVar[Run | None] = contextvars.ContextVar("tooldeck_agent_run", default=None)
-
-
-@dataclass
-class Interaction:
-    kind: Kind
-    prompt: str
-    details: dict[str, Any] = field(default_factory=dict)
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
-    future: asyncio.Future[dict[str, Any]] | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "prompt": self.prompt}
-        if self.kind == "approval":
-            out["responses"] = list(APPROVAL_RESPONSES)
-        if self.details:
-            out["details"] = self.details
-        return out
 
 
 def check_response(kind: str, response: str | None, answers: dict[str, Any] | None, skip: bool) -> None:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from tooldeck.agents import workflows
 from tooldeck.agents.audit import audit_log
 from tooldeck.agents.interact import RunApprover, ask_user_tool, check_response, current_run, gate
+from tooldeck.agents.items import item_fields, to_item
 from tooldeck.agents.models import model_config
 from tooldeck.agents.run import Run
 from tooldeck.agents.snapshot import snapshot_of
@@ -37,7 +38,7 @@ from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig
 from tooldeck.llm.types import Event, Item, Message, ReasoningDelta, TextDelta, ToolDone, ToolStart, TurnDone
 from tooldeck.shell.approval import approver_scope
-from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, owner_fields, to_item
+from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, owner_fields
 from tooldeck.workspace.roots import Workspace
 
 if TYPE_CHECKING:
@@ -216,7 +217,7 @@ class SessionManager:
         create["workflow"] = wf.id if wf else None
         row = self.create(create.pop("name", None) or message.strip().splitlines()[0][:60], **create)
         for item in history or ():
-            self.db.append(row.id, 0, item)
+            self.db.append(row.id, 0, item_fields(item))
         self.launch(row.id, message, timeout=timeout)
         return row.id
 
@@ -228,7 +229,7 @@ class SessionManager:
             raise ToolError(ErrorCode.CONFLICT, "this session is already running; steer it instead")
         mc = model_config(self.rt, row.agent_id if row.agent_id != "default" else None, field="model_id")
         history = [to_item(i) for i in self.db.items(sid)]
-        self.db.append(sid, row.runs + 1, Message("user", message))
+        self.db.append(sid, row.runs + 1, item_fields(Message("user", message)))
         loop = self._ensure_loop()
         self.db.update(sid, status="running", status_text="queued", failure_reason=None, runs=row.runs + 1,
                        assistant_text="", **owner_fields())  # fmt: skip
@@ -284,7 +285,7 @@ class SessionManager:
 
     def _on_item(self, run: Run) -> Callable[[Item], None]:
         def on_item(item: Item) -> None:
-            self.db.append(run.session_id, run.number, item)
+            self.db.append(run.session_id, run.number, item_fields(item))
             run.set(item_count=run.item_count + 1)
 
         return on_item

@@ -11,12 +11,33 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
-from tooldeck.agents.interact import Interaction
 from tooldeck.llm.types import Item, Message, Usage
+
+Kind = Literal["approval", "question", "user_input"]
+APPROVAL_RESPONSES = ("accept", "accept_for_session", "accept_with_amendment", "decline", "cancel")
+
+
+@dataclass
+class Interaction:
+    kind: Kind
+    prompt: str
+    details: dict[str, Any] = field(default_factory=dict)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    future: asyncio.Future[dict[str, Any]] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "kind": self.kind, "prompt": self.prompt}
+        if self.kind == "approval":
+            out["responses"] = list(APPROVAL_RESPONSES)
+        if self.details:
+            out["details"] = self.details
+        return out
+
 
 TERMINAL = ("completed", "failed", "cancelled")
 

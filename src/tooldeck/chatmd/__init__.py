@@ -2,7 +2,7 @@
 
 Pipeline, one module per stage:
 
-* ``parser.py``: text -> :class:`~tooldeck.chatmd.element.Element` (no I/O);
+* ``parser.py``: text -> :class:`~tooldeck.markup.element.Element` (no I/O);
 * ``document.py``: a file -> a Document with its ``<import>``s spliced;
 * ``declarations.py``: ``<tool>`` elements -> a Toolbox (``external.py``
   hooks the shell runtime and MCP mounts; ``agents.py`` agent tools and fork);

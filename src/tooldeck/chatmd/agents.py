@@ -32,7 +32,6 @@ from pydantic import Field
 
 from tooldeck.chatmd import asks
 from tooldeck.chatmd.document import load
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.grants import AuthorityError, Grants, read_outside
 from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
@@ -49,6 +48,7 @@ from tooldeck.llm.types import (
     ToolOutput,
     ToolStart,
 )
+from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.runtime import Runtime
 
 if TYPE_CHECKING:

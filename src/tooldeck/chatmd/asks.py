@@ -15,9 +15,9 @@ import os
 from pathlib import Path
 
 from tooldeck.authority import Notice
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.grants import Ask, Grants, WorkspaceSource, canonical
 from tooldeck.chatmd.paths import PathVars
+from tooldeck.markup.element import ChatmdError, Element
 
 MESSAGE_TAGS = ("system", "developer", "user", "assistant", "msg", "tool_call", "tool_response", "reasoning")
 DEFAULT_SHELL_RUNTIME = "builtin:workspace-readonly@1"
@@ -161,7 +161,7 @@ def _runtime_asks(el: Element, roots: list[str], known: dict[str, object], widen
 def notices_for(path: Path, data: bytes, workspace: WorkspaceSource, state_dir: str | os.PathLike[str]) -> list[Notice]:
     """What the prompt file ``path`` (its bytes ``data``) asks and may not have,
     as notices (nothing is run or read): a host names them at start-up."""
-    from tooldeck.chatmd.parser import parse
+    from tooldeck.markup.parser import parse
 
     if not any(token in data for token in _ASK_TOKENS):
         return []  # nothing in it could ask (the common prompt: messages and built-ins)

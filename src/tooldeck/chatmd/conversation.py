@@ -23,10 +23,10 @@ from pathlib import Path
 
 from tooldeck.chatmd import asks
 from tooldeck.chatmd.document import Document
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.grants import AuthorityError, Grants
 from tooldeck.imaging import image_refusal
 from tooldeck.llm.types import FunctionCall, FunctionResult, ImageInput, Item, Message, Reasoning
+from tooldeck.markup.element import ChatmdError, Element
 
 ROLES = ("system", "developer", "user", "assistant")
 INTERRUPTED = "error [cancelled]: this call was interrupted before it returned; call it again if you still need it"

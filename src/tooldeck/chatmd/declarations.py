@@ -30,11 +30,11 @@ from typing import Any
 from tooldeck.catalog import DOMAINS, build_tools, canonical_name
 from tooldeck.chatmd import asks, external
 from tooldeck.chatmd.document import Document
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.grants import Grants
 from tooldeck.chatmd.paths import PathVars
 from tooldeck.core.tool import NAME_RE, Tool
 from tooldeck.core.toolbox import Toolbox
+from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Root, Workspace, make_root
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tooldeck.chatmd import asks
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.grants import AuthorityError, Grants, for_person
-from tooldeck.chatmd.parser import parse
+from tooldeck.markup.element import ChatmdError, Element
+from tooldeck.markup.parser import parse
 
 MAX_IMPORT_DEPTH = 128
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")

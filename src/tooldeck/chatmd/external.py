@@ -1,34 +1,24 @@
-"""Hooks to declaration kinds another domain implements: shell tools and MCP mounts.
+"""Declaration kinds another package implements: shell tools and MCP mounts.
 
-Why one small module: ``<shell_access>``, ``type="shell"``/``command=`` tools
-and ``mcp_server=`` mounts are built by ``tooldeck.shell.chatmd_decl`` and
-``tooldeck.mcp.client``. When those modules are not installed yet, loading
-a file that needs them fails with a clear ChatMD error at load time (before
-any model call) instead of an ImportError. The wiring is kept here, in one
-function per hook, so it is the only place to adjust when they land.
+``<shell_access>``, ``type="shell"``/``command=`` tools and ``mcp_server=``
+mounts are built by :mod:`tooldeck.shell.chatmd_decl` and
+:mod:`tooldeck.mounts.declaration`, services below the hosts that read the
+shared element form (:mod:`tooldeck.markup`). Each is imported here in plain
+code, one function per kind, so the import graph shows every edge
+(``scripts/check_layers.py``); the imports are lazy because a file without
+such a declaration never needs the shell runtime or the MCP SDK.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.chatmd.paths import PathVars
 from tooldeck.core.tool import Tool
+from tooldeck.markup.element import Element
 from tooldeck.runtime import Runtime
-
-
-def _module(name: str, el: Element, needs: str) -> ModuleType:
-    try:
-        return importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name is not None and not name.startswith(exc.name):
-            raise  # a missing dependency inside the module: a real bug, not an absent feature
-        raise ChatmdError(el.pos, f"<{el.tag}> needs the {needs}, which this tooldeck does not have ({name})") from exc
 
 
 def _base_dir(el: Element, vars: PathVars) -> Path:
@@ -44,7 +34,8 @@ def shell_runtimes(
     one before it is kept (the authority check)."""
     if not elements:
         return {}
-    decl = _module("tooldeck.shell.chatmd_decl", elements[0], "shell runtime")
+    from tooldeck.shell import chatmd_decl as decl  # lazy: only a file declaring a shell loads the shell runtime
+
     roots = [root.path for root in rt.workspace.roots]
     out: dict[str, Any] = {}
     for el in elements:
@@ -58,17 +49,17 @@ def shell_runtimes(
 def shell_tool(el: Element, runtimes: dict[str, Any], rt: Runtime, *, vars: PathVars) -> Tool:
     """``<tool type="shell" ...>`` or a legacy ``<tool command="...">`` -> a Tool
     sharing the process's shell service (audit log, session approvals)."""
-    decl = _module("tooldeck.shell.chatmd_decl", el, "shell runtime")
-    from tooldeck.tools.shell import shell_service
+    from tooldeck.shell import chatmd_decl as decl  # lazy: only a file declaring a shell loads the shell runtime
+    from tooldeck.tools.shell import shell_service  # lazy: as above
 
     service = shell_service(rt)
     if el.has("command"):
-        return decl.legacy_command_tool(el, runtimes, service=service)  # type: ignore[no-any-return]
-    return decl.tool_from_element(el, runtimes, base_dir=_base_dir(el, vars), service=service)  # type: ignore[no-any-return]
+        return decl.legacy_command_tool(el, runtimes, service=service)
+    return decl.tool_from_element(el, runtimes, base_dir=_base_dir(el, vars), service=service)
 
 
 def mcp_tools(el: Element, rt: Runtime, **ctx: Any) -> list[Tool]:
     """``<tool mcp_server="stdio:CMD" | "https://..." ...>`` -> the mounted remote tools."""
-    client = _module("tooldeck.mcp.client", el, "MCP client")
-    tools = client.mount_from_element(el, rt=rt, **ctx)
-    return list(tools)
+    from tooldeck.mounts.declaration import mount_from_element  # lazy: the MCP SDK loads only for a mount
+
+    return list(mount_from_element(el, rt=rt, **ctx))

@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tooldeck.authority import Notice, has_authority, report
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.core.errors import ToolError
+from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.roots import Root, Workspace, make_root
 

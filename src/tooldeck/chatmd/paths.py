@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tooldeck.chatmd.element import ChatmdError, Element
+from tooldeck.markup.element import ChatmdError, Element
 
 _VAR_RE = re.compile(r"\$\{([A-Za-z_]+)\}")
 VARIABLES = ("workspace", "tool_dir", "prompt_dir", "source_dir", "session_dir", "cache_dir", "home")

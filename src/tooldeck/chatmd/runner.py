@@ -25,12 +25,12 @@ from rich.console import Console
 from rich.text import Text
 
 from tooldeck.chatmd.display import Display
-from tooldeck.chatmd.element import ChatmdError
 from tooldeck.chatmd.named import NamedFile
 from tooldeck.chatmd.session import Session, prepare
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import Result, run_conversation
 from tooldeck.llm.types import Item, Message
+from tooldeck.markup.element import ChatmdError
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Workspace, make_root
 

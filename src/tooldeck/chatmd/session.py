@@ -15,13 +15,13 @@ from typing import Any
 from tooldeck.chatmd.conversation import items_of
 from tooldeck.chatmd.declarations import LoadContext, build_toolbox
 from tooldeck.chatmd.document import Document
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.config import ConfigError, load_config
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig, resolve_model
 from tooldeck.llm.types import Item
+from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.runtime import Runtime
 
 CONFIG_ATTRS = {"model", "max_tokens", "temperature", "reasoning_effort", "show_tool_call", "api", "stream"}

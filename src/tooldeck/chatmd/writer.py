@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tooldeck.chatmd.parser import RAW_CLOSE, RAW_OPEN
+from tooldeck.markup.parser import RAW_CLOSE, RAW_OPEN
 
 
 def escape_attr(value: str) -> str:

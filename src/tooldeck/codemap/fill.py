@@ -27,7 +27,7 @@ import time
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.languages import language_for
@@ -35,10 +35,24 @@ from tooldeck.workspace.walk import walk_files
 
 if TYPE_CHECKING:
     from tooldeck.codemap.index import SymbolIndex
-    from tooldeck.codemap.service import CodemapService
     from tooldeck.workspace.roots import Root, Workspace
 
 log = logging.getLogger("tooldeck.codemap")
+
+MAX_INDEX_FILES = 100_000  # files a symbol index takes at most (the service and the fill)
+
+
+class FillTarget(Protocol):
+    """What a fill needs of the codemap service (``codemap/service.py``, which
+    imports this module: a protocol here, so the two do not import each other)."""
+
+    rt: Any
+
+    def is_current(self, idx: SymbolIndex, /) -> bool: ...
+
+    def _refresh(self, idx: SymbolIndex, root: Root, rels: list[str], seen: set[str], /, **kwargs: Any) -> Any: ...
+
+    def mark_complete(self, idx: SymbolIndex, /) -> bool: ...
 
 NICE = 10
 SLICE = 1024  # files per refresh call: the stop flag is checked between slices
@@ -166,7 +180,7 @@ def _stop_all() -> None:
 class IndexFill:
     """One background fill of one index. ``wait()`` blocks until it ends."""
 
-    def __init__(self, svc: CodemapService, index: SymbolIndex) -> None:
+    def __init__(self, svc: FillTarget, index: SymbolIndex) -> None:
         self.svc = svc
         self.index = index
         self.total = 0  # files to index (known once the walk is done)
@@ -224,8 +238,6 @@ class IndexFill:
             self._finished.set()
 
     def _fill(self) -> bool:
-        from tooldeck.codemap.service import MAX_INDEX_FILES
-
         svc, idx = self.svc, self.index
         ws = svc.rt.workspace
         files = indexable_files(ws, idx, MAX_INDEX_FILES)

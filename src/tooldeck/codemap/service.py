@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from tooldeck.codemap import pool
 from tooldeck.codemap.cache import CodemapCache, StatRow, blob_key
 from tooldeck.codemap.entry import Entry, LazyCodemap, encode_skip
-from tooldeck.codemap.fill import IndexFill, Submitter, dispatch, indexable_files
+from tooldeck.codemap.fill import MAX_INDEX_FILES, IndexFill, Submitter, dispatch, indexable_files
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
@@ -51,8 +51,7 @@ log = logging.getLogger("tooldeck.codemap")
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CHUNK_FILES = 256
-MEMORY_ENTRIES = 512  # decoded entries kept (a decoded codemap is ~5x its JSON: 4,096 held ~100 MB)
-MAX_INDEX_FILES = 100_000
+MEMORY_ENTRIES = 256  # decoded entries kept (a decoded codemap is ~5x its JSON: 4,096 held ~100 MB, 512 ~20 MB)
 
 Progress = Callable[[int, int], None]
 

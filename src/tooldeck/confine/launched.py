@@ -4,17 +4,22 @@
 The server made the child's pipes (so it reads and writes them directly,
 no copy through the launcher) and holds a pidfd of the child: ``kill``
 signals through it (a pidfd never names a reused pid), and the exit status
-comes from the launcher, the child's parent, over its channel.
+comes from the launcher, the child's parent, over the call's reply pair.
 """
 
 from __future__ import annotations
 
+import array
+import errno
+import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from typing import IO, Any
 
 _STDERR = 2
@@ -63,51 +68,136 @@ def host_pid(pidfd: int) -> int:
 
 
 class LaunchedProcess:
-    """A running helper: ``communicate``, ``wait``, ``poll``, ``kill``."""
+    """A helper asked of the launcher: ``communicate``, ``wait``, ``poll``, ``kill``.
 
-    def __init__(self, args: list[str], pidfd: int, pid_inside: int, ours: tuple[int | None, ...]) -> None:
+    Its reply pair (made for this call alone) brings the start (a pidfd, or
+    why it could not start) and later the exit status and CPU time, straight
+    to whichever thread asks; closing it makes the launcher kill the helper."""
+
+    def __init__(
+        self,
+        args: list[str],
+        reply: socket.socket,
+        ours: tuple[int | None, ...],
+        account: Callable[[float], None] | None = None,
+    ) -> None:
         self.args = args
-        self.pid_inside = pid_inside
-        self._pidfd = pidfd
         self.returncode: int | None = None
-        self._done = threading.Event()
+        self.cpu = 0.0  # CPU seconds of the helper, known once it ended
+        self._reply = reply
+        self._account = account
+        self._pidfd = -1
+        self._pid = self._pid_inside = -1
+        self._start_error: OSError | None = None
+        self._started = False
+        self._lock = threading.RLock()  # one reader of the reply pair at a time
+        self._fd_lock = threading.Lock()  # the pidfd is never signalled after it was closed (its number reused)
         w, r_out, r_err = ours
         self.stdin: IO[bytes] | None = os.fdopen(w, "wb") if w is not None else None
         self.stdout: IO[bytes] | None = os.fdopen(r_out, "rb") if r_out is not None else None
         self.stderr: IO[bytes] | None = os.fdopen(r_err, "rb") if r_err is not None else None
         self._chunks: dict[int, list[bytes]] = {}
         self._input: memoryview | None = None
-        self._started = False
-        self.pid = host_pid(pidfd)  # the helper's pid as the server sees it
+        self._communicating = False
+
+    # the reply pair ---------------------------------------------------------------------------
+    def _next(self, timeout: float | None) -> dict[str, Any] | None:
+        """The next reply; None when the launcher closed the pair (it died)."""
+        self._reply.settimeout(timeout)
+        try:
+            data, anc, _flags, _addr = self._reply.recvmsg(4096, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC)
+        except (TimeoutError, BlockingIOError):
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0) from None
+        except OSError:
+            return None
+        fds = array.array("i")
+        for level, kind, raw in anc:
+            if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                fds.frombytes(raw[: len(raw) - len(raw) % fds.itemsize])
+        if not data:
+            return None
+        msg: dict[str, Any] = json.loads(data)
+        if fds:
+            msg["pidfd"] = fds[0]
+        return msg
+
+    def _ensure_started(self, timeout: float | None = None) -> None:
+        with self._lock:
+            if not self._started:
+                msg = self._next(timeout)
+                self._started = True
+                if msg is None:
+                    self._start_error = OSError(errno.EIO, "the helper launcher stopped before it started the helper")
+                elif "pidfd" in msg:
+                    self._pidfd = msg["pidfd"]
+                    self._pid, self._pid_inside = host_pid(self._pidfd), int(msg.get("pid", -1))
+                else:
+                    code = int(msg.get("errno", errno.EIO))
+                    self._start_error = OSError(code, str(msg.get("error", os.strerror(code))), self.args[0])
+                if self._start_error is not None:
+                    self._finish(None, 0.0)
+        if self._start_error is not None:
+            raise self._start_error
+
+    def _finish(self, code: int | None, cpu: float) -> None:
+        with self._fd_lock:
+            if self.returncode is None:
+                self.returncode = code
+            self.cpu = cpu
+            if self._pidfd >= 0:
+                os.close(self._pidfd)
+            self._pidfd = -1
+        self._reply.close()
+        if self._account is not None and cpu:
+            self._account(cpu)
+
+    @property
+    def pid(self) -> int:
+        """The helper's pid as the server sees it."""
+        self._ensure_started()
+        return self._pid
+
+    @property
+    def pid_inside(self) -> int:
+        """The helper's pid in its namespace."""
+        self._ensure_started()
+        return self._pid_inside
 
     # exit -------------------------------------------------------------------------------------
-    def set_returncode(self, code: int) -> None:
-        """Called by the launcher's reader thread when the helper ended."""
-        if self.returncode is None:
-            self.returncode = code
-        self._done.set()
-        try:
-            os.close(self._pidfd)
-        except OSError:
-            pass
-        self._pidfd = -1
-
     def poll(self) -> int | None:
-        return self.returncode
+        try:
+            return self.wait(0.0)
+        except subprocess.TimeoutExpired:
+            return None
+        except OSError:  # could not start: no status
+            return None
 
     def wait(self, timeout: float | None = None) -> int:
-        if not self._done.wait(timeout):
-            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._ensure_started(timeout)
+        with self._lock:
+            if self.returncode is None and self._reply.fileno() != -1:
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                msg = self._next(left)
+                if msg is None or "exit" not in msg:  # the launcher died: its namespace went with it
+                    self._finish(-9, 0.0)
+                else:
+                    self._finish(int(msg["exit"]), float(msg.get("cpu", 0.0)))
         assert self.returncode is not None
         return self.returncode
 
     def send_signal(self, sig: int) -> None:
-        if self._done.is_set() or self._pidfd < 0:
-            return
         try:
-            signal.pidfd_send_signal(self._pidfd, sig)
-        except (ProcessLookupError, OSError):
-            pass  # ended meanwhile
+            self._ensure_started()
+        except OSError:
+            return  # never started: nothing to signal
+        with self._fd_lock:
+            if self._pidfd < 0:
+                return
+            try:
+                signal.pidfd_send_signal(self._pidfd, sig)
+            except OSError:
+                pass  # ended meanwhile (ProcessLookupError)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
@@ -122,8 +212,8 @@ class LaunchedProcess:
         """As :meth:`subprocess.Popen.communicate`: may be called again after
         a :class:`subprocess.TimeoutExpired` (the output read so far is kept)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        if not self._started:
-            self._started = True
+        if not self._communicating:
+            self._communicating = True
             if self.stdin is not None:
                 self._input = memoryview(input or b"")
                 if not self._input:
@@ -190,4 +280,7 @@ class LaunchedProcess:
                     stream.close()
                 except OSError:
                     pass
-        self.wait()
+        try:
+            self.wait()
+        except OSError:
+            pass  # it never started: the error was raised where it was asked for

@@ -1,19 +1,28 @@
 """A persistent launcher per policy: one bubblewrap namespace, set up once,
 in which every ripgrep of that root is started.
 
-Why: Landlock checks every file a helper opens (its walk up to ``/``, ~1.4 µs
-a file here), so a search over 17,874 files paid +32 ms of CPU under it, and
-a fresh bubblewrap namespace per process costs ~20 ms. A namespace costs
+Why: Landlock checks every file a helper opens (its walk up to ``/``, ~1 µs
+a file here), so a search over 16,000 files paid ~+15 ms of CPU under it,
+and a fresh bubblewrap namespace per process costs ~20 ms. A namespace costs
 nothing per file: a path that is not bound does not exist there. Built once
 per set of roots and kept, it costs only the hop to the launcher per helper.
 
 The namespace holds the policy's paths read-only at their real paths (the
-root, the program, the system folders), a minimal ``/dev``, no ``/proc``;
+root, the program, the system folders), ``/dev/null``, no ``/proc``;
 new user, PID, network, IPC, UTS and cgroup namespaces; no capability
 (``--cap-drop ALL``), no nested user namespace (``--disable-userns``),
-``no_new_privs``, and the shell sandbox's seccomp filter where libseccomp is
-installed (no mount, ptrace, unshare, setns, bpf, ...). A folder of a root
-swapped for a link out of it leads to a path that does not exist there.
+``no_new_privs``; of ``/dev`` only ``/dev/null`` (no ``/dev/tty``: no way to
+the person's terminal). A folder of a root swapped for a link out of it
+leads to a path that does not exist there.
+
+No seccomp filter (the shell sandbox's one): any filter puts every system
+call of ripgrep on the kernel's slow entry path, measured at ~+9 ms of CPU
+on a 16,000-file search (``bench/search_bench.py``), as much as Landlock
+cost; what it would add here is already held by the namespaces, the empty
+capability sets and the disabled user namespaces (no mount, no unshare, no
+setns can succeed), and the launcher is not traceable by its helpers
+(non-dumpable, see :mod:`tooldeck.confine.launcher_main`). The Landlock way
+has none either.
 
 Who can talk to it: nobody but the server. Its only channel is an anonymous
 ``socketpair`` (no name in the file system, no abstract address); the
@@ -21,14 +30,16 @@ server's end is close-on-exec, so no other process the server starts
 inherits it, and the launcher's end is close-on-exec inside the namespace,
 so the helpers it starts have none. It dies with the server: the server's
 end closes when the server exits (however it exits), the launcher reads
-the end of the stream and returns, and the kernel kills what is left in its
-PID namespace (the launcher is its PID 1: ``--as-pid-1``), helpers in
-flight included. If the launcher dies (killed, crashed), the calls in flight
-see their helper end and the next call starts a new one.
+the end of the stream, each helper whose reply pair closed is killed, and
+the kernel kills what is left in its PID namespace when it returns (the
+launcher is its PID 1: ``--as-pid-1``). If the launcher dies (killed,
+crashed), the calls in flight end with ``-9`` and the next call starts a new
+one.
 
-Callers get a :class:`LaunchedProcess`, which behaves as the part of
-:class:`subprocess.Popen` they use: ``communicate`` (with ``input`` and
-``timeout``), ``wait``, ``poll``, ``kill``, ``returncode``, ``stdout``.
+Callers get a :class:`~tooldeck.confine.launched.LaunchedProcess`, which
+behaves as the part of :class:`subprocess.Popen` they use: ``communicate``
+(with ``input`` and ``timeout``), ``wait``, ``poll``, ``kill``,
+``returncode``, ``stdout``; its replies come on a pair made for the call.
 """
 
 from __future__ import annotations
@@ -44,7 +55,6 @@ import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import Future
 from typing import Any
 
 from tooldeck.confine import launcher_main
@@ -55,7 +65,6 @@ log = logging.getLogger("tooldeck.confine")
 
 MAX_LAUNCHERS = 8  # distinct policies kept (one per root searched); older ones stop
 START_TIMEOUT = 20.0  # seconds for a launcher to say it is ready
-REPLY_TIMEOUT = 20.0  # seconds for a started helper to be reported
 MAX_MESSAGE = 32 * 1024  # a longer request travels in a memfd
 ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ")  # what a helper sees of the server's environment
 
@@ -97,69 +106,47 @@ def _binds(policy: Policy, extra: Sequence[str]) -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         else:
             args += ["--ro-bind", path, path]
+    for path in sorted(policy.write, key=lambda p: (p.count("/"), p)):  # no helper of a launcher has any today
+        args += ["--bind", path, path]
     for dev in DEVICES:
         args += ["--dev-bind-try", dev, dev]
     return args
 
 
-def _seccomp_fd() -> int | None:
-    try:
-        from tooldeck.shell.seccomp_filter import SeccompUnavailable, program, program_fd
-    except ImportError:
-        return None
-    try:
-        return program_fd(program())
-    except (SeccompUnavailable, OSError) as exc:
-        log.warning("tooldeck: the helper launcher runs without a seccomp filter (%s)", exc)
-        return None
-
-
 class Launcher:
-    """One launcher process for one policy, and the helpers it started."""
+    """One launcher process for one policy."""
 
     def __init__(self, bwrap: str, policy: Policy) -> None:
         self.policy = policy
-        self._ids = 0
         self._lock = threading.Lock()
-        # id -> (the caller's future, argv, the server's ends of the child's pipes)
-        self._pending: dict[int, tuple[Future[LaunchedProcess], list[str], tuple[int | None, ...]]] = {}
-        self._running: dict[int, LaunchedProcess] = {}
         self._dead = False
-        self._retiring = False
-        self.helper_cpu = 0.0  # CPU seconds of the helpers it started that ended (as their parent saw it)
+        self._pidfd = -1
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # both close-on-exec
         self._sock = ours
         try:
             self.proc = self._spawn(bwrap, theirs)
         finally:
             theirs.close()
-        self._pidfd = -1
         try:
             self._pidfd = self._read_ready()
             self.launcher_pid = host_pid(self._pidfd)  # the launcher as the server sees it
         except BaseException:
             self.stop()
             raise
-        self._reader = threading.Thread(target=self._read, name=f"tooldeck-launcher-{policy.label}", daemon=True)
-        self._reader.start()
+        self.helper_cpu = 0.0  # CPU seconds of its helpers that ended (as their parent saw it)
 
     def _spawn(self, bwrap: str, theirs: socket.socket) -> subprocess.Popen[bytes]:
         python, extra = _interpreter()
-        seccomp = _seccomp_fd()
         argv = [bwrap, "--unshare-user", "--disable-userns", "--cap-drop", "ALL", "--unshare-all", "--as-pid-1"]
-        argv += ["--new-session", "--dev", "/dev", *_binds(self.policy, extra), "--chdir", "/", "--clearenv"]
-        if seccomp is not None:
-            argv += ["--seccomp", str(seccomp)]
+        # no --new-session: a session of its own is an autogroup of its own, which the scheduler gave
+        # 40-70 ms less of a loaded machine per search (measured); no /dev/tty is bound instead (only
+        # /dev/null), so no helper can reach the person's terminal
+        argv += [*_binds(self.policy, extra), "--chdir", "/", "--clearenv"]
         # every bound folder is a mount point in the namespace: git would stop at the first one
         argv += ["--setenv", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "1", "--setenv", "PATH", "/usr/bin:/bin"]
         argv += ["--", python, "-I", "-S", "-c", _source(), str(theirs.fileno())]
-        fds = (theirs.fileno(), *((seccomp,) if seccomp is not None else ()))
-        try:
-            # stdout is never the server's (it may be the MCP channel); stderr is its log
-            return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=fds)
-        finally:
-            if seccomp is not None:
-                os.close(seccomp)
+        # stdout is never the server's (it may be the MCP channel); stderr is its log
+        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(theirs.fileno(),))
 
     def _read_ready(self) -> int:
         """The launcher's pidfd, once it said it is ready."""
@@ -181,38 +168,35 @@ class Launcher:
 
     @property
     def alive(self) -> bool:
-        return not self._dead
+        return not self._dead and self.proc.poll() is None
 
-    # requests ------------------------------------------------------------------------------
     def popen(self, argv: Sequence[str], **kwargs: Any) -> LaunchedProcess:
-        """Start ``argv`` in the namespace; see :class:`LaunchedProcess`."""
+        """Start ``argv`` in the namespace; see :class:`LaunchedProcess`. The
+        request is sent and the helper handed back at once: a program that
+        cannot be started is reported by its first ``communicate``/``wait``."""
         cwd, env = kwargs.pop("cwd", None), kwargs.pop("env", None)
         unknown = sorted(set(kwargs) - {"stdin", "stdout", "stderr"})
         if unknown:
             raise TypeError(f"the helper launcher does not take {', '.join(unknown)}")
-        ours, theirs = child_streams(kwargs.get("stdin"), kwargs.get("stdout"), kwargs.get("stderr"))
         keep = env if env is not None else {k: v for k, v in os.environ.items() if k in ENV_KEEP}
         args = [os.fsdecode(a) for a in argv]
-        request: dict[str, object] = {"argv": args, "cwd": os.fsdecode(cwd) if cwd else None, "env": dict(keep)}
-        fut: Future[LaunchedProcess] = Future()
+        request = {"argv": args, "cwd": os.fsdecode(cwd) if cwd else None, "env": dict(keep)}
+        ours, theirs = child_streams(kwargs.get("stdin"), kwargs.get("stdout"), kwargs.get("stderr"))
+        reply, their_reply = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            with self._lock:
-                if self._dead:
-                    raise LauncherGone("the helper launcher has stopped")
-                self._ids += 1
-                ident = request["id"] = self._ids
-                self._pending[ident] = (fut, args, ours)
-            self._send(request, theirs)
+            self._send(request, (*theirs, their_reply.fileno()))
         except BaseException:
             _close_all(ours)
+            reply.close()
             raise
         finally:
             _close_all(theirs)
-        try:
-            return fut.result(REPLY_TIMEOUT)
-        except TimeoutError as exc:
-            self.stop()
-            raise LauncherError("the helper launcher did not answer") from exc
+            their_reply.close()
+        return LaunchedProcess(args, reply, ours, self._account)
+
+    def _account(self, cpu: float) -> None:
+        with self._lock:
+            self.helper_cpu += cpu
 
     def _send(self, request: dict[str, object], fds: Sequence[int]) -> None:
         data = json.dumps(request).encode()
@@ -223,69 +207,17 @@ class Launcher:
             os.lseek(memfd, 0, os.SEEK_SET)
             extra, data = [memfd], b"@"
         try:
-            self._sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [*fds, *extra]))])
-        except OSError as exc:
             with self._lock:
-                self._pending.pop(int(request["id"]), None)  # type: ignore[call-overload]
-            self._die()
+                if self._dead:
+                    raise LauncherGone("the helper launcher has stopped")
+                self._sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [*fds, *extra]))])
+        except OSError as exc:
+            self._dead = True
+            if isinstance(exc, LauncherGone):
+                raise
             raise LauncherGone(f"the helper launcher has stopped ({exc})") from exc
         finally:
             _close_all(extra)
-
-    # replies -------------------------------------------------------------------------------
-    def _read(self) -> None:
-        try:
-            while True:
-                data, anc, _flags, _addr = self._sock.recvmsg(65536, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC)
-                if not data:
-                    return
-                self._dispatch(json.loads(data), _fds(anc))
-        except (OSError, ValueError) as exc:
-            if not self._dead:
-                log.warning("tooldeck: the helper launcher's channel failed: %s", exc)
-        finally:
-            self._die()
-
-    def _dispatch(self, msg: dict[str, Any], fds: list[int]) -> None:
-        """One reply (read in order: a helper's start always comes before its exit)."""
-        ident = msg.get("id")
-        if "exit" in msg:
-            with self._lock:
-                proc = self._running.pop(ident, None)  # type: ignore[arg-type]
-            if proc is not None:
-                with self._lock:
-                    self.helper_cpu += float(msg.get("cpu", 0.0))
-                proc.set_returncode(int(msg["exit"]))
-            if self._retiring and self.idle:
-                self.stop()
-            return
-        with self._lock:
-            entry = self._pending.pop(ident, None)  # type: ignore[arg-type]
-        if entry is None:
-            _close_all(fds)
-            return
-        fut, args, ours = entry
-        if "pid" in msg and len(fds) == 1:
-            proc = LaunchedProcess(args, fds[0], int(msg["pid"]), ours)
-            with self._lock:
-                self._running[ident] = proc  # type: ignore[index]
-            fut.set_result(proc)
-            return
-        _close_all(fds)
-        _close_all(ours)
-        fut.set_exception(OSError(int(msg.get("errno", 5)), str(msg.get("error", "cannot start"))))
-
-    def _die(self) -> None:
-        with self._lock:
-            self._dead = True
-            pending, self._pending = self._pending, {}
-            running, self._running = self._running, {}
-        for fut, _args, ours in pending.values():
-            _close_all(ours)
-            if not fut.done():
-                fut.set_exception(LauncherError("the helper launcher has stopped"))
-        for proc in running.values():
-            proc.set_returncode(-9)  # the kernel killed what was left in the namespace
 
     def cpu_seconds(self) -> float:
         """CPU time spent so far by the launcher itself and the helpers it
@@ -297,33 +229,38 @@ class Launcher:
             own = 0.0
         return own + self.helper_cpu
 
-    @property
-    def idle(self) -> bool:
-        with self._lock:
-            return not self._pending and not self._running
-
     def retire(self) -> None:
-        """Stop once the helpers in flight have ended (no new one is taken)."""
+        """No new request: the launcher ends once its helpers in flight have."""
         with self._lock:
-            self._retiring = self._dead = True
-        if self.idle:
-            self.stop()
+            self._dead = True
+            try:
+                self._sock.shutdown(socket.SHUT_WR)
+            except OSError:
+                pass
+        threading.Thread(target=self._reap, name="tooldeck-launcher-retired", daemon=True).start()
+
+    def _reap(self) -> None:
+        self.proc.wait()
+        self._sock.close()
+        if self._pidfd >= 0:
+            os.close(self._pidfd)
+            self._pidfd = -1
 
     def stop(self) -> None:
-        """Close the channel: the launcher and its helpers end."""
+        """Close the channel and end the launcher now: its helpers end with it."""
         with self._lock:
             self._dead = True
         try:
             self._sock.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-        try:
-            self.proc.wait(5)
-        except subprocess.TimeoutExpired:  # not reading its channel: killed, and its namespace with it
-            if self._pidfd >= 0:
+        if self._pidfd >= 0:  # PID 1 of its namespace: the kernel kills the rest
+            try:
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-            self.proc.kill()
-            self.proc.wait()
+            except OSError:
+                pass
+        self.proc.wait()
+        self._sock.close()
         if self._pidfd >= 0:
             os.close(self._pidfd)
             self._pidfd = -1

@@ -55,9 +55,9 @@ from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
 from tooldeck.selection.imports import resolve_import
-from tooldeck.selection.model import LineRange, SelectedFile, Selection
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
+from tooldeck.state.selections import LineRange, SelectedFile, Selection
 from tooldeck.workspace.content import decode_text, read_bytes
 from tooldeck.workspace.roots import Root
 

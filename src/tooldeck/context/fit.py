@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from tooldeck.selection.model import LineRange
+from tooldeck.state.selections import LineRange
 
 FitMode = Literal["full", "slices", "codemap", "omitted"]
 COVERAGE_SHARE = 0.5

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tooldeck.context.rank import Graph
+from tooldeck.context.graph_model import Graph
 
 log = logging.getLogger("tooldeck.context")
 KEEP = 4  # graphs kept: a few workspaces sharing the state directory do not evict each other

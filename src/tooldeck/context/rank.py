@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tooldeck.codemap.index import FileRecord, SymbolIndex
+from tooldeck.context import graph_store
+from tooldeck.context.graph_model import Graph
 from tooldeck.context.query import subwords
 
 MAX_DEFINERS = 8
@@ -41,39 +42,6 @@ REVERSE_WEIGHT = 0.7
 ALPHA = 0.8  # probability of following an edge (1 - teleport)
 ITERATIONS = 30
 TOLERANCE = 1e-6  # L1 change per step below which the ranking no longer moves
-
-
-@dataclass(slots=True)
-class Graph:
-    nodes: list[str]  # shown paths
-    index_of: dict[str, int]
-    # the transition matrix, transposed: row = destination, column = source, value = the edge's
-    # weight normalised per source (each source's weights sum to 1); spread = matrix @ rank
-    matrix: Any  # scipy.sparse.csr_matrix (n × n)
-    dangling: np.ndarray  # indices of the nodes without out-edges
-    # word → files defining a symbol with that word in its name (tuples: 33k sets of a 13k-file tree took 28 MB)
-    symbol_words: dict[str, tuple[str, ...]]
-
-    @property
-    def edges(self) -> int:
-        return int(self.matrix.nnz)
-
-    def _coo(self) -> Any:
-        return self.matrix.tocoo()
-
-    @property
-    def src(self) -> np.ndarray:
-        """Source node of each edge (made from the matrix: for tests and inspection)."""
-        return np.asarray(self._coo().col)
-
-    @property
-    def dst(self) -> np.ndarray:
-        return np.asarray(self._coo().row)
-
-    @property
-    def weight(self) -> np.ndarray:
-        """Each edge's weight, in the order of :attr:`src` and :attr:`dst`."""
-        return np.asarray(self._coo().data)
 
 
 def fingerprint(index: SymbolIndex) -> str:
@@ -243,8 +211,6 @@ class GraphCache:
     def _load_or_build(self, index: SymbolIndex, key: str) -> Graph:
         if self._folder is None:
             return build_graph(index)
-        from tooldeck.context import graph_store
-
         graph = graph_store.load(self._folder, key)
         if graph is None:
             graph = build_graph(index)

@@ -13,7 +13,7 @@ import re
 
 from tooldeck.codemap.model import Codemap
 from tooldeck.context.query import Query
-from tooldeck.selection.model import LineRange, merge_ranges
+from tooldeck.state.selections import LineRange, merge_ranges
 
 CONTEXT_LINES = 6
 MAX_SLICE_LINES = 240

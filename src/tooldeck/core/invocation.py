@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from tooldeck.core.errors import ErrorCode, ToolError
+
 log = logging.getLogger("tooldeck.invocation")
 
 
@@ -173,8 +175,6 @@ class Invocation:
         """Raise :class:`~tooldeck.core.errors.ToolError` ``cancelled`` if the
         call was cancelled; long sync loops call this between steps."""
         if self.cancelled:
-            from tooldeck.core.errors import ErrorCode, ToolError
-
             raise ToolError(ErrorCode.CANCELLED, "the call was cancelled")
 
 

@@ -38,6 +38,15 @@ from tooldeck.core.workers import WORKERS
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
+# What a custom (raw-text) tool is advertised as taking wherever a wire wants a
+# JSON object: MCP ``inputSchema``, a model's function tools (the one home).
+CUSTOM_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The raw tool input (see the description)."}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+
 RawArguments = str | bytes | Mapping[str, Any] | None
 Decoder = Callable[[RawArguments], Any]
 Handler = Callable[[Any, Invocation], Awaitable[Any]]

@@ -29,6 +29,7 @@ from tooldeck.index.lexical import write_lexical
 from tooldeck.index.model import BuildReport, Chunk
 from tooldeck.index.search import FORMAT, OpenIndex
 from tooldeck.index.views import VERSION as VIEWS_VERSION
+from tooldeck.index.views import views as embed_views
 from tooldeck.workspace.content import content_hash
 
 EMBED_BATCH = 1024
@@ -185,7 +186,7 @@ def _unchanged(prev: OpenIndex, spec: BuildSpec, file_hashes: dict[str, str], re
 def embed_chunks(embedder: Embedder, chunks: list[Chunk], index_kind: str = "") -> np.ndarray:
     """One unit vector per chunk: the normalised sum of its views' vectors."""
     reads_code = bool(getattr(embedder, "reads_code", False))
-    views = [c.embed_views(index_kind, reads_code) for c in chunks]
+    views = [embed_views(c, index_kind, reads_code) for c in chunks]
     n = len(views[0]) if views else 0
     flat = embedder.embed([v for vs in views for v in vs])
     if not len(flat):

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldeck.core.errors import ToolError, invalid_arguments
-from tooldeck.workspace.statefiles import exclusive_lock, fsync_path
+from tooldeck.workspace.statefiles import exclusive_lock, fsync_path, write_private_atomic
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:+-]{0,127}$")
 KEEP_OLD = 1
@@ -126,12 +126,7 @@ class Layout:
         n = int(gens[-1][4:]) + 1 if gens else 1
         gen = f"gen-{n:06d}"
         os.rename(build, d / gen)
-        tmp = d / f"CURRENT.{os.getpid()}.tmp"
-        with open(tmp, "w") as fh:
-            fh.write(gen + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, d / "CURRENT")
+        write_private_atomic(d / "CURRENT", (gen + "\n").encode())
         _fsync_dir(d)
         return gen
 
@@ -142,7 +137,7 @@ class Layout:
         live = self.current(name)
         for p in d.glob("build-*"):
             shutil.rmtree(p, ignore_errors=True)
-        for p in d.glob("CURRENT.*.tmp"):
+        for p in [*d.glob("CURRENT.*.tmp"), *d.glob(".CURRENT.*.tmp")]:  # before and since write_private_atomic
             with contextlib.suppress(OSError):
                 p.unlink()
         gens = sorted(p for p in d.glob("gen-*") if live is None or p.name != live.name)

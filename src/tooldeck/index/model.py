@@ -30,13 +30,6 @@ class Chunk:
         """Identity of what gets embedded: an unchanged chunk keeps its vector."""
         return hashlib.sha256(f"{self.title}\x00{self.text}".encode()).hexdigest()[:20]
 
-    def embed_views(self, index_kind: str = "", reads_code: bool = False) -> list[str]:
-        """The texts whose vectors are summed into the chunk's vector (see
-        :mod:`tooldeck.index.views`)."""
-        from tooldeck.index.views import views
-
-        return views(self, index_kind, reads_code)
-
     def to_row(self) -> list[Any]:
         return [self.path, self.start_line, self.end_line, self.title, self.text, self.symbol, self.kind]
 

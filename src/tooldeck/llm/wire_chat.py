@@ -10,7 +10,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
-from tooldeck.core.tool import Tool
+from tooldeck.core.tool import CUSTOM_INPUT_SCHEMA, Tool
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.strict import function_schema
 from tooldeck.llm.types import (
@@ -27,13 +27,6 @@ from tooldeck.llm.types import (
     Turn,
     Usage,
 )
-
-CUSTOM_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"input": {"type": "string", "description": "The raw input."}},
-    "required": ["input"],
-}
-
 
 _STRICT_CUSTOM = function_schema(CUSTOM_INPUT_SCHEMA, True)
 _specs: weakref.WeakKeyDictionary[Tool, tuple[dict[str, Any], bool]] = weakref.WeakKeyDictionary()

@@ -9,7 +9,7 @@ stay literal in the file, so the same file still runs as a ChatMD prompt.
 Messages come from the top-level ``<system>``, ``<developer>``, ``<user>`` and
 ``<assistant>`` blocks (``<msg role=...>`` too). :func:`read_messages` is the
 one place that reads them, through the ChatMD parser
-(:mod:`tooldeck.chatmd.parser`: comments dropped, ``RAW| ... |RAW`` kept
+(:mod:`tooldeck.markup.parser`: comments dropped, ``RAW| ... |RAW`` kept
 literal, entities decoded). Declarations (``<tool>``, ``<config>``...) are
 not messages and are skipped.
 """
@@ -41,7 +41,7 @@ class Message:
 def read_messages(text: str, path: Path | None = None) -> list[Message]:
     """The messages of a ChatMD document (see the module docstring); a
     document the parser refuses raises its ChatmdError (file, line, column)."""
-    from tooldeck.chatmd.parser import parse
+    from tooldeck.markup.parser import parse
 
     out: list[Message] = []
     for node in parse(text, path):

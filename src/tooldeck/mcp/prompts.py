@@ -27,12 +27,11 @@ person put outside every root is read directly.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import os
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -100,15 +99,25 @@ WorkspaceSource = Callable[[], Workspace]
 
 
 Signature = tuple[int, int]
+# ``notices(path, data, workspace, state_dir)``: what a prompt file declares and
+# will be refused for want of authority (the ChatMD host's, handed in like the agents).
+NoticesFn = Callable[[Path, bytes, Any, Any], Iterable[str]]
 
 
 class PromptLibrary:
     """The prompts of one directory, kept current by :meth:`scan`."""
 
-    def __init__(self, directory: Path, workspace: WorkspaceSource | None = None, state_dir: Any = None) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        workspace: WorkspaceSource | None = None,
+        state_dir: Any = None,
+        notices: NoticesFn | None = None,
+    ) -> None:
         self.directory = directory
         self.workspace = workspace  # the roots (None: no confinement, a library caller's folder)
         self.state_dir = state_dir
+        self.notices = notices  # what a file asks for and will be refused (the ChatMD host's, handed in)
         # the person put the folder outside every root: read it directly (decided at start, before any call)
         self.outside = workspace is None or self._root_of(os.path.realpath(directory)) is None
         self.prompts: dict[str, PromptFile] = {}
@@ -196,11 +205,9 @@ class PromptLibrary:
     def _report(self, path: Path, data: bytes) -> None:
         """Name, once per process and on stderr (stdout may be the MCP channel),
         what the file declares and will be refused for want of authority."""
-        if self.workspace is None or self.state_dir is None:
+        if self.workspace is None or self.state_dir is None or self.notices is None:
             return
-        from tooldeck.chatmd.asks import notices_for  # the ChatMD host, as for the agent tools
-
-        for notice in notices_for(path, data, self.workspace, self.state_dir):
+        for notice in self.notices(path, data, self.workspace, self.state_dir):
             report(notice)  # the host's sink (launch: stderr) says it, once
 
     def sorted(self) -> list[PromptFile]:
@@ -219,21 +226,15 @@ class PromptLibrary:
 
 # prompts as agent tools ------------------------------------------------------
 
+# ``factory(path, rt, name=, description=, read_outside=)``: a prompt as an agent
+# tool. The ChatMD host makes them (``chatmd.agents.agent_tool``); the entry
+# that starts the server hands it in (``launch.py``), so mcp/ never imports chatmd/.
 AgentFactory = Callable[..., Tool]
 
 
 def tool_name(stem: str) -> str:
     """A prompt's stem as a tool name (``[A-Za-z0-9_-]{1,64}``)."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", stem)[:64] or "prompt"
-
-
-def default_agent_factory(read_outside: bool = False) -> AgentFactory:
-    """The server's agent tools come from ``tooldeck.chatmd.agents.agent_tool``
-    (imported on first use: a server without prompts never loads ChatMD).
-    ``read_outside``: the folder lies outside every root (the person's)."""
-    from tooldeck.chatmd.agents import agent_tool
-
-    return functools.partial(agent_tool, read_outside=read_outside)
 
 
 def agent_tools(library: PromptLibrary, rt: Any, factory: AgentFactory | None) -> list[Tool]:

@@ -31,11 +31,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from tooldeck import __version__
 from tooldeck.core.invocation import Append, Invocation, Progress
 from tooldeck.core.output import ImagePart, TextPart
-from tooldeck.core.tool import Tool
+from tooldeck.core.tool import CUSTOM_INPUT_SCHEMA, Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.mcp.elicit import approver_for
 from tooldeck.mcp.lifecycle import InFlight
 from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
+from tooldeck.mcp.schema_wire import compact_schema
 from tooldeck.shell.approval import approver_scope
 
 if TYPE_CHECKING:
@@ -43,23 +44,17 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tooldeck.mcp")
 
-CUSTOM_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"input": {"type": "string", "description": "The raw tool input (see the description)."}},
-    "required": ["input"],
-    "additionalProperties": False,
-}
-
 INSTRUCTIONS = (
-    "tooldeck: safe, token-efficient tools over this workspace. Start with get_file_tree, "
-    "then file_search / get_code_structure, read_file for exact text, apply_patch or apply_edits to change "
-    "files. Errors read `error [code]: message`; the message says how to recover."
+    "tooldeck: safe, token-efficient coding tools over this workspace (RepoPrompt/ochat tool names). "
+    "Read: get_file_tree, read_file, file_search (grep), get_code_structure (codemaps), find_symbol, git. "
+    "Change: apply_patch (V4A, several files), apply_edits (one file), file_actions. Run: shell. "
+    "Errors read `error [code]: message`; the message says how to recover."
 )
 
 
 def to_mcp_tool(t: Tool) -> types.Tool:
     ann = t.annotations
-    schema = t.parameters if t.kind == "function" else CUSTOM_INPUT_SCHEMA
+    schema = compact_schema(t.parameters) if t.kind == "function" else CUSTOM_INPUT_SCHEMA
     description = t.description
     if t.kind == "custom":
         description += "\nPass the raw input as the `input` string."

@@ -36,13 +36,12 @@ from tooldeck.core.toolbox import Toolbox
 from tooldeck.mcp.resources import ResourceProvider
 
 if TYPE_CHECKING:
-    from tooldeck.mcp.prompts import AgentFactory, PromptLibrary
+    from tooldeck.mcp.prompts import AgentFactory, NoticesFn, PromptLibrary
 
 log = logging.getLogger("tooldeck.mcp")
 
 RESOURCE_NOT_FOUND = -32002
 MAX_CLIENTS = 256
-_UNSET: Any = object()
 
 
 def _mcp_error(exc: ToolError) -> MCPError:
@@ -56,7 +55,8 @@ class ServerExtras:
         rt: Any,
         prompts_dir: Path | None = None,
         *,
-        agent_factory: AgentFactory | None = _UNSET,
+        agent_factory: AgentFactory | None = None,
+        notices: NoticesFn | None = None,
         poll_seconds: float = 1.0,
         resources: bool = True,
     ) -> None:
@@ -66,7 +66,7 @@ class ServerExtras:
             from tooldeck.mcp.prompts import PromptLibrary
 
             roots = (lambda: rt.workspace) if hasattr(rt, "workspace") else None
-            self.library = PromptLibrary(prompts_dir, roots, getattr(rt, "state_dir", None))
+            self.library = PromptLibrary(prompts_dir, roots, getattr(rt, "state_dir", None), notices)
         self.resources = ResourceProvider(lambda: rt.workspace) if resources else None
         self.poll_seconds = poll_seconds
         self._factory = agent_factory
@@ -86,11 +86,10 @@ class ServerExtras:
         """Rebuild the agent tools; True when their names or descriptions changed."""
         if self.library is None:
             return False
-        from tooldeck.mcp.prompts import agent_tools, default_agent_factory
+        from tooldeck.mcp.prompts import agent_tools
 
-        if self._factory is _UNSET:
-            self._factory = default_agent_factory(self.library.outside)
-        tools = agent_tools(self.library, self.rt, self._factory)
+        factory = functools.partial(self._factory, read_outside=self.library.outside) if self._factory else None
+        tools = agent_tools(self.library, self.rt, factory)
         signature = tuple((t.name, t.description) for t in tools)
         self._agent_box = Toolbox(tools, budget_tokens=getattr(self.rt, "budget_tokens", 20_000)) if tools else None
         changed, self._agent_signature = signature != self._agent_signature, signature

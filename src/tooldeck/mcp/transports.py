@@ -125,15 +125,21 @@ class SessionLimits:
     max_sessions: int = MAX_SESSIONS
 
 
+# ``dashboard(app, toolbox, loopback=, token=)``: the app with the web dashboard
+# at / (same access rules). The entry that starts the server hands it in
+# (``launch.py``), so mcp/ never imports the dashboard host.
+Dashboard = Callable[..., Any]
+
+
 def http_app(
     toolbox: ToolboxSource,
     host: str,
     token: str | None,
     extras: Any = None,
-    runtime: Any = None,
+    dashboard: Dashboard | None = None,
     limits: SessionLimits | None = None,
 ) -> Any:
-    """The MCP app at /mcp; with ``runtime``, the web dashboard at / (same access rules).
+    """The MCP app at /mcp; with ``dashboard``, the web dashboard at / (same access rules).
     ``limits``: when an idle session is closed, and how many may live at once."""
     from tooldeck.mcp.server import Activity, create_server
 
@@ -150,14 +156,9 @@ def http_app(
     if not is_loopback(host) and not token:
         raise ValueError("a bearer token is required when binding to a non-loopback address")
     guarded = BearerAuth(app, token) if token else app
-    if runtime is None:
+    if dashboard is None:
         return guarded
-    from tooldeck.agents.audit import audit_log
-    from tooldeck.web.app import with_dashboard
-
-    if isinstance(toolbox, Toolbox):
-        audit_log(runtime).watch(toolbox, "mcp")
-    return with_dashboard(guarded, runtime, loopback=is_loopback(host), token=token)
+    return dashboard(guarded, toolbox, loopback=is_loopback(host), token=token)
 
 
 def loopback_security(host: str) -> Any:
@@ -202,20 +203,20 @@ async def run_http(
     host: str,
     port: int,
     extras: Any = None,
-    runtime: Any = None,
+    dashboard: Dashboard | None = None,
     limits: SessionLimits | None = None,
 ) -> None:
     import uvicorn
 
     token = resolve_token(host, port)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
-    app = http_app(box, host, token, extras, runtime, limits)
+    app = http_app(box, host, token, extras, dashboard, limits)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
     )  # a dashboard's open event stream must not hold a shutdown
     server = _server_class()(config)
     print(f"tooldeck: serving MCP at {mcp_url(host, port)}", file=sys.stderr, flush=True)
-    if runtime is not None:
+    if dashboard is not None:
         print(f"tooldeck: dashboard at {mcp_url(host, port).removesuffix('mcp')}", file=sys.stderr, flush=True)
     await server.serve()
 
@@ -264,16 +265,16 @@ def serve(
     toolbox: ToolboxSource,
     bind: tuple[str, int] | None = None,
     extras: Any = None,
-    runtime: Any = None,
+    dashboard: Dashboard | None = None,
     handshake: Any = None,
     limits: SessionLimits | None = None,
 ) -> None:
     """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port)
-    (with ``runtime``, the web dashboard too). ``toolbox`` may be a factory:
+    (with ``dashboard``, the web dashboard too: :data:`Dashboard`). ``toolbox`` may be a factory:
     the catalog is then built while serving. ``extras``: prompts, resources
     and agent tools (``ServerExtras``). ``handshake``: see :func:`run_stdio`
     (stdio only)."""
     if bind is None:
         anyio.run(run_stdio, toolbox, extras, handshake)
         return
-    anyio.run(run_http, toolbox, *bind, extras, runtime, limits)
+    anyio.run(run_http, toolbox, *bind, extras, dashboard, limits)

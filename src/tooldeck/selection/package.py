@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from tooldeck.codemap.languages import language_for
-from tooldeck.selection.model import LineRange
+from tooldeck.state.selections import LineRange
 
 Component = Literal["prompt", "tree", "files", "slices", "codemaps", "headings"]
 

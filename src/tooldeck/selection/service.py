@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING
 from tooldeck.codemap.languages import has_codemap
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.selection.expand import expand
-from tooldeck.selection.model import LineRange, Mode, SelectedFile, Selection, merge_ranges, subtract_ranges
 from tooldeck.selection.package import (
     Package,
     codemap_chunk,
@@ -51,6 +50,7 @@ from tooldeck.selection.package import (
 from tooldeck.selection.related import codemap_api, related_files
 from tooldeck.selection.types import Breakdown, Change, FileTokens, Item, label
 from tooldeck.settings import setting
+from tooldeck.state.selections import LineRange, Mode, SelectedFile, Selection, merge_ranges, subtract_ranges
 from tooldeck.state.tables import ContextDB
 from tooldeck.state.workspaces import workspace_service
 from tooldeck.workspace.content import read_text

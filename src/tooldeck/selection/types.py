@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tooldeck.selection.model import LineRange, Mode, SelectedFile
+from tooldeck.state.selections import LineRange, Mode, SelectedFile
 
 
 @dataclass(frozen=True, slots=True)

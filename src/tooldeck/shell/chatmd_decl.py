@@ -34,11 +34,12 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from tooldeck.chatmd.element import ChatmdError, Element, Position
+from tooldeck.markup.element import ChatmdError, Element, Position
 from tooldeck.shell.chain import ChainSyntaxError, parse_chain
 from tooldeck.shell.declare import as_list, build_runtime
-from tooldeck.shell.profiles import ShellRuntime
+from tooldeck.shell.profiles import BUILTIN, ShellRuntime
 from tooldeck.shell.spec import ShellToolSpec, build_tool_spec
+from tooldeck.shell.tool_factory import make_tool
 
 if TYPE_CHECKING:
     from tooldeck.core.tool import Tool
@@ -241,8 +242,6 @@ def legacy_spec_from_element(el: Element) -> ShellToolSpec:
 
 
 def _runtime_for(spec: ShellToolSpec, runtimes: Mapping[str, ShellRuntime], pos: Position) -> ShellRuntime:
-    from tooldeck.shell.profiles import BUILTIN
-
     rt = runtimes.get(spec.runtime) or BUILTIN.get(spec.runtime)
     if rt is None:
         known = ", ".join([*runtimes, *BUILTIN])
@@ -258,8 +257,6 @@ def tool_from_element(
     service: ShellService,
 ) -> Tool:
     """A ``<tool type="shell" ...>`` element → a Tool running under one of ``runtimes``."""
-    from tooldeck.shell.tool_factory import make_tool
-
     spec = spec_from_element(el, base_dir=base_dir)
     return make_tool(spec, _runtime_for(spec, runtimes, el.pos), service)
 
@@ -268,7 +265,5 @@ def legacy_command_tool(
     el: Element, runtimes: Mapping[str, ShellRuntime] | None = None, *, service: ShellService
 ) -> Tool:
     """A legacy ``<tool name command/>`` element → a fixed shell Tool."""
-    from tooldeck.shell.tool_factory import make_tool
-
     spec = legacy_spec_from_element(el)
     return make_tool(spec, _runtime_for(spec, runtimes or {}, el.pos), service)

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.invocation import Invocation
@@ -36,10 +36,8 @@ from tooldeck.core.output import Output
 from tooldeck.shell.execute import RunResult, RunSpec, run_async
 from tooldeck.shell.policy import resolve
 from tooldeck.shell.profiles import Hook
+from tooldeck.shell.request import ShellRequest
 from tooldeck.shell.shaping import Redactor, render_capture
-
-if TYPE_CHECKING:
-    from tooldeck.shell.service import ShellRequest
 
 HOOK_WALL_SECONDS = 30.0
 OUTPUT_TO_HOOK = 65_536  # characters of the command's output an after-hook receives

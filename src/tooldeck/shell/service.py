@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import functools
 import os
-import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.core.invocation import Invocation
@@ -30,36 +28,13 @@ from tooldeck.shell.placeholders import Placeholders
 from tooldeck.shell.policy import Decision, decide
 from tooldeck.shell.profiles import ShellRuntime
 from tooldeck.shell.render import render_result
+from tooldeck.shell.request import ShellRequest
 from tooldeck.shell.sandbox import PRLIMIT, SandboxPlan, SandboxUnavailable, bwrap_argv, probe
 from tooldeck.shell.seccomp_filter import program as seccomp_program
 from tooldeck.shell.shaping import Redactor, StreamDecoder
 from tooldeck.shell.spec import file_sha256
 
 RootsFn = Callable[[], Sequence[tuple[str, bool]]]  # (canonical path, read_only) per workspace root
-
-
-@dataclass(slots=True)
-class ShellRequest:
-    tool: str
-    mode: str
-    runtime: ShellRuntime
-    steps: list[tuple[str | None, list[list[str]]]]  # model-level argvs, before resolution
-    result: str = "combined"
-    declared: bool = False  # fixed/script: the author's command
-    raw_code: bool = False
-    stdin: str | None = None
-    cwd: str | None = None
-    rationale: str | None = None
-    script: tuple[str, str] | None = None  # (path, sha256) checked before the run
-    extra_ro: tuple[str, ...] = field(default=())
-
-    def command_text(self) -> str:
-        parts: list[str] = []
-        for op, stages in self.steps:
-            if op:
-                parts.append(op)
-            parts.append(" | ".join(shlex.join(argv) for argv in stages))
-        return " ".join(parts)
 
 
 def _inside(path: str, root: str) -> bool:

@@ -20,7 +20,8 @@ from tooldeck.core.schema import ToolInput, decode_model, model_schema
 from tooldeck.core.tool import Tool, ToolAnnotations
 from tooldeck.shell.chain import ChainSyntaxError, parse_chain
 from tooldeck.shell.profiles import ShellRuntime
-from tooldeck.shell.service import ShellRequest, ShellService
+from tooldeck.shell.request import ShellRequest
+from tooldeck.shell.service import ShellService
 from tooldeck.shell.spec import ShellToolSpec
 
 ARGS_DOC = ("Literal arguments, one per list item: nothing is expanded or interpreted (no globs, quotes, "

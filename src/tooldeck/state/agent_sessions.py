@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
 from tooldeck.store.db import Store
 
 DOMAIN = "agents"
@@ -95,6 +94,12 @@ class SessionRow:
     owner_start: int | None = None
 
 
+# One transcript item as stored: (kind, role, name, call_id, text, is_error).
+# Plain values: the model loop's types are converted in ``agents/items.py``,
+# so persistence never imports the model loop.
+ItemFields = tuple[str, str | None, str | None, str | None, str, bool]
+
+
 @dataclass(frozen=True, slots=True)
 class ItemRow:
     seq: int
@@ -106,27 +111,6 @@ class ItemRow:
     text: str
     is_error: bool
     created: float
-
-
-def item_fields(item: Item) -> tuple[str, str | None, str | None, str | None, str, bool]:
-    """(kind, role, name, call_id, text, is_error) of a loop item."""
-    if isinstance(item, Message):
-        return "message", item.role, None, None, item.text, False
-    if isinstance(item, Reasoning):
-        return "reasoning", None, None, None, item.text, False
-    if isinstance(item, FunctionCall):
-        return "call", None, item.name, item.call_id, item.arguments, False
-    return "result", None, item.name, item.call_id, item.output, item.is_error
-
-
-def to_item(row: ItemRow) -> Item:
-    if row.kind == "message":
-        return Message(row.role or "user", row.text)  # type: ignore[arg-type]
-    if row.kind == "reasoning":
-        return Reasoning(row.text)
-    if row.kind == "call":
-        return FunctionCall(row.call_id or "", row.name or "", row.text)
-    return FunctionResult(row.call_id or "", row.name or "", row.text, row.is_error)
 
 
 def process_start(pid: int) -> int | None:
@@ -238,8 +222,8 @@ class AgentDB:
         return dead
 
     # transcript -------------------------------------------------------------
-    def append(self, sid: str, run: int, item: Item) -> int:
-        kind, role, name, call_id, text, is_error = item_fields(item)
+    def append(self, sid: str, run: int, fields: ItemFields) -> int:
+        kind, role, name, call_id, text, is_error = fields
         with self.store.transaction() as db:
             row = db.execute("SELECT COALESCE(MAX(seq), 0) + 1 AS n FROM agent_items WHERE session_id=?", (sid,))
             seq = int(row.fetchone()["n"])

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldeck.core.budget import CURSOR_RE
+from tooldeck.workspace.statefiles import write_private_atomic
 
 log = logging.getLogger("tooldeck.pages")
 PAGE_TTL = 3600.0
@@ -41,9 +42,7 @@ class FilePageStore:
             return
         try:
             self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            tmp = self.dir / f".{path.name}.{secrets.token_hex(4)}.tmp"
-            tmp.write_text(json.dumps(page), encoding="utf-8")
-            os.replace(tmp, path)
+            write_private_atomic(path, json.dumps(page).encode("utf-8"), durable=False)
         except OSError as exc:  # paging still works in this process
             log.warning("could not keep page %s in %s: %s", cursor, self.dir, exc)
             return

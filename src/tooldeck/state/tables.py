@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from tooldeck.selection.model import SelectedFile, Selection, ranges_from_json, ranges_to_json
+from tooldeck.state.selections import SelectedFile, Selection, ranges_from_json, ranges_to_json
 from tooldeck.store.db import Store
 
 DOMAIN = "context"

@@ -20,12 +20,12 @@ from pathlib import Path
 from tooldeck.catalog import canonical_name
 from tooldeck.chatmd.conversation import close_dangling, items_of
 from tooldeck.chatmd.document import Document
-from tooldeck.chatmd.element import ChatmdError
 from tooldeck.chatmd.named import NamedFile
 from tooldeck.chatmd.runner import launch_runtime
 from tooldeck.chatmd.session import Session, config_of, prepare
 from tooldeck.chatmd.transcript import Transcript
 from tooldeck.llm.types import Item
+from tooldeck.markup.element import ChatmdError
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Workspace
 

@@ -63,10 +63,13 @@ def append_private(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(fd)
 
 
-def write_private_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+def write_private_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` (mode 0600): written to a temp file in the
-    same folder, flushed, then renamed over it, so a reader (another process)
-    sees the old bytes or the new ones, never a half-written file."""
+    same folder (``.<name>.<pid>.<random>.tmp``), flushed, then renamed over it,
+    so a reader (another process) sees the old bytes or the new ones, never a
+    half-written file. The one temp-then-rename of the state directory (a
+    root's files go through ``workspace/atomic.py``). ``durable=False`` skips
+    the fsync, for a file that may be lost in a power cut (a CLI page)."""
     path = os.fspath(path)
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
@@ -76,7 +79,8 @@ def write_private_atomic(path: str | os.PathLike[str], data: bytes) -> None:
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(tmp, path)

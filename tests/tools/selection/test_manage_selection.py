@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tooldeck.runtime import Runtime
-from tooldeck.selection.model import SelectedFile
 from tooldeck.selection.package import Package
 from tooldeck.selection.service import selection_service
+from tooldeck.state.selections import SelectedFile
 from tooldeck.workspace.tokens import count_with
 
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from tooldeck import cli_workspace as person
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.runtime import Runtime
-from tooldeck.state import person
 from tooldeck.state.tables import ContextDB
 from tooldeck.state.workspaces import workspace_service
 

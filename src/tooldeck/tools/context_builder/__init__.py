@@ -150,9 +150,8 @@ def tools(rt: Runtime) -> list[Tool]:
     return [
         tool(
             context_builder,
-            description="Select the files relevant to a task within a token budget, offline and in seconds: "
-            "lexical + symbol retrieval, a reference-graph rank (personalised PageRank), then a fitter that "
-            "steps each file full → slices → codemap → omitted under a hard cap. Builds into a fresh tab (or "
-            "`tab`), sets its selection and prompt, binds this connection to it, and explains each choice.",
+            description="Select the files relevant to a task within a token budget, offline: retrieval and a "
+            "reference-graph rank, then each file fitted as full, slices or codemap. Builds into a fresh tab (or "
+            "`tab`), sets its selection and prompt, and explains each choice.",
         )
     ]

@@ -8,7 +8,6 @@ paths through :meth:`Target.repo_path` before git sees them.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.git.artifacts import Snapshot, write_snapshot
@@ -19,11 +18,9 @@ from tooldeck.git.repo import current_branch, empty_tree, head_commit, resolve_c
 from tooldeck.git.status import repo_status
 from tooldeck.runtime import Runtime
 from tooldeck.tools.git.diff_view import Budget, render_changes
+from tooldeck.tools.git.model import GitInput
 from tooldeck.tools.git.target import Target, selected_repo_paths
 from tooldeck.tools.git.views import render_blame, render_log, render_status, show_header
-
-if TYPE_CHECKING:
-    from tooldeck.tools.git.tool import GitInput
 
 
 class NothingSelected(Exception):

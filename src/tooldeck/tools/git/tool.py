@@ -3,53 +3,16 @@ repositories, token-efficient and safe (see :mod:`tooldeck.git.runner`)."""
 
 from __future__ import annotations
 
-from typing import Literal
-
-from pydantic import Field
-
-from tooldeck.core import ToolInput, tool
+from tooldeck.core import tool
 from tooldeck.core.errors import invalid_arguments
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.tools.git.diff_view import Budget
+from tooldeck.tools.git.model import GitInput
 from tooldeck.tools.git.ops import OPS, NothingSelected
 from tooldeck.tools.git.target import resolve_target
 
 MAX_REPOS = 16
-
-
-class GitInput(ToolInput):
-    op: Literal["status", "diff", "log", "show", "blame"] = Field(
-        description="status: branch, upstream, staged/modified/untracked. diff: changes (see compare). "
-        "log: commits with stats. show: one commit. blame: who wrote which lines of `path`."
-    )
-    repo_root: str | None = Field(
-        None,
-        description="Root id or path of a checkout (default: the first root). Suffix ':main' = the main checkout "
-        "of a worktree setup, ':worktree' = this checkout.",
-    )
-    repo_roots: list[str] | None = Field(None, description="Several checkouts at once (same syntax as repo_root).")
-    compare: str = Field(
-        "uncommitted",
-        description="diff only: uncommitted (HEAD → working tree, with untracked files), staged, unstaged, last, "
-        "back:N (last N commits), mergebase:X (since branching from X, incl. uncommitted), main/trunk (same, "
-        "with the default branch), or a revspec: A..B, A...B, A.",
-    )
-    detail: Literal["summary", "files", "patches", "full"] = Field(
-        "summary",
-        description="diff/show/log: summary (counts, a line per file), files (+ hunk headers), patches "
-        "(+ unified diffs), full (+ whole functions as context). Degrades to fit the output budget.",
-    )
-    scope: Literal["all", "selected"] = Field("all", description="selected: only the files in the selection.")
-    artifacts: bool = Field(
-        False, description="diff/show: also write MAP.txt and one .patch per file to the state directory."
-    )
-    ref: str | None = Field(
-        None, description="show: the commit (default HEAD). log: start commit or range A..B. blame: a revision."
-    )
-    path: str | None = Field(None, description="blame: the file (required). status/diff/log/show: limit to this path.")
-    lines: str | None = Field(None, description="blame: line range, e.g. '45-60'.")
-    count: int = Field(10, ge=1, le=200, description="log: number of commits.")
 
 
 def _check_fields(args: GitInput) -> None:
@@ -93,9 +56,7 @@ def build(rt: Runtime) -> Tool:
 
     return tool(
         git,
-        description="Safe, token-efficient git: op=status|diff|log|show|blame. diff compares per `compare` "
-        "(default uncommitted) at a `detail` level; paths are relative to the root. Worktree-aware "
-        "(repo_root suffix :main / :worktree). git never runs external diff/textconv/filters and never "
-        "receives an argument starting with '-'.",
+        description="Read-only git: status, diff of changes (per `compare`, default uncommitted), commit log, "
+        "show, blame. Worktree-aware (repo_root suffix :main / :worktree); never runs external diff or filters.",
         read_only=True,
     )

@@ -46,13 +46,10 @@ NO_MATCH_HINT = (
 )
 
 DESCRIPTION = (
-    "Search the workspace by file path and/or content (ripgrep; .gitignore, .tooldeckignore and the built-in "
-    "deny list respected; binary files skipped). mode: content (regex by default; an invalid regex is searched "
-    "literally), path (fuzzy/glob/regex over file and folder paths, best first), both (paths, then content), "
-    "auto (globs → path, path-like → both, else content; the result says which). Content results are grouped "
-    "by file: `N:` matching line, `N-` context line; very long lines are cut around the match. count_only "
-    "gives counts per file. At most max_results (50) lines or paths per page; the last line says how many "
-    'more exist and gives {"cursor": ...} to continue.'
+    "Search (grep) the code and files of the workspace by content and/or path (ripgrep; ignored and binary "
+    "files skipped). mode: content (regex; an invalid one is searched literally), path (fuzzy/glob/regex, best "
+    "first), both, auto (the result says which). Content hits grouped by file: `N:` match, `N-` context. "
+    'The last line says how many more and gives {"cursor": ...} to continue.'
 )
 
 

@@ -25,8 +25,9 @@ from tooldeck.agents.audit import audit_log
 from tooldeck.agents.chat import chat_db
 from tooldeck.agents.manager import SessionManager, session_manager
 from tooldeck.core.errors import ToolError
+from tooldeck.dashboard import pages
 from tooldeck.runtime import Runtime
-from tooldeck.web import pages
+from tooldeck.selection.service import selection_service
 
 COOKIE = "tooldeck_token"
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "[::1]", "::1"}
@@ -43,8 +44,6 @@ def _session(mgr: SessionManager, sid: str) -> str:
 
 
 def _selection(rt: Runtime) -> str:
-    from tooldeck.selection.service import selection_service
-
     svc = selection_service(rt)
     return pages.selection_view(svc.breakdown(), svc.prompt())
 

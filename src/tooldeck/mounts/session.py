@@ -29,9 +29,9 @@ import anyio
 import mcp_types as types
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tooldeck.mcp.client_spec import Target
+from tooldeck.mounts.spec import Target
 
-log = logging.getLogger("tooldeck.mcp.client")
+log = logging.getLogger("tooldeck.mounts.client")
 
 STDERR_TAIL = 2000
 

@@ -1,5 +1,9 @@
 """The selection model: which files a compose tab hands to a model, and how.
 
+It lives in state/ (not selection/) because it is what the tables store: the
+store reads and writes these values, and the selection service above uses
+them, so neither package imports the other in a circle.
+
 Pure data and pure operations (no I/O), so the rules can be read and tested
 in one place:
 

@@ -12,14 +12,14 @@ import pytest
 
 from tooldeck.chatmd.declarations import LoadContext, build_toolbox
 from tooldeck.chatmd.document import load
-from tooldeck.chatmd.element import ChatmdError
-from tooldeck.mcp.declaration import registry_for
+from tooldeck.markup.element import ChatmdError
+from tooldeck.mounts.declaration import registry_for
 from tooldeck.runtime import Runtime
 from tooldeck.state.approvals import Approvals
 
 pytestmark = pytest.mark.timeout(120)
 
-CHANGING = Path(__file__).parent / "servers" / "changing_server.py"
+CHANGING = Path(__file__).parents[1] / "mcp" / "servers" / "changing_server.py"
 
 
 def test_chatmd_document_mounts_remote_tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from tooldeck.chatmd.element import ChatmdError, Element, Position
 from tooldeck.core import Toolbox
-from tooldeck.mcp.declaration import MountRegistry, mount_from_element
+from tooldeck.markup.element import ChatmdError, Element, Position
+from tooldeck.mounts.declaration import MountRegistry, mount_from_element
 
 pytestmark = pytest.mark.timeout(120)
 
-CHANGING = Path(__file__).parent / "servers" / "changing_server.py"
+CHANGING = Path(__file__).parents[1] / "mcp" / "servers" / "changing_server.py"
 SPEC = f"stdio:{sys.executable} {CHANGING}"
 
 
@@ -48,7 +48,7 @@ def test_credentials_are_http_only_and_key_the_cache(registry: MountRegistry) ->
     with pytest.raises(ChatmdError, match="apply to http"):
         mount_from_element(el, env={**os.environ, "ID_VAR": "a"}, registry=registry)
     http = decl(mcp_server="http://127.0.0.1:9/mcp", client_id_env="ID_VAR")
-    from tooldeck.mcp.declaration import declaration_key
+    from tooldeck.mounts.declaration import declaration_key
 
     assert declaration_key(http, {"ID_VAR": "alice-secret"}) != declaration_key(http, {"ID_VAR": "bob-secret"})
     assert "alice-secret" not in "".join(declaration_key(http, {"ID_VAR": "alice-secret"}))  # only a digest is kept
@@ -65,14 +65,13 @@ def test_declaration_errors_name_the_position(registry: MountRegistry) -> None:
     assert len(registry) == 0
 
 
-def test_loader_entry_point_in_client_uses_the_runtime_registry(tmp_path: Path) -> None:
-    from tooldeck.mcp import client
-    from tooldeck.mcp.declaration import registry_for
+def test_the_chatmd_loader_entry_point_uses_the_runtime_registry(tmp_path: Path) -> None:
+    from tooldeck.mounts.declaration import registry_for
     from tooldeck.runtime import Runtime
 
     rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")
     el = decl(mcp_server=SPEC, name="echo")
-    tools = client.mount_from_element(el, rt=rt, vars=object())  # what the ChatMD loader passes
+    tools = mount_from_element(el, rt=rt, vars=object())  # what the ChatMD loader passes
     try:
         assert [t.name for t in tools] == ["echo"] and len(registry_for(rt)) == 1
         other_rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")

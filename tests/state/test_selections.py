@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tooldeck.selection.model import LineRange, SelectedFile, Selection, merge_ranges, subtract_ranges
+from tooldeck.state.selections import LineRange, SelectedFile, Selection, merge_ranges, subtract_ranges
 
 
 def spans(ranges: tuple[LineRange, ...]) -> list[tuple[int, int]]:

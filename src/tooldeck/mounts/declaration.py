@@ -21,11 +21,11 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from tooldeck.chatmd.element import ChatmdError, Element
 from tooldeck.core.tool import Tool
-from tooldeck.mcp import client_loop
-from tooldeck.mcp.client import Mount, amount
-from tooldeck.mcp.client_spec import MountError
+from tooldeck.markup.element import ChatmdError, Element
+from tooldeck.mounts import loop as client_loop
+from tooldeck.mounts.client import Mount, amount
+from tooldeck.mounts.spec import MountError
 
 # ``namespace`` is set by ChatMD imports; the loader applies it to the names
 ATTRS = {"mcp_server", "name", "include", "includes", "strict", "client_id_env", "client_secret_env", "namespace"}

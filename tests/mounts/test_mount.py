@@ -18,12 +18,12 @@ from tests.mcp.mcp_e2e import free_port, run_http, serve_command, wait_listening
 from tooldeck.core import Toolbox
 from tooldeck.core.invocation import Invocation, Progress, Replace
 from tooldeck.core.output import ImagePart
-from tooldeck.mcp.client import Mount, mount
-from tooldeck.mcp.client_spec import MountError
+from tooldeck.mounts.client import Mount, mount
+from tooldeck.mounts.spec import MountError
 
 pytestmark = pytest.mark.timeout(120)
 
-CHANGING = Path(__file__).parent / "servers" / "changing_server.py"
+CHANGING = Path(__file__).parents[1] / "mcp" / "servers" / "changing_server.py"
 
 
 def changing_spec() -> str:

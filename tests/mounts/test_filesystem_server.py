@@ -11,7 +11,7 @@ import pytest
 from tests.support.require import require
 from tooldeck.core import Toolbox
 from tooldeck.core.output import ImagePart
-from tooldeck.mcp.client import mount
+from tooldeck.mounts.client import mount
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -22,7 +22,7 @@ import bisect
 import re
 from pathlib import Path
 
-from tooldeck.chatmd.element import ChatmdError, Element, Position
+from tooldeck.markup.element import ChatmdError, Element, Position
 
 #: The closed tag set of SPEC §5.
 TAGS: frozenset[str] = frozenset(

@@ -38,12 +38,12 @@ from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output
 from tooldeck.core.schema import parse_arguments
 from tooldeck.core.tool import RawArguments, Tool
-from tooldeck.mcp import client_loop
-from tooldeck.mcp.client_convert import annotations_of, local_name, progress_forwarder, schema_of, to_output
-from tooldeck.mcp.client_session import Connection, first_leaf
-from tooldeck.mcp.client_spec import MountError, Selection, Target, parse_target
+from tooldeck.mounts import loop as client_loop
+from tooldeck.mounts.convert import annotations_of, local_name, progress_forwarder, schema_of, to_output
+from tooldeck.mounts.session import Connection, first_leaf
+from tooldeck.mounts.spec import MountError, Selection, Target, parse_target
 
-log = logging.getLogger("tooldeck.mcp.client")
+log = logging.getLogger("tooldeck.mounts.client")
 
 CATALOG_TTL = 300.0
 CONNECT_TIMEOUT = 30.0
@@ -348,17 +348,3 @@ def mount(spec: str, **kwargs: Any) -> Mount:
     """Blocking :func:`amount` for scripts and sync loaders."""
     return client_loop.run_blocking(amount(spec, **kwargs))
 
-
-def mount_from_element(el: Any, **kwargs: Any) -> list[Tool]:
-    """``<tool mcp_server=...>`` → tools; see :mod:`tooldeck.mcp.declaration`
-    (re-exported here: the ChatMD loader looks for it in this module)."""
-    from tooldeck.mcp.declaration import mount_from_element as from_element
-
-    return from_element(el, **kwargs)
-
-
-async def amount_from_element(el: Any, **kwargs: Any) -> list[Tool]:
-    """Async :func:`mount_from_element`."""
-    from tooldeck.mcp.declaration import amount_from_element as from_element
-
-    return await from_element(el, **kwargs)

@@ -1,0 +1,85 @@
+"""scripts/check_layers.py: the layer and no-cycle rules pass on the tree as it
+is, and each rule fails on a violation planted in a copy of it."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SCRIPT = REPO / "scripts" / "check_layers.py"
+
+
+def run(root: Path | None = None, *extra: str) -> subprocess.CompletedProcess[str]:
+    args = [sys.executable, str(SCRIPT), *extra] + (["--root", str(root)] if root is not None else [])
+    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of src/ to plant violations in (each test copies it again)."""
+    out = tmp_path_factory.mktemp("src")
+    shutil.copytree(REPO / "src" / "tooldeck", out / "tooldeck", ignore=shutil.ignore_patterns("__pycache__"))
+    return out
+
+
+def planted(tree: Path, tmp_path: Path, rel: str, text: str) -> Path:
+    root = tmp_path / "src"
+    shutil.copytree(tree, root)
+    path = root / "tooldeck" / rel
+    path.write_text(path.read_text(encoding="utf-8") + "\n" + text, encoding="utf-8")
+    return root
+
+
+def test_the_tree_as_it_is_passes() -> None:
+    result = run()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "expected"),
+    [
+        ("core/budget.py", "from tooldeck.workspace import roots\n", "core imports services"),
+        ("core/budget.py", "if True:\n    import tooldeck.mcp.server\n", "core imports hosts"),
+        ("workspace/walk.py", "from tooldeck.tools.files import read\n", "services imports tools"),
+        ("tools/files/read.py", "from tooldeck.mcp import server\n", "tools imports hosts"),
+        ("mcp/stdio.py", "from tooldeck.chatmd import runner\n", "a host imports another host"),
+        ("dashboard/app.py", "import importlib\nimportlib.import_module('tooldeck.mcp.server')\n", "another host"),
+        ("state/chats.py", "from tooldeck.llm import loop\n", "state/ imports the model loop"),
+        ("tui/app.py", "from tooldeck.mcp import server\n", "the terminal chat imports a host other than ChatMD"),
+        ("workspace/walk.py", "def f():\n    from tooldeck.store import db\n", "no `# lazy:` reason"),
+        (
+            "core/errors.py",
+            "from tooldeck.core import invocation\n",
+            "module cycle: tooldeck.core.errors <-> tooldeck.core.invocation",
+        ),
+        (
+            "store/db.py",
+            "from tooldeck.workspace import roots\n",
+            "package cycle: tooldeck.store <-> tooldeck.workspace",
+        ),
+    ],
+)
+def test_a_planted_violation_fails(tree: Path, tmp_path: Path, rel: str, text: str, expected: str) -> None:
+    result = run(planted(tree, tmp_path, rel, text))
+    assert result.returncode == 1
+    assert expected in result.stdout, result.stdout
+
+
+def test_a_lazy_import_with_a_reason_passes(tree: Path, tmp_path: Path) -> None:
+    root = planted(
+        tree, tmp_path, "workspace/walk.py", "def f():\n    from tooldeck.store import db  # lazy: only on f\n"
+    )
+    assert run(root).returncode == 0
+
+
+def test_the_graph_names_every_layer() -> None:
+    result = run(None, "--graph")
+    assert result.returncode == 0
+    for name in ("subgraph entry", "subgraph hosts", "subgraph core", "mcp", "chatmd"):
+        assert name in result.stdout
