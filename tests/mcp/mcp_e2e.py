@@ -10,7 +10,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,14 +121,20 @@ def wait_saying(path: Path, text: str, proc: subprocess.Popen[bytes], timeout: f
 
 @contextlib.contextmanager
 def run_http(
-    root: Path, state: Path, bind: str, env: dict[str, str] | None = None, *, netns: bool = False
+    root: Path,
+    state: Path,
+    bind: str,
+    env: dict[str, str] | None = None,
+    *,
+    netns: bool = False,
+    extra: Sequence[str] = (),
 ) -> Iterator[HttpServer]:
     """``tooldeck serve --http BIND`` (BIND = HOST:PORT or :PORT); stopped at exit.
     ``netns``: in a network namespace of its own (see :func:`in_new_netns`); it is
     then reached only with :func:`in_netns_of`, and is up once it says so."""
     port = int(bind.rsplit(":", 1)[1])
     err = state / f"http-{port}.stderr"
-    cmd = serve_command(root, state, "--http", bind)
+    cmd = serve_command(root, state, "--http", bind, *extra)
     with open(err, "wb") as fh:
         proc = subprocess.Popen(
             in_new_netns(cmd) if netns else cmd,

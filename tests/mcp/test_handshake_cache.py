@@ -211,3 +211,27 @@ def test_an_unusual_initialize_is_left_to_the_sdk(warmed: tuple[Path, Path]) -> 
     odd = {**INIT, "params": {**INIT["params"], "clientInfo": {"name": "raw"}}}  # no version: invalid
     lines = [json.dumps(odd), json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"})]
     assert _exchange(root, state, lines) == _exchange(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0")
+
+
+def test_the_lists_a_client_sends_after_initialize_come_from_the_cache_too(warmed: tuple[Path, Path]) -> None:
+    """Claude Code sends tools/list, resources/list, resources/templates/list and prompts/list together
+    after initialize; the two that are a function of the cache key are answered from it (recorded at the
+    first start), resources/list (the files of the roots) by the SDK. Every answer is the SDK's own."""
+    root, state = warmed
+    methods = ["tools/list", "resources/list", "resources/templates/list", "prompts/list"]
+    lists = [{"jsonrpc": "2.0", "id": i, "method": m} for i, m in enumerate(methods, 10)]
+    lines = [json.dumps(m) for m in (INIT, INITIALIZED, *lists)]
+    _exchange(root, state, lines)  # records the answers the module's warm-up did not ask for
+    [path] = _cache_files(state)
+    data = json.loads(path.read_text())
+    assert {"resources/templates/list", "prompts/list"} <= set(data) and "resources/list" not in data
+    _edit_cache(state, lambda d: d["prompts/list"]["2025-11-25"].update(nextCursor="from-the-cache"))
+    fast = _exchange(root, state, lines)
+    slow = _exchange(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0")
+    assert sorted(r["id"] for r in fast) == [1, 10, 11, 12, 13]  # once each: the SDK's duplicates swallowed
+    answered = {r["id"]: r for r in fast}
+    assert answered[13]["result"]["nextCursor"] == "from-the-cache"  # who answered: the front
+    answered[13]["result"].pop("nextCursor")
+    assert answered == {r["id"]: r for r in slow}
+    healed = json.loads(path.read_text())["prompts/list"]["2025-11-25"]  # the SDK's answer replaced the edit
+    assert "nextCursor" not in healed

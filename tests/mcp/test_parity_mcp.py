@@ -165,7 +165,7 @@ def test_config_switches_user_file_and_a_project_file_that_may_only_disable(
     )  # fmt: skip
     assert cost.returncode == 0, cost.stderr
     rows = [line.split()[0] for line in cost.stdout.splitlines()]
-    assert rows == ["read_file", "file_search", "total"]
+    assert rows[:3] == ["read_file", "file_search", "total"] and rows[3:] == ["core"]  # core: --profile core beside
 
 
 # context_builder builds into a fresh tab ------------------------------------------------------------

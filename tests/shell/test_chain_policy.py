@@ -133,9 +133,11 @@ def test_raw_code_follows_policy_raw() -> None:
     assert _decide(Policy("allow", raw="deny"), ("bash", "-c", "x > y"), raw_code=True) == "deny"
     assert _decide(Policy("ask", raw="allow"), ("bash", "-c", "x > y"), raw_code=True) == "allow"
     # a wrapper running code tooldeck cannot inspect counts as raw code in a plain argv request too
-    for argv in (("env", "-S", "ls"), ("git", "-c", "core.pager=sh", "log")):
+    for argv in (("git", "-c", "core.pager=sh", "log"), ("env", "-S", "ls $(rm x)")):
         assert _decide(Policy("allow", raw="deny"), argv) == "deny", argv
         assert _decide(Policy("allow", raw="allow"), argv) == "allow", argv
+    # env -S is seen through: a plain split command is the command itself, not raw code
+    assert _decide(Policy("allow", raw="deny"), ("env", "-S", "ls")) == "allow"
 
 
 def test_a_relative_path_entry_is_never_searched(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -74,6 +74,10 @@ def _node_server() -> bool:
     return shutil.which("node") is not None and REFERENCE_FS_SERVER.is_file()
 
 
+def _agent_client(name: str) -> Callable[[], bool]:
+    return lambda: shutil.which("node") is not None and (REPO / ".cache/node/node_modules/.bin" / name).exists()
+
+
 def _chromium() -> bool:
     return Path("/usr/bin/chromium").exists() and shutil.which("chromium") is not None
 
@@ -90,6 +94,16 @@ COMPONENTS: dict[str, Component] = {
         "node and the reference MCP filesystem server: apt-get install nodejs npm, then scripts/setup.sh --dev "
         "(it npm-installs @modelcontextprotocol/server-filesystem into .cache/node)",
     ),
+    **{
+        f"{name}-cli": Component(
+            _agent_client(name),
+            f"node and {package}: apt-get install nodejs npm, then scripts/setup.sh --dev "
+            "(it npm-installs the agent clients into .cache/node)",
+        )
+        for name, package in (
+            ("codex", "@openai/codex"), ("claude", "@anthropic-ai/claude-code"), ("gemini", "@google/gemini-cli")
+        )
+    },
     "openssl": Component(lambda: shutil.which("openssl") is not None, "openssl: apt-get install openssl"),
     "setpriv": Component(lambda: shutil.which("setpriv") is not None, "setpriv: apt-get install util-linux"),
     "pids-cgroup": Component(

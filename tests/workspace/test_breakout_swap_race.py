@@ -93,12 +93,13 @@ class Arena:
         return self.root / "s"
 
 
-@pytest.fixture(params=["landlock", "bwrap"])
+@pytest.fixture(params=["launcher", "landlock", "bwrap"])
 def sandbox(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """Each way helpers are confined on this machine (skipped where missing)."""
+    """Each way helpers are confined on this machine (skipped where missing):
+    ``launcher`` runs ripgrep in the persistent namespace (git as ``auto``)."""
     monkeypatch.setenv(helpers.ENV, request.param)
     helpers.reset_for_tests()
-    if helpers.mode() != request.param:
+    if helpers.search_mode() != request.param:
         helpers.reset_for_tests()
         pytest.skip(f"{request.param} is not available here")
     yield request.param

@@ -124,17 +124,17 @@ class CodemapCache:
 
     def stats(self, root: str, rels: Sequence[str]) -> dict[str, StatRow]:
         out: dict[str, StatRow] = {}
-        db = self.store.connect()
-        for i in range(0, len(rels), CHUNK):
-            part = rels[i : i + CHUNK]
-            marks = ",".join("?" * len(part))
-            for row in db.execute(
-                "SELECT rel, size, mtime_ns, ino, hash, checked_ns FROM codemap_files "
-                f"WHERE root=? AND rel IN ({marks})",
-                (root, *part),
-            ):
-                out[row[0]] = StatRow(row[1], row[2], row[3], row[4], row[5])
-        return out
+        with self.store.lease() as db:
+            for i in range(0, len(rels), CHUNK):
+                part = rels[i : i + CHUNK]
+                marks = ",".join("?" * len(part))
+                for row in db.execute(
+                    "SELECT rel, size, mtime_ns, ino, hash, checked_ns FROM codemap_files "
+                    f"WHERE root=? AND rel IN ({marks})",
+                    (root, *part),
+                ):
+                    out[row[0]] = StatRow(row[1], row[2], row[3], row[4], row[5])
+            return out
 
     def lookup(self, keys: Iterable[str]) -> dict[str, str | None]:
         """Which ``keys`` are stored: key → skip reason (None for a codemap).
@@ -149,13 +149,13 @@ class CodemapCache:
         caps the number of bound parameters)."""
         wanted = list(dict.fromkeys(keys))
         out: dict[str, str | None] = {}
-        db = self.store.connect()
-        for i in range(0, len(wanted), CHUNK):
-            part = wanted[i : i + CHUNK]
-            marks = ",".join("?" * len(part))
-            for row in db.execute(f"SELECT key, {column} FROM codemap_blobs WHERE key IN ({marks})", part):
-                out[row[0]] = row[1]
-        return out
+        with self.store.lease() as db:
+            for i in range(0, len(wanted), CHUNK):
+                part = wanted[i : i + CHUNK]
+                marks = ",".join("?" * len(part))
+                for row in db.execute(f"SELECT key, {column} FROM codemap_blobs WHERE key IN ({marks})", part):
+                    out[row[0]] = row[1]
+            return out
 
     def load(self, key: str) -> str | None:
         row = self.store.execute("SELECT data FROM codemap_blobs WHERE key=?", (key,)).fetchone()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import zlib
 from array import array
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -81,7 +82,8 @@ class FileRecord:
         p = self._packed
         if not p or name not in p[0]:
             return []
-        names, kinds, (sig_text, sig_at), lines, parents = p[0], p[1], p[2], p[3], p[4]
+        names, kinds, lines, parents = p[0], p[1], p[3], p[4]
+        sig_text, sig_at = _text_of(p[2]), p[2][1]
         return [
             Definition(
                 self.shown, lines[k], sig_text[sig_at[k] : sig_at[k + 1]], kinds[k], name, parents[k], self.root_id
@@ -96,23 +98,39 @@ class FileRecord:
         return bool(core) and f" {core} " in self.refs
 
 
-# names, kinds, signatures (one string + offsets), lines, parents, end lines, depths
+# names, kinds, signatures (one string, maybe compressed, + offsets), lines, parents, end lines, depths
 # (line numbers as C ints: 4 bytes, not 36)
-_Packed = tuple[tuple[str, ...], tuple[str, ...], tuple[str, array], array, tuple[str | None, ...], array, array]
+_Sigs = tuple[str | bytes, array]
+_Packed = tuple[tuple[str, ...], tuple[str, ...], _Sigs, array, tuple[str | None, ...], array, array]
 
 
-def _joined(texts: list[str]) -> tuple[str, array]:
-    """Many strings as one (and where each starts): one object instead of one per signature."""
+COMPRESS_FROM = 256  # characters: shorter signature texts are kept as they are
+
+
+def _joined(texts: list[str]) -> _Sigs:
+    """Many strings as one (and where each starts): one object instead of one
+    per signature. Kept zlib-compressed from :data:`COMPRESS_FROM`
+    characters: signatures are read only to answer ``find_symbol`` and
+    similar, while a 13k-file index held 39 MB of them as text; ranking
+    reads names and references, never them."""
     offsets = array("I", [0])
     total = 0
     for t in texts:
         total += len(t)
         offsets.append(total)
-    return "".join(texts), offsets
+    text = "".join(texts)
+    if len(text) < COMPRESS_FROM:
+        return text, offsets
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6), offsets
 
 
-def _split(joined: tuple[str, array]) -> list[str]:
-    text, offsets = joined
+def _text_of(joined: _Sigs) -> str:
+    text = joined[0]
+    return text if isinstance(text, str) else zlib.decompress(text).decode("utf-8", "surrogatepass")
+
+
+def _split(joined: _Sigs) -> list[str]:
+    text, offsets = _text_of(joined), joined[1]
     return [text[offsets[k] : offsets[k + 1]] for k in range(len(offsets) - 1)]
 
 

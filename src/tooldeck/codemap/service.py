@@ -51,7 +51,7 @@ log = logging.getLogger("tooldeck.codemap")
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
 CHUNK_FILES = 256
-MEMORY_ENTRIES = 512  # decoded entries kept (a decoded codemap is ~5x its JSON: 4,096 held ~100 MB)
+MEMORY_ENTRIES = 256  # decoded entries kept (a decoded codemap is ~5x its JSON: 4,096 held ~100 MB, 512 ~20 MB)
 
 Progress = Callable[[int, int], None]
 

@@ -2,10 +2,15 @@
 policy names: the one entry point for every process tooldeck starts over
 the person's files.
 
-How, in order of preference (``TOOLDECK_HELPER_SANDBOX`` = ``landlock``,
-``bwrap`` or ``none`` forces one; default ``auto``):
+How, in order of preference (``TOOLDECK_HELPER_SANDBOX`` = ``launcher``,
+``landlock``, ``bwrap`` or ``none`` forces one; default ``auto``):
 
-* ``landlock`` (Linux ≥ 5.13 with Landlock enabled): started by a confined
+* ``launcher``, for helpers that open many files (ripgrep: ``many_files=True``)
+  where bubblewrap works: started by a persistent launcher, one per policy,
+  inside a bubblewrap namespace built once that holds only the policy's
+  paths (:mod:`tooldeck.confine.launcher`). A namespace costs nothing per
+  file opened; Landlock checks each one. Other helpers (git) go on below;
+* ``landlock (Linux ≥ 5.13 with Landlock enabled): started by a confined
   thread of this process (:mod:`tooldeck.confine.spawner`), read access only
   beneath the policy's paths, no TCP bind/connect (ABI ≥ 4), no signals or
   abstract sockets out of the domain (ABI ≥ 6), no capabilities, no new
@@ -30,33 +35,47 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from tooldeck.confine import bwrap, landlock
+from tooldeck.confine.launcher import Launchers, LauncherUnavailable
 from tooldeck.confine.policy import Policy
 from tooldeck.confine.process import ENV, confine_self, landlock_wanted
 from tooldeck.confine.spawner import Spawners
 
 log = logging.getLogger("tooldeck.confine")
 
-MODES = ("landlock", "bwrap", "none")
-__all__ = ["ENV", "MODES", "confine_self", "mode", "popen", "run", "use_mode"]
+MODES = ("launcher", "landlock", "bwrap", "none")
+__all__ = ["ENV", "MODES", "confine_self", "mode", "popen", "run", "search_mode", "use_mode"]
 
 _lock = threading.Lock()
 _mode: str | None = None
+_search: str | None = None  # how helpers that open many files are confined
 _spawners: Spawners | None = None
+_launchers: Launchers | None = None
+
+
+def _wanted() -> str:
+    return os.environ.get(ENV, "auto").strip().lower() or "auto"
 
 
 def _choose() -> str:
-    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    wanted = _wanted()
     if wanted == "none":
         return "none"
     if landlock_wanted() >= 1:
         return "landlock"
-    if wanted in ("auto", "landlock", "bwrap") and bwrap.bwrap_path() is not None:
+    if wanted in ("auto", "launcher", "landlock", "bwrap") and bwrap.bwrap_path() is not None:
         return "bwrap"
     return "none"
+
+
+def _choose_search(general: str) -> str:
+    if _wanted() in ("auto", "launcher") and general != "none" and bwrap.bwrap_path() is not None:
+        return "launcher"
+    return general
 
 
 def mode() -> str:
@@ -74,8 +93,32 @@ def mode() -> str:
     return _mode
 
 
+def search_mode() -> str:
+    """How helpers that open many files (ripgrep) are confined here:
+    ``launcher``, or as :func:`mode` says (decided at the first search: the
+    bubblewrap probe is not paid by a process that never searches)."""
+    general = mode()
+    if _search is None:
+        with _lock:
+            if _search is None:
+                _set_search(_choose_search(general))
+                if _search == "launcher":
+                    log.info("tooldeck: ripgrep runs in a bubblewrap namespace kept per root (a launcher each)")
+    assert _search is not None
+    return _search
+
+
+def _set_search(how: str) -> None:
+    global _search, _launchers
+    if how == "launcher" and _launchers is None:
+        exe = bwrap.bwrap_path()
+        assert exe is not None
+        _launchers = Launchers(exe)
+    _search = how
+
+
 def _say(chosen: str) -> None:
-    wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    wanted = _wanted()
     if chosen == "landlock":
         log.info("tooldeck: helper processes are confined by Landlock (ABI %d)", landlock.abi_version())
     elif chosen == "bwrap":
@@ -90,9 +133,22 @@ def _say(chosen: str) -> None:
         )
 
 
-def popen(policy: Policy, argv: Sequence[str], **kwargs: Any) -> subprocess.Popen[bytes]:
-    """``subprocess.Popen(argv, **kwargs)`` confined to ``policy``."""
-    how = mode()
+def popen(policy: Policy, argv: Sequence[str], *, many_files: bool = False, **kwargs: Any) -> subprocess.Popen[bytes]:
+    """``subprocess.Popen(argv, **kwargs)`` confined to ``policy``.
+    ``many_files``: the helper opens many files (a search), so it goes to the
+    launcher where there is one. Only ``cwd``, ``env``, ``stdin``, ``stdout``
+    and ``stderr`` are taken then: the object returned behaves as the part of
+    a ``Popen`` that :func:`run` and the callers use."""
+    how = search_mode() if many_files else mode()
+    if how == "launcher":
+        assert _launchers is not None
+        try:
+            return _launchers.popen(policy, argv, **kwargs)  # type: ignore[return-value]
+        except LauncherUnavailable as exc:  # cannot start here (an old bwrap...): the other way, from now on
+            log.warning("tooldeck: the helper launcher cannot run (%s); ripgrep is confined as git is", exc)
+            how = mode()
+            with _lock:
+                _set_search(how)
     if how == "landlock":
         assert _spawners is not None
         return _spawners.popen(policy, argv, **kwargs)
@@ -117,15 +173,28 @@ def run(
     input: bytes | None = None,
     timeout: float | None = None,
     env: dict[str, str] | None = None,
+    many_files: bool = False,
+    stop: Callable[[], None] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """``subprocess.run(argv, capture_output=True)`` confined to ``policy``:
     stdin is ``input`` (else /dev/null); on a timeout the helper is killed
-    and reaped, and :class:`subprocess.TimeoutExpired` raised."""
+    and reaped, and :class:`subprocess.TimeoutExpired` raised. ``stop`` (a
+    cancelled call's check) is called every :data:`STOP_POLL` seconds while
+    the helper runs; when it raises, the helper is killed and reaped."""
     stdin = subprocess.PIPE if input is not None else subprocess.DEVNULL
-    proc = popen(policy, argv, cwd=cwd, env=env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = popen(
+        policy,
+        argv,
+        many_files=many_files,
+        cwd=cwd,
+        env=env,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     with proc:
         try:
-            out, err = proc.communicate(input, timeout=timeout)
+            out, err = _communicate(proc, input, timeout, stop)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()
@@ -136,22 +205,54 @@ def run(
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
+def launched_cpu_seconds() -> float:
+    """CPU seconds spent by the launchers and the helpers they started (not
+    children of this process, so not in its ``RUSAGE_CHILDREN``): for
+    benchmarks."""
+    return _launchers.cpu_seconds() if _launchers is not None else 0.0
+
+
+STOP_POLL = 0.05
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], input: bytes | None, timeout: float | None, stop: Callable[[], None] | None
+) -> tuple[bytes, bytes]:
+    if stop is None:
+        return proc.communicate(input, timeout=timeout)
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        step = STOP_POLL if deadline is None else min(STOP_POLL, max(0.0, deadline - time.monotonic()))
+        try:
+            return proc.communicate(input, timeout=step)  # a retry loses no output (subprocess docs)
+        except subprocess.TimeoutExpired:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise
+        input = None  # sent by the first call
+        stop()
+
+
 def use_mode(how: str) -> None:
-    """Switch how helpers are confined, keeping the spawners already made
-    (benchmarks compare modes call by call; tests pick one)."""
+    """Switch how helpers are confined, keeping the spawners and launchers
+    already made (benchmarks compare modes call by call; tests pick one).
+    ``launcher`` moves only the helpers that open many files."""
     global _mode, _spawners
     if how not in MODES:
         raise ValueError(f"unknown helper sandbox {how!r}; one of {MODES}")
+    general = mode() if how == "launcher" else how
     with _lock:
-        if how == "landlock" and _spawners is None:
+        if general == "landlock" and _spawners is None:
             _spawners = Spawners(landlock.abi_version())
-        _mode = how
+        _set_search(how)
+        _mode = general
 
 
 def reset_for_tests() -> None:
     """Forget the decided mode and stop the spawners (tests switch modes)."""
-    global _mode, _spawners
+    global _mode, _spawners, _search, _launchers
     with _lock:
         if _spawners is not None:
             _spawners.stop_all()
-        _mode, _spawners = None, None
+        if _launchers is not None:
+            _launchers.stop_all()
+        _mode, _spawners, _search, _launchers = None, None, None, None

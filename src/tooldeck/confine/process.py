@@ -20,7 +20,7 @@ import os
 from tooldeck.confine import landlock, privileges
 from tooldeck.confine.policy import DEVICES, Policy
 
-ENV = "TOOLDECK_HELPER_SANDBOX"  # auto (default) | landlock | bwrap | none
+ENV = "TOOLDECK_HELPER_SANDBOX"  # auto (default) | launcher | landlock | bwrap | none
 
 
 def apply(policy: Policy, abi: int, top_cap: int) -> None:
@@ -50,7 +50,7 @@ def landlock_wanted() -> int:
     """The Landlock ABI to confine with, 0 when it is missing or the person
     chose another way (``TOOLDECK_HELPER_SANDBOX``)."""
     wanted = os.environ.get(ENV, "auto").strip().lower() or "auto"
-    if wanted not in ("auto", "landlock"):
+    if wanted not in ("auto", "launcher", "landlock"):
         return 0
     return landlock.abi_version()
 

@@ -27,6 +27,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -136,7 +137,7 @@ class _Pending:
 class ContextBuilder:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
-        self.graphs = GraphCache()
+        self.graphs = GraphCache(Path(rt.state_dir) / "graphs")  # a restart loads the graph, not builds it
         self.universe = Universe()
         self.terms = TermIndex(rt.state_dir)
         self._last_graph: Graph | None = None
@@ -155,18 +156,27 @@ class ContextBuilder:
         strategy: str = "graph",
         apply: bool = True,
         progress: Progress | None = None,
+        check: Callable[[], None] | None = None,
     ) -> BuildResult:
         """Select files for ``instructions`` within ``budget`` tokens.
         ``strategy="lexical"`` ranks by content and path matches alone (the
-        evaluation baseline); ``apply=False`` leaves the selection untouched."""
-        say = progress or (lambda _m: None)
+        evaluation baseline); ``apply=False`` leaves the selection untouched.
+        ``check``: a cancelled call's check (raises), called between stages
+        and per folder of the walk, so a cancelled build stops early."""
+        stop = check or (lambda: None)
+
+        def say(message: str) -> None:
+            stop()
+            if progress is not None:
+                progress(message)
+
         budget = budget or DEFAULT_BUDGET
         clock = _Clock()
         query = parse_query(instructions)
         ws = self.rt.workspace
         # without a ready term index, ripgrep reads the tree in its own processes while it is walked
         content = None if self.terms.ready_for(ws) else start_content(ws, query)
-        walked = self.universe.walk(ws)
+        walked = self.universe.walk(ws, check)
         files = walked.files
         clock.lap("walk")
 
@@ -198,12 +208,16 @@ class ContextBuilder:
 
         say("measuring candidates")
         by_abs = {f.abs: f for f in files}
-        pending = [
-            self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
-            for key, score in ranked[:CANDIDATES]
-        ]
+        pending: list[_Pending | None] = []
+        for n, (key, score) in enumerate(ranked[:CANDIDATES]):
+            if n % 16 == 0:
+                stop()
+            pending.append(
+                self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
+            )
         cands = self._count([p for p in pending if p is not None])
         clock.lap("measure")
+        stop()
         choices = fit(cands, budget)
         choices, total = self._verify(choices, budget)
         clock.lap("fit")
@@ -215,6 +229,7 @@ class ContextBuilder:
         if not cands:
             notes.append("nothing in the workspace matched the task; name a file, symbol or distinctive word")
         if apply:
+            stop()  # the last point a cancelled build may stop: the selection is not touched yet
             self._apply(choices)
             clock.lap("apply")
         release_freed_memory()  # a build's transients (file texts, rg output, rank arrays) leave freed heap

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from tooldeck.codemap.index import FileRecord, SymbolIndex
+from tooldeck.context import graph_store
+from tooldeck.context.graph_model import Graph
 from tooldeck.context.query import subwords
 
 MAX_DEFINERS = 8
@@ -40,39 +42,6 @@ REVERSE_WEIGHT = 0.7
 ALPHA = 0.8  # probability of following an edge (1 - teleport)
 ITERATIONS = 30
 TOLERANCE = 1e-6  # L1 change per step below which the ranking no longer moves
-
-
-@dataclass(slots=True)
-class Graph:
-    nodes: list[str]  # shown paths
-    index_of: dict[str, int]
-    # the transition matrix, transposed: row = destination, column = source, value = the edge's
-    # weight normalised per source (each source's weights sum to 1); spread = matrix @ rank
-    matrix: Any  # scipy.sparse.csr_matrix (n × n)
-    dangling: np.ndarray  # indices of the nodes without out-edges
-    # word → files defining a symbol with that word in its name (tuples: 33k sets of a 13k-file tree took 28 MB)
-    symbol_words: dict[str, tuple[str, ...]]
-
-    @property
-    def edges(self) -> int:
-        return int(self.matrix.nnz)
-
-    def _coo(self) -> Any:
-        return self.matrix.tocoo()
-
-    @property
-    def src(self) -> np.ndarray:
-        """Source node of each edge (made from the matrix: for tests and inspection)."""
-        return np.asarray(self._coo().col)
-
-    @property
-    def dst(self) -> np.ndarray:
-        return np.asarray(self._coo().row)
-
-    @property
-    def weight(self) -> np.ndarray:
-        """Each edge's weight, in the order of :attr:`src` and :attr:`dst`."""
-        return np.asarray(self._coo().data)
 
 
 def fingerprint(index: SymbolIndex) -> str:
@@ -213,9 +182,12 @@ def rank_vector(
 
 
 class GraphCache:
-    """One graph per index fingerprint (the last one only)."""
+    """One graph per index fingerprint (the last one only); with ``folder``,
+    also on disk (:mod:`tooldeck.context.graph_store`), so a restarted
+    server loads the graph instead of building it."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
+        self._folder = folder
         self._key: str | None = None
         self._graph: Graph | None = None
         self._seen: tuple[SymbolIndex, int] | None = None  # the index and version last fingerprinted
@@ -231,7 +203,17 @@ class GraphCache:
         with self._lock:
             if self._graph is None or self._key != key:
                 self._graph = None  # the old graph is not kept alive while the new one is built
-                self._graph = build_graph(index)
+                self._graph = self._load_or_build(index, key)
                 self._key = key
             self._seen = (index, version)
             return self._graph
+
+    def _load_or_build(self, index: SymbolIndex, key: str) -> Graph:
+        if self._folder is None:
+            return build_graph(index)
+        graph = graph_store.load(self._folder, key)
+        if graph is None:
+            graph = build_graph(index)
+            # written off the request path: the next restart loads it
+            threading.Thread(target=graph_store.save, args=(self._folder, key, graph), daemon=True).start()
+        return graph

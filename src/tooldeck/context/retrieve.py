@@ -72,11 +72,15 @@ def universe(ws: Workspace) -> list[FileInfo]:
     return out
 
 
-@functools.lru_cache(maxsize=1 << 18)
-def path_words(rel: str) -> frozenset[str]:
-    """The words of a path (cached: the same paths come back on every build)."""
+def _path_words(rel: str) -> frozenset[str]:
     stem = rel.rsplit(".", 1)[0] if "." in os.path.basename(rel) else rel
     return frozenset(subwords(stem)) | {p.lower() for p in stem.split("/") if p}
+
+
+# the paths whose words a build looks at (those holding a task's word); :func:`path_word_index` reads
+# every path without the cache (a frozenset per path of a 13k-file tree held ~11 MB)
+path_words = functools.lru_cache(maxsize=1 << 13)(_path_words)
+path_words.__doc__ = "The words of a path (cached: the same paths come back build after build)."
 
 
 def _bm25(tf: int, idf: float, size: int, avg: float) -> float:
@@ -183,7 +187,7 @@ def path_word_index(files: list[FileInfo]) -> dict[str, list[str]]:
     task's few words instead of intersecting every path's words)."""
     out: dict[str, list[str]] = {}
     for f in files:
-        for w in path_words(f.rel):
+        for w in _path_words(f.rel):
             out.setdefault(w, []).append(f.abs)
     return out
 
@@ -198,16 +202,18 @@ def score_paths(
     words = set(query.words)
     named = [p.strip("/") for p in query.paths]
     path_df: Counter[str] = Counter()
-    pw_cache: dict[str, set[str]] = {}
-    if by_word is not None and not named:
+    pw_cache: dict[str, frozenset[str]] = {}
+    if by_word is not None:
         matched = set()
         for w in words:
             owners = by_word.get(w, ())
             path_df[w] = len(owners)
             matched.update(owners)
-        visit = [f for f in files if f.abs in matched]  # in walk order, as below: ties rank alike
+        # in walk order, as below: ties rank alike; a path named outright may be any file
+        visit = files if named else [f for f in files if f.abs in matched]
+        empty: frozenset[str] = frozenset()
         for f in visit:
-            pw_cache[f.abs] = path_words(f.rel) & words
+            pw_cache[f.abs] = path_words(f.rel) & words if f.abs in matched else empty
     else:
         visit = files
         for f in files:

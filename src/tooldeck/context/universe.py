@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 
 from tooldeck.context.retrieve import FileInfo
@@ -82,10 +82,12 @@ class Universe:
         self._walked_ns = 0
         self.full_walks = 0  # how many root walks listed the tree (the rest were answered by a watch)
 
-    def walk(self, ws: Workspace) -> Walked:
+    def walk(self, ws: Workspace, stop: Callable[[], None] | None = None) -> Walked:
         """Every admitted file of every root (ignore rules applied), and which
         of them changed since the previous call (``None`` on the first call
-        or when the roots are not the same)."""
+        or when the roots are not the same). ``stop``: a cancelled call's
+        check, called per folder; when it raises, the walk is forgotten (the
+        next one starts afresh)."""
         with self._lock:
             roots = tuple((r.id, r.path) for r in ws.roots)
             same = roots == self._roots and self._walked_ns > 0
@@ -100,7 +102,15 @@ class Universe:
                 old = self._walks.get(root.id) if same else None
                 seen: set[str] = set()  # files the queue named, reported even when a walk follows
                 replayed = self._replay(root, old, changed, seen) if old is not None else None
-                done, kept_order = replayed or self._full(ws, root, old, changed, seen)
+                try:
+                    done, kept_order = replayed or self._full(ws, root, old, changed, seen, stop)
+                except BaseException:  # cancelled: nothing of this walk may be trusted next time
+                    for w in walks.values():
+                        if w.watch is not None and w not in self._walks.values():
+                            w.watch.close()
+                    self.close()
+                    self._roots, self._walked_ns = (), 0
+                    raise
                 same_files = same_files and kept_order
                 walks[root.id] = done
                 files.extend(done.files)
@@ -152,6 +162,7 @@ class Universe:
         old: _RootWalk | None,
         changed: list[tuple[Root, str]],
         seen: Collection[str] = (),
+        stop: Callable[[], None] | None = None,
     ) -> tuple[_RootWalk, bool]:
         """Walk ``root``, watching each admitted folder before it is listed;
         the files that differ from ``old``, or that a watch saw written
@@ -173,7 +184,7 @@ class Universe:
         stamps: dict[str, Stamp] = {}
         links: list[str] = []
         prefix = root.path.rstrip(os.sep) + os.sep
-        for e in walk(rules, include_dirs=watch is not None, stamps=True):
+        for e in walk(rules, include_dirs=watch is not None, stamps=True, stop=_closing(stop, watch)):
             rel = e.rel
             if e.is_dir:
                 watch.add(rel)  # type: ignore[union-attr]  # dirs are yielded before they are listed
@@ -206,3 +217,18 @@ class Universe:
             if w.watch is not None:
                 w.watch.close()
         self._walks = {}
+
+
+def _closing(stop: Callable[[], None] | None, watch: TreeWatch | None) -> Callable[[], None] | None:
+    """``stop``, closing the walk's new watch before a cancellation leaves it."""
+    if stop is None or watch is None:
+        return stop
+
+    def check() -> None:
+        try:
+            stop()
+        except BaseException:
+            watch.close()
+            raise
+
+    return check

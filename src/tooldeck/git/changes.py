@@ -20,12 +20,14 @@ from tooldeck.core.errors import ToolError
 from tooldeck.git.compare import DiffSpec
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
+from tooldeck.git.status import stalled_rules_note
 from tooldeck.git.worktree_check import patch_matches_worktree, sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import is_hidden
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
+MAX_NAMED_PATHS = 1000  # a patch call names at most this many files (else the listing's own pathspec)
 _DIFF_FLAGS = (*DIFF_SAFETY, "--no-relative", "--src-prefix=a/", "--dst-prefix=b/", "-M", "--ignore-submodules=dirty")
 
 
@@ -60,6 +62,7 @@ class ChangeSet:
     files: list[FileChange]
     untracked_skipped: int = 0  # untracked files beyond MAX_UNTRACKED
     paths: Sequence[str] | None = None  # the pathspec the listing was limited to
+    untracked_note: str | None = None  # why untracked files were not listed (a FIFO rule file)
 
     @property
     def added(self) -> int:
@@ -127,10 +130,13 @@ def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None)
     res = repo.git.run(["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", *spec.args, *_pathspec(paths)])
     files = parse_raw_numstat(res.text)
     skipped = 0
+    note = None
     if spec.worktree:
-        untracked, skipped = list_untracked(repo, paths)
-        files.extend(untracked)
-    return ChangeSet(spec, files, skipped, paths)
+        note = stalled_rules_note(repo)  # ls-files --exclude-standard opens every .gitignore
+        if note is None:
+            untracked, skipped = list_untracked(repo, paths)
+            files.extend(untracked)
+    return ChangeSet(spec, files, skipped, paths, note)
 
 
 def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
@@ -239,8 +245,11 @@ def load_patches(
         return
     ctx_flag = "--function-context" if context is None else f"-U{context}"
     limit: list[str] = list(changes.paths or [])  # never more than the listing saw
-    if len(tracked) < len([f for f in changes.files if not f.untracked]):
-        limit = sorted({p for f in tracked for p in f.paths})
+    named = sorted({p for f in tracked for p in f.paths})
+    if len(named) <= MAX_NAMED_PATHS:
+        # the files the listing found, by name (literal pathspecs): git then stats only those in
+        # the working tree instead of every tracked file again (3,000 files: 40 -> 12 ms)
+        limit = named
     res = repo.git.run(["diff", *_DIFF_FLAGS, "-p", ctx_flag, *changes.spec.args, *_pathspec(limit)])
     chunks = split_patches(res.text)
     by_header = {chunk.split("\n", 1)[0] + "\n": chunk for chunk in chunks}

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from tooldeck.git.repo import Repo
 from tooldeck.workspace.hidden import is_hidden
+from tooldeck.workspace.rulefiles import stalling_rule_files
 
 _STATE_MARKERS = (
     ("rebase-merge", "rebase in progress"),
@@ -45,6 +46,7 @@ class RepoStatus:
     untracked: list[StatusEntry] = field(default_factory=list)
     conflicts: list[StatusEntry] = field(default_factory=list)
     operation: str | None = None
+    untracked_note: str | None = None  # why untracked files were not listed
 
     @property
     def clean(self) -> bool:
@@ -107,7 +109,9 @@ def operation_in_progress(repo: Repo) -> str | None:
 
 
 def repo_status(repo: Repo, paths: Sequence[str] | None = None) -> RepoStatus:
-    args = ["status", "--porcelain=v2", "--branch", "--show-stash", "-z", "--untracked-files=normal"]
+    note = stalled_rules_note(repo)  # git would wait forever opening such a rule file
+    untracked = "no" if note else "normal"
+    args = ["status", "--porcelain=v2", "--branch", "--show-stash", "-z", f"--untracked-files={untracked}"]
     args += ["--ignore-submodules=dirty"]
     if paths:
         args += ["--", *paths]
@@ -115,4 +119,21 @@ def repo_status(repo: Repo, paths: Sequence[str] | None = None) -> RepoStatus:
     # the state directory is outside every root, even untracked inside this checkout
     st.untracked = [e for e in st.untracked if not is_hidden(repo.path_of(e.path).rstrip("/"))]
     st.operation = operation_in_progress(repo)
+    st.untracked_note = note
     return st
+
+
+def stalled_rules_note(repo: Repo) -> str | None:
+    """Listing untracked files makes git open every ``.gitignore`` (and
+    ``.git/info/exclude``) with a blocking ``open``: one FIFO under such a
+    name stalls it until its timeout. Checked first, from directory entries
+    (nothing is opened); a note naming the files when untracked files cannot
+    be listed safely."""
+    bad = stalling_rule_files(repo.toplevel)
+    if not bad:
+        return None
+    names = ", ".join(os.path.relpath(p, repo.toplevel) for p in bad[:3])
+    return (
+        f"untracked files not listed: {names} {'is' if len(bad) == 1 else 'are'} not a regular file "
+        "(a FIFO or device) that git would wait on; remove it to list them"
+    )

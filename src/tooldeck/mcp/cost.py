@@ -1,5 +1,7 @@
 """The token cost of advertised tool schemas (what every MCP client pays per
-conversation): name + description + input schema as the client sees them."""
+request): the name, description and input schema of each tool as the client
+passes them to the model, in compact JSON (annotations and titles stay with
+the client and are not counted)."""
 
 from __future__ import annotations
 
@@ -15,5 +17,6 @@ def schema_costs(toolbox: Toolbox) -> list[tuple[str, int]]:
     rows = []
     for t in toolbox:
         wire = to_mcp_tool(t).model_dump(mode="json", by_alias=True, exclude_none=True)
-        rows.append((t.name, count_tokens(json.dumps(wire, ensure_ascii=False))))
+        seen = {k: wire[k] for k in ("name", "description", "inputSchema") if k in wire}
+        rows.append((t.name, count_tokens(json.dumps(seen, ensure_ascii=False, separators=(",", ":")))))
     return rows

@@ -3,7 +3,8 @@
 A client spawns ``tooldeck serve`` and sends ``initialize`` at once; the SDK
 takes ~0.65 s to import and the catalog ~0.4 s more. :class:`Front` runs on
 the main thread while a start-up thread does that work: it reads stdin with
-the standard library, answers ``initialize`` (and then a plain ``tools/list``)
+the standard library, answers ``initialize`` (and then plain ``tools/list``,
+``resources/templates/list`` and ``prompts/list`` requests)
 from the :mod:`handshake cache <tooldeck.mcp.handshake_cache>` and keeps
 every byte it read. When the start-up thread is done, those bytes are handed
 to the SDK's reader first, so the SDK sees the whole conversation from its
@@ -45,6 +46,11 @@ T = TypeVar("T")
 _CAPABILITIES = {"experimental", "sampling", "elicitation", "roots", "extensions", "tasks"}
 _CLIENT_INFO = {"name", "version", "title", "description", "websiteUrl"}
 LIST_CHANGED = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+# the lists a client asks for right after initialize, answered from the cache when
+# their answer is a function of the cache key (resources/list walks the files of
+# the roots: it is the SDK's to answer)
+LISTS = ("tools/list", "resources/templates/list", "prompts/list")
+_LIST_BYTES = tuple(f'"{m}"'.encode() for m in LISTS)
 
 
 def _plain_id(value: object) -> bool:
@@ -84,8 +90,8 @@ def plain_initialize(message: object) -> dict[str, Any] | None:
 
 
 def _plain_list(message: object) -> bool:
-    """A ``tools/list`` request for the first page (no cursor)."""
-    if not isinstance(message, dict) or message.get("method") != "tools/list" or not _plain_id(message.get("id")):
+    """A request of one of :data:`LISTS` for the first page (no cursor)."""
+    if not isinstance(message, dict) or message.get("method") not in LISTS or not _plain_id(message.get("id")):
         return False
     if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
         return False
@@ -164,8 +170,8 @@ class Front:
 
     def _line(self, line: bytes) -> None:
         first = self.version is None
-        if not first and b'"tools/list"' not in line:
-            return  # buffered for the SDK; only a first-page tools/list is answered here
+        if not first and not any(m in line for m in _LIST_BYTES):
+            return  # buffered for the SDK; only a first-page list of LISTS is answered here
         try:
             message = json.loads(line)
         except (ValueError, RecursionError):
@@ -174,11 +180,11 @@ class Front:
             self._initialize(message)
         elif _plain_list(message):
             assert self.version is not None and isinstance(message, dict)
-            key = id_token(message["id"])
-            cached = self.cache.result("tools/list", self.version)
+            key, method = id_token(message["id"]), message["method"]
+            cached = self.cache.result(method, self.version)
             if cached is not None and key not in self.answered:
                 self._send(_reply(message["id"], cached))
-                self.answered[key] = ("tools/list", cached)
+                self.answered[key] = (method, cached)
 
     def _initialize(self, message: object) -> None:
         params = plain_initialize(message)
@@ -206,7 +212,7 @@ class Tap:
     is in question (a few lines after start; then it costs one ``if``).
 
     * Incoming: notes the id of the first ``initialize`` and the first
-      first-page ``tools/list`` (their answers are cached).
+      first-page request of each of :data:`LISTS` (their answers are cached).
     * Outgoing: an answer to a request the front already answered is not
       sent again. It is compared with what the front sent: ``tools/list``
       that differs is followed by ``notifications/tools/list_changed`` (the
@@ -221,14 +227,14 @@ class Tap:
         self.version = front.version if front is not None else None
         self._save = save
         self._noted: dict[str, str] = {}
-        self._wanted = {"initialize", "tools/list"}  # not yet seen incoming
+        self._wanted = {"initialize", *LISTS}  # not yet seen incoming
 
     @property
     def active(self) -> bool:
         return bool(self._wanted or self._noted or self.answered)
 
     def incoming(self, text: str) -> None:
-        if not self._wanted or ('"initialize"' not in text and '"tools/list"' not in text):
+        if not self._wanted or ('"initialize"' not in text and not any(f'"{m}"' in text for m in self._wanted)):
             return
         try:
             message = json.loads(text)
@@ -241,7 +247,7 @@ class Tap:
             self._wanted.discard(method)
             if plain_initialize(message) is not None:
                 self._note(message["id"], method)
-        elif method == "tools/list" and method in self._wanted and _plain_list(message):
+        elif method in self._wanted and _plain_list(message):
             self._wanted.discard(method)
             self._note(message["id"], method)
 
@@ -293,6 +299,9 @@ class Tap:
         if method == "tools/list":
             log.info("tooldeck: the cached tool list was stale; sent tools/list_changed")
             return [LIST_CHANGED + "\n"]
+        if method != "initialize":
+            log.warning("tooldeck: the cached %s answer differed from the server's; cache updated", method)
+            return []
         log.warning("tooldeck: the cached initialize result differed from the server's; cache updated")
         return []
 

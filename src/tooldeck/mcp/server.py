@@ -7,7 +7,8 @@ owns its schemas, decoding and errors; this module only translates:
   function tools taking ``{"input": string}``);
 * a call → ``Toolbox.call``; a ToolError → an ``isError`` result carrying
   ``error [code]: message``; an Output → text/image content plus
-  ``structuredContent`` when the tool provides it;
+  ``structuredContent`` when the tool provides it, always carrying the text
+  too (Codex and Claude Code show the model the structured part alone);
 * tool progress → ``notifications/progress`` when the client sent a progress
   token (progress may come from worker threads; it is handed to the event loop).
 
@@ -17,6 +18,7 @@ Nothing a client sends can stop the server: every handler catches everything.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -32,7 +34,9 @@ from tooldeck.core.output import ImagePart, TextPart
 from tooldeck.core.tool import CUSTOM_INPUT_SCHEMA, Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.mcp.elicit import approver_for
+from tooldeck.mcp.lifecycle import InFlight
 from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
+from tooldeck.mcp.schema_wire import compact_schema
 from tooldeck.shell.approval import approver_scope
 
 if TYPE_CHECKING:
@@ -41,15 +45,16 @@ if TYPE_CHECKING:
 log = logging.getLogger("tooldeck.mcp")
 
 INSTRUCTIONS = (
-    "tooldeck: safe, token-efficient tools over this workspace. Start with get_file_tree, "
-    "then file_search / get_code_structure, read_file for exact text, apply_patch or apply_edits to change "
-    "files. Errors read `error [code]: message`; the message says how to recover."
+    "tooldeck: safe, token-efficient coding tools over this workspace (RepoPrompt/ochat tool names). "
+    "Read: get_file_tree, read_file, file_search (grep), get_code_structure (codemaps), find_symbol, git. "
+    "Change: apply_patch (V4A, several files), apply_edits (one file), file_actions. Run: shell. "
+    "Errors read `error [code]: message`; the message says how to recover."
 )
 
 
 def to_mcp_tool(t: Tool) -> types.Tool:
     ann = t.annotations
-    schema = t.parameters if t.kind == "function" else CUSTOM_INPUT_SCHEMA
+    schema = compact_schema(t.parameters) if t.kind == "function" else CUSTOM_INPUT_SCHEMA
     description = t.description
     if t.kind == "custom":
         description += "\nPass the raw input as the `input` string."
@@ -85,8 +90,26 @@ def to_call_result(result: ToolResult) -> dict[str, Any]:
             content.append({"type": "image", "data": part.base64_data, "mimeType": part.mime_type})
     wire: dict[str, Any] = {"content": content}
     if result.output.structured is not None:
-        wire["structuredContent"] = result.output.structured
+        wire["structuredContent"] = with_text(result.output.structured, result.output.as_text())
     return wire
+
+
+def with_text(structured: dict[str, Any], text: str) -> dict[str, Any]:
+    """``structured`` carrying everything the text says: clients that show the
+    model ``structuredContent`` instead of the content (Codex, Claude Code)
+    must not lose the summary line, notes or advice of the text. The text is
+    added as ``text`` unless it is the JSON of the data itself (a tool that
+    returned a dict) or already there."""
+    if not text or any(v == text for v in structured.values()):
+        return structured
+    if text[:1] in "{[":
+        try:
+            if json.loads(text) == structured:
+                return structured
+        except ValueError:
+            pass
+    key = "text" if "text" not in structured else "output_text"
+    return {key: text, **structured}
 
 
 def _for_version(ctx: Any, wire: dict[str, Any]) -> dict[str, Any]:
@@ -180,9 +203,12 @@ class Catalog:
         return self._box
 
 
+TRIM_IDLE = 2.0  # seconds without a request before freed heap is handed back
+
+
 class Activity:
-    """Requests in flight; and a warm-up run once, when the server has been
-    idle for a moment.
+    """Requests in flight; a warm-up run once, when the server has been
+    idle for a moment; and the freed heap handed back after each burst.
 
     The tokenizer takes ~0.6 s to load and holds the GIL meanwhile (measured:
     a ticking thread stalls for the whole load), so warming it up in a
@@ -196,6 +222,7 @@ class Activity:
         self._busy = 0
         self._last = 0.0
         self._task: asyncio.Task[None] | None = None
+        self._trim: asyncio.Task[None] | None = None
 
     @property
     def busy(self) -> int:
@@ -220,6 +247,25 @@ class Activity:
         self._last = loop.time()
         if self._fn is not None and self._task is None:
             self._task = loop.create_task(self._wait_then_run())
+        if self._trim is None:
+            self._trim = loop.create_task(self._trim_when_idle())
+
+    async def _trim_when_idle(self) -> None:
+        """Once a burst of requests is over (:data:`TRIM_IDLE` s without one),
+        hand the heap they freed back to the system: glibc keeps freed pages
+        mapped, so a server's RSS would stay at its busiest (measured: +60 MB
+        after three minutes of churn, back within 15 % of idle after a trim)."""
+        loop = asyncio.get_running_loop()
+        try:
+            while self._busy or loop.time() - self._last < TRIM_IDLE:
+                await asyncio.sleep(TRIM_IDLE / 2)
+            from tooldeck.context.memory import release_freed_memory
+
+            await asyncio.to_thread(release_freed_memory)
+        except Exception:
+            log.debug("heap trim failed", exc_info=True)
+        finally:
+            self._trim = None
 
     async def _wait_then_run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -242,11 +288,15 @@ def create_server(
     instructions: str = INSTRUCTIONS,
     activity: Activity | None = None,
     extras: ServerExtras | None = None,
+    inflight: InFlight | None = None,
 ) -> Server:
     """``activity`` counts the requests in flight and runs its warm-up once
     the server has been idle (the place for warm-ups that must slow down
     neither start-up nor a call). ``extras`` adds prompts, resources and the
-    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`)."""
+    prompt-backed agent tools (:mod:`tooldeck.mcp.server_extras`). ``inflight``
+    registers each running call, so a dropped connection can cancel it
+    (:mod:`tooldeck.mcp.lifecycle`)."""
+    inflight = inflight if inflight is not None else InFlight()
     catalog = toolbox if isinstance(toolbox, Catalog) else Catalog(toolbox)
     listed: list[types.Tool] = []
     activity = activity if activity is not None else Activity()
@@ -274,19 +324,22 @@ def create_server(
             agents = extras.tools() if extras is not None else None
             if agents is not None and params.name not in box and params.name in agents:
                 box = agents
-            invocation = None
             if _has_progress_token(ctx):
                 relay = ProgressRelay(ctx)
-                invocation = Invocation.create(relay)
+            # the call's own cancel signal: set by notifications/cancelled (via the toolbox) or a dropped connection
+            invocation = Invocation.create(relay) if relay is not None else Invocation.silent()
             attach_person(box)
             generation = getattr(box, "generation", 0)
             token = CURRENT_CALL.set(ctx)  # for rt.ask_person, in the tool's worker thread
             try:
                 # custom tools receive the {"input": ...} object; their decoders unwrap it
                 with approver_scope(approver_for(ctx)):  # shell `ask` → elicitation, if the client can
-                    result = await box.call(params.name, params.arguments, invocation=invocation)
+                    call = asyncio.ensure_future(box.call(params.name, params.arguments, invocation=invocation))
+                result = await _awaited(call, ctx, invocation, inflight)
             finally:
                 CURRENT_CALL.reset(token)
+            if result is None:  # its connection dropped: nobody reads the answer
+                return _for_version(ctx, {"content": [{"type": "text", "text": DROPPED}], "isError": True})
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
                 listed.clear()
                 await tools_changed(ctx, bus)
@@ -313,6 +366,23 @@ def create_server(
     if extras is not None:
         extras.install(server)
     return server
+
+
+DROPPED = "error [cancelled]: the call was cancelled (its connection closed)"
+
+
+async def _awaited(call: asyncio.Task[ToolResult], ctx: Any, inv: Invocation, inflight: InFlight) -> ToolResult | None:
+    """The call's result; None when a dropped connection cancelled it. A
+    cancellation of this handler itself (notifications/cancelled, the
+    session closing) propagates, and reaches the call and its invocation."""
+    with inflight.track(getattr(ctx, "session_id", None), getattr(ctx, "request_id", None), inv, call):
+        try:
+            return await call
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise
+            return None
 
 
 class ToolDeckServer(Server):

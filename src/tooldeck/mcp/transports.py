@@ -15,11 +15,13 @@ import os
 import secrets
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
 
 from tooldeck.core.toolbox import Toolbox
+from tooldeck.mcp.lifecycle import MAX_SESSIONS, SESSION_IDLE, DropWatch, InFlight, exit_now
 from tooldeck.workspace.tokens import warm_up
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -115,6 +117,14 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
+@dataclass(frozen=True)
+class SessionLimits:
+    """``serve --session-idle SECONDS`` and ``--max-sessions N`` (HTTP only)."""
+
+    idle: float = SESSION_IDLE
+    max_sessions: int = MAX_SESSIONS
+
+
 # ``dashboard(app, toolbox, loopback=, token=)``: the app with the web dashboard
 # at / (same access rules). The entry that starts the server hands it in
 # (``launch.py``), so mcp/ never imports the dashboard host.
@@ -122,13 +132,27 @@ Dashboard = Callable[..., Any]
 
 
 def http_app(
-    toolbox: ToolboxSource, host: str, token: str | None, extras: Any = None, dashboard: Dashboard | None = None
+    toolbox: ToolboxSource,
+    host: str,
+    token: str | None,
+    extras: Any = None,
+    dashboard: Dashboard | None = None,
+    limits: SessionLimits | None = None,
 ) -> Any:
-    """The MCP app at /mcp; with ``dashboard``, the web dashboard at / (same access rules)."""
+    """The MCP app at /mcp; with ``dashboard``, the web dashboard at / (same access rules).
+    ``limits``: when an idle session is closed, and how many may live at once."""
     from tooldeck.mcp.server import Activity, create_server
 
-    server = create_server(toolbox, activity=Activity(warm_up), extras=extras)
-    app = server.streamable_http_app(host=host, transport_security=loopback_security(host))
+    limits = limits or SessionLimits()
+    inflight = InFlight()
+    server = create_server(toolbox, activity=Activity(warm_up), extras=extras, inflight=inflight)
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=loopback_security(host),
+        session_idle_timeout=limits.idle,
+        max_sessions=limits.max_sessions,
+    )
+    app = DropWatch(app, inflight, getattr(server, "_session_manager", None), limits.max_sessions)
     if not is_loopback(host) and not token:
         raise ValueError("a bearer token is required when binding to a non-loopback address")
     guarded = BearerAuth(app, token) if token else app
@@ -175,21 +199,40 @@ def resolve_token(host: str, port: int | None = None) -> str | None:
 
 
 async def run_http(
-    toolbox: ToolboxSource, host: str, port: int, extras: Any = None, dashboard: Dashboard | None = None
+    toolbox: ToolboxSource,
+    host: str,
+    port: int,
+    extras: Any = None,
+    dashboard: Dashboard | None = None,
+    limits: SessionLimits | None = None,
 ) -> None:
     import uvicorn
 
     token = resolve_token(host, port)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
-    app = http_app(box, host, token, extras, dashboard)
+    app = http_app(box, host, token, extras, dashboard, limits)
     config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", timeout_graceful_shutdown=3
     )  # a dashboard's open event stream must not hold a shutdown
-    server = uvicorn.Server(config)
+    server = _server_class()(config)
     print(f"tooldeck: serving MCP at {mcp_url(host, port)}", file=sys.stderr, flush=True)
     if dashboard is not None:
         print(f"tooldeck: dashboard at {mcp_url(host, port).removesuffix('mcp')}", file=sys.stderr, flush=True)
     await server.serve()
+
+
+def _server_class() -> Any:
+    import uvicorn
+
+    class FastStop(uvicorn.Server):
+        """SIGINT and SIGTERM stop the process at once (:func:`exit_now`):
+        uvicorn's own handling waits for its next 0.1 s tick, then for open
+        streams to close, then the interpreter's finalisation (~1.5 s in all)."""
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            exit_now(0)
+
+    return FastStop
 
 
 def parse_http(value: str) -> tuple[str, int]:
@@ -200,12 +243,31 @@ def parse_http(value: str) -> tuple[str, int]:
     return host.strip("[]") or "127.0.0.1", int(port)
 
 
+def parse_limits(idle: str | None, max_sessions: str | None) -> SessionLimits:
+    """``--session-idle SECONDS`` and ``--max-sessions N`` (None: the default)."""
+    limits = SessionLimits()
+    if idle is not None:
+        try:
+            seconds = float(idle)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds < 10**7:
+            raise ValueError(f"--session-idle takes a number of seconds > 0, e.g. 300 (got {idle!r})")
+        limits = SessionLimits(seconds, limits.max_sessions)
+    if max_sessions is not None:
+        if not max_sessions.isdigit() or int(max_sessions) < 1:
+            raise ValueError(f"--max-sessions takes a whole number >= 1, e.g. 256 (got {max_sessions!r})")
+        limits = SessionLimits(limits.idle, int(max_sessions))
+    return limits
+
+
 def serve(
     toolbox: ToolboxSource,
     bind: tuple[str, int] | None = None,
     extras: Any = None,
     dashboard: Dashboard | None = None,
     handshake: Any = None,
+    limits: SessionLimits | None = None,
 ) -> None:
     """Serve over stdio, or over streamable HTTP at ``bind`` = (host, port)
     (with ``dashboard``, the web dashboard too: :data:`Dashboard`). ``toolbox`` may be a factory:
@@ -215,4 +277,4 @@ def serve(
     if bind is None:
         anyio.run(run_stdio, toolbox, extras, handshake)
         return
-    anyio.run(run_http, toolbox, *bind, extras, dashboard)
+    anyio.run(run_http, toolbox, *bind, extras, dashboard, limits)

@@ -133,18 +133,18 @@ class ContextDB:
         return WorkspaceRow(row["id"], row["name"], row["launch_key"], row["active_tab"], self._folders(db, row["id"]))
 
     def workspaces(self) -> list[WorkspaceRow]:
-        db = self.store.connect()
-        rows = db.execute("SELECT * FROM workspaces ORDER BY name COLLATE NOCASE").fetchall()
-        return [w for w in (self._ws(db, r) for r in rows) if w is not None]
+        with self.store.lease() as db:
+            rows = db.execute("SELECT * FROM workspaces ORDER BY name COLLATE NOCASE").fetchall()
+            return [w for w in (self._ws(db, r) for r in rows) if w is not None]
 
     def workspace(self, ws_id: str) -> WorkspaceRow | None:
-        db = self.store.connect()
-        return self._ws(db, db.execute("SELECT * FROM workspaces WHERE id=?", (ws_id,)).fetchone())
+        with self.store.lease() as db:
+            return self._ws(db, db.execute("SELECT * FROM workspaces WHERE id=?", (ws_id,)).fetchone())
 
     def workspace_by_launch(self, launch_key: str) -> WorkspaceRow | None:
-        db = self.store.connect()
-        row = db.execute("SELECT * FROM workspaces WHERE launch_key=? ORDER BY created LIMIT 1", (launch_key,))
-        return self._ws(db, row.fetchone())
+        with self.store.lease() as db:
+            row = db.execute("SELECT * FROM workspaces WHERE launch_key=? ORDER BY created LIMIT 1", (launch_key,))
+            return self._ws(db, row.fetchone())
 
     def create_workspace(
         self, name: str, folders: Sequence[Folder], *, launch_key: str | None = None, unique_name: bool = False
@@ -311,16 +311,17 @@ class ContextDB:
     # selection ----------------------------------------------------------------
     def load_selection(self, tab_id: str) -> tuple[Selection, int]:
         """The tab's selection and the version it was read at (one snapshot)."""
-        conn = self.store.connect()
-        own = not conn.in_transaction
-        if own:
-            conn.execute("BEGIN")  # one read snapshot: the rows and the version agree
-        try:
-            tab = conn.execute("SELECT auto_codemaps, version FROM tabs WHERE id=?", (tab_id,)).fetchone()
-            rows = conn.execute("SELECT path, mode, ranges, auto FROM selection WHERE tab_id=?", (tab_id,)).fetchall()
-        finally:
+        with self.store.lease() as conn:
+            own = not conn.in_transaction
             if own:
-                conn.execute("COMMIT")
+                conn.execute("BEGIN")  # one read snapshot: the rows and the version agree
+            try:
+                tab = conn.execute("SELECT auto_codemaps, version FROM tabs WHERE id=?", (tab_id,)).fetchone()
+                rows = conn.execute("SELECT path, mode, ranges, auto FROM selection WHERE tab_id=?", (tab_id,))
+                rows = rows.fetchall()
+            finally:
+                if own:
+                    conn.execute("COMMIT")
         if tab is None:
             return Selection(), -1
         files = {
@@ -355,13 +356,13 @@ class ContextDB:
     # token counts cache -----------------------------------------------------------
     def token_counts(self, keys: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
-        db = self.store.connect()
-        for i in range(0, len(keys), 500):
-            chunk = list(keys[i : i + 500])
-            marks = ",".join("?" * len(chunk))
-            for r in db.execute(f"SELECT key, tokens FROM token_counts WHERE key IN ({marks})", chunk):
-                out[r["key"]] = int(r["tokens"])
-        return out
+        with self.store.lease() as db:
+            for i in range(0, len(keys), 500):
+                chunk = list(keys[i : i + 500])
+                marks = ",".join("?" * len(chunk))
+                for r in db.execute(f"SELECT key, tokens FROM token_counts WHERE key IN ({marks})", chunk):
+                    out[r["key"]] = int(r["tokens"])
+            return out
 
     def save_token_counts(self, counts: dict[str, int]) -> None:
         if not counts:

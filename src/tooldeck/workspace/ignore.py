@@ -201,6 +201,13 @@ class IgnoreRules:
                 ignored = res
         return ignored
 
+    def file_checks(self, specs: list[DirSpec]) -> list[tuple[re.Pattern[str] | None, DirSpec, int]]:
+        """:meth:`decide`'s chain for the files of one folder, prepared once
+        per folder: (quick regex, spec, offset of the path below its base),
+        root-wide rules first. :func:`ignored_file` applies it."""
+        chain = [self._root_extra, *specs] if self._root_extra is not None else specs
+        return [(sp.quick, sp, len(sp.base) + 1 if sp.base else 0) for sp in chain]
+
     def is_ignored(self, rel: str, is_dir: bool | None = None) -> bool:
         """Random-access check of one path (relative to the root), including
         whether any ancestor directory is ignored."""
@@ -222,3 +229,18 @@ class IgnoreRules:
             if self.decide("/".join(parts[: i + 1]), here_is_dir, specs):
                 return True
         return False
+
+
+def ignored_file(rel: str, checks: list[tuple[re.Pattern[str] | None, DirSpec, int]]) -> bool:
+    """:meth:`IgnoreRules.decide` for a file, with the chain of
+    :meth:`IgnoreRules.file_checks` (the walk's per-file test: no call per
+    rule for the paths no pattern could match)."""
+    ignored = False
+    for quick, spec, off in checks:
+        sub = rel[off:] if off else rel
+        if quick is not None and quick.match(sub) is None:
+            continue
+        res = spec.spec.check_file(sub).include
+        if res is not None:
+            ignored = res
+    return ignored

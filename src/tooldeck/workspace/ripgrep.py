@@ -188,6 +188,7 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Pope
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         stdin=subprocess.DEVNULL,
+        many_files=True,
     )
 
 

@@ -19,14 +19,22 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
 from tooldeck.workspace.hidden import hidden_below, is_hidden
-from tooldeck.workspace.ignore import IGNORE_FILES, DirSpec, IgnoreRules
-from tooldeck.workspace.tempnames import is_temp_name
+from tooldeck.workspace.ignore import (
+    DENY_DIRS,
+    DENY_FILE_SUFFIXES,
+    DENY_FILES,
+    IGNORE_FILES,
+    DirSpec,
+    IgnoreRules,
+    ignored_file,
+)
+from tooldeck.workspace.tempnames import TEMP_PREFIX
 
 _Listing = list[tuple[str, bool, bool, int, int]]
 _Frame = tuple[str, int, list[DirSpec], _Listing, int, int | None]
@@ -44,6 +52,8 @@ class Entry(NamedTuple):
     mtime_ns: int = 0  # with ``stamps``: the file's modification time (change detection without a second stat)
 
 
+new_entry = tuple.__new__  # an Entry without the Python-level NamedTuple constructor (one per file)
+
 MAX_HELD_FDS = 64  # deeper folders are reopened from the root instead of held open
 
 
@@ -52,24 +62,28 @@ def _list_fd(fd: int, sizes: bool, stamps: bool = False) -> _Listing | None:
     ``fd`` (``n``: a directory's inode, a file's size when ``sizes``;
     ``mtime_ns`` a file's when ``stamps``, else 0). A write in progress (a
     tooldeck temp file) is never listed, whatever the rules."""
+    want_stat = sizes or stamps
     try:
         out: _Listing = []
+        append = out.append
         with os.scandir(fd) as it:
             for e in it:
-                if is_temp_name(e.name):
+                name = e.name
+                if name.startswith(TEMP_PREFIX):  # is_temp_name, inlined: one call less per entry
                     continue
                 try:
                     is_link = e.is_symlink()
                     is_dir = e.is_dir(follow_symlinks=False)
                     # stat needs the descriptor open (fd-based entries stat relative to it)
-                    n = e.stat(follow_symlinks=False).st_ino if is_dir else 0
-                    mtime = 0
-                    if (sizes or stamps) and not is_dir:
+                    if is_dir:
+                        append((name, True, is_link, e.stat(follow_symlinks=False).st_ino, 0))
+                    elif want_stat:
                         st = e.stat(follow_symlinks=False)
-                        n, mtime = st.st_size, (st.st_mtime_ns if stamps else 0)
+                        append((name, False, is_link, st.st_size, st.st_mtime_ns if stamps else 0))
+                    else:
+                        append((name, False, is_link, 0, 0))
                 except OSError:
                     continue
-                out.append((e.name, is_dir, is_link, n, mtime))
         out.sort()
         return out
     except OSError:
@@ -112,6 +126,61 @@ def _open_start(root: str, start_rel: str) -> int | None:
         return None
 
 
+def _first_frame(rules: IgnoreRules, start_rel: str, respect_ignore: bool, sizes: bool, stamps: bool) -> _Frame | None:
+    """The walk's frame of its start folder, or None when there is nothing to walk
+    (hidden, not a folder reached without a link, unreadable)."""
+    root = rules.root
+    start_rel = start_rel.strip("/")
+    if start_rel in (".",):
+        start_rel = ""
+    if is_hidden(os.path.join(root, start_rel) if start_rel else root):
+        return None
+    chain = _rules_above(rules, start_rel) if respect_ignore else []
+    start_fd = _open_start(root, start_rel)
+    if start_fd is None:
+        return None
+    first = _list_fd(start_fd, sizes, stamps)
+    if first is None:
+        os.close(start_fd)
+        return None
+    return (start_rel, 0, chain, first, 0, start_fd)
+
+
+def _child_frame(
+    rules: IgnoreRules,
+    parent_fd: int | None,
+    rel: str,
+    name: str,
+    ino: int,
+    depth: int,
+    specs: list[DirSpec],
+    held: int,
+    respect_ignore: bool,
+    sizes: bool,
+    stamps: bool,
+) -> _Frame | None:
+    """The walk's frame of the folder ``rel`` (listed, its rule files read),
+    or None when it cannot be opened or listed. Its descriptor is kept open
+    unless ``held`` folders are open already (then its children reopen from
+    the root)."""
+    child_fd = _open_child(rules.root, parent_fd, rel, name, ino)
+    if child_fd is None:
+        return None
+    children = _list_fd(child_fd, sizes, stamps)
+    kept: int | None = child_fd
+    if held >= MAX_HELD_FDS or children is None:
+        os.close(child_fd)  # too deep to hold: its children reopen from the root
+        kept = None
+    if children is None:
+        return None
+    child_specs = specs
+    if respect_ignore:
+        spec = rules.dir_spec(rel, _rule_files(children))
+        if spec is not None:
+            child_specs = [*specs, spec]
+    return (rel, depth, child_specs, children, 0, kept)
+
+
 def _rules_above(rules: IgnoreRules, start_rel: str) -> list[DirSpec]:
     """The ignore rules in effect at ``start_rel``: those of every folder above it, and its own."""
     chain: list[DirSpec] = []
@@ -132,73 +201,73 @@ def walk(
     respect_ignore: bool = True,
     sizes: bool = False,
     stamps: bool = False,
+    stop: Callable[[], None] | None = None,
 ) -> Iterator[Entry]:
     """Yield entries under ``root/start_rel`` depth-first in path order (a
     folder, then everything below it, then its next sibling). ``stamps``
-    fills files' ``size`` and ``mtime_ns`` (from the listing's own stat)."""
+    fills files' ``size`` and ``mtime_ns`` (from the listing's own stat).
+    ``stop`` is called before each folder is opened (a cancelled call's
+    check raises: the walk stops and closes the folders it holds)."""
     root = rules.root
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
-    start_rel = start_rel.strip("/")
-    if start_rel in (".",):
-        start_rel = ""
-    if is_hidden(os.path.join(root, start_rel) if start_rel else root):
+    first = _first_frame(rules, start_rel, respect_ignore, sizes, stamps)
+    if first is None:
         return
     skip = hidden_below(root)  # the state directory, when this root holds it
-    chain = _rules_above(rules, start_rel) if respect_ignore else []
     check = respect_ignore and rules.has_root_rules
-    start_fd = _open_start(root, start_rel)
-    if start_fd is None:
-        return
-    first = _list_fd(start_fd, sizes, stamps)
-    if first is None:
-        os.close(start_fd)
-        return
     # one frame per open level: (folder rel, depth, rules chain, its entries, next index, its fd)
-    stack: list[_Frame] = [(start_rel, 0, chain, first, 0, start_fd)]
+    stack: list[_Frame] = [first]
+    held: int | None = None  # the fd of the frame being listed (off the stack meanwhile)
     try:
         while stack:
             rel_dir, depth, specs, entries, i, fd = stack.pop()
+            held = fd
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            judge = respect_ignore and bool(specs or check)
+            file_checks = rules.file_checks(specs) if judge else []
             while i < len(entries):
                 name, is_dir, is_link, n, mtime = entries[i]
                 i += 1
-                rel = f"{rel_dir}/{name}" if rel_dir else name
-                if respect_ignore:
-                    if rules.denied_name(name, is_dir):
-                        continue
-                    if (specs or check) and rules.decide(rel, is_dir, specs):
-                        continue
+                rel = prefix + name
                 if not is_dir:
-                    yield Entry(rel, False, is_link, depth + 1, n, mtime)
+                    # denied_name for a file, inlined (temp names never reach a listing)
+                    if respect_ignore and (name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES)):
+                        continue
+                    if judge and ignored_file(rel, file_checks):
+                        continue
+                    yield new_entry(Entry, (rel, False, is_link, depth + 1, n, mtime))
                     continue
+                if respect_ignore:
+                    if name in DENY_DIRS:
+                        continue
+                    if judge and rules.decide(rel, True, specs):
+                        continue
                 if skip and rel in skip:
                     continue
                 if include_dirs:
                     yield Entry(rel, True, is_link, depth + 1)
                 if max_depth is not None and depth + 1 >= max_depth:
                     continue
-                child_fd = _open_child(root, fd, rel, name, n)
-                if child_fd is None:
+                if stop is not None:
+                    stop()
+                child = _child_frame(
+                    rules, fd, rel, name, n, depth + 1, specs, len(stack), respect_ignore, sizes, stamps
+                )
+                if child is None:
                     continue
-                children = _list_fd(child_fd, sizes, stamps)
-                if len(stack) >= MAX_HELD_FDS or children is None:
-                    os.close(child_fd)  # too deep to hold: its children reopen from the root
-                    child_fd = None  # type: ignore[assignment]
-                if children is None:
-                    continue
-                child_specs = specs
-                if respect_ignore:
-                    spec = rules.dir_spec(rel, _rule_files(children))
-                    if spec is not None:
-                        child_specs = [*specs, spec]
                 # pre-order: finish this folder after the child
                 stack.append((rel_dir, depth, specs, entries, i, fd))
-                stack.append((rel, depth + 1, child_specs, children, 0, child_fd))
+                held = None
+                stack.append(child)
                 break
             else:
+                held = None
                 if fd is not None:
                     os.close(fd)
-    finally:
+    finally:  # the walk ended, failed, was cancelled or abandoned: close every folder it holds
+        if held is not None:
+            os.close(held)
         for frame in stack:
             if frame[5] is not None:
                 os.close(frame[5])

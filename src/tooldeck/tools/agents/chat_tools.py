@@ -89,9 +89,8 @@ def build_chat_send(rt: Runtime) -> Tool:
                 parts.append(edits["summary"])
         return Output.text("\n".join(parts), structured=data)
 
-    return tool(chat_send, description="Send a message to the built-in chat with the workspace's selection and "
-                "prompt as context. mode: chat | plan | edit (the model's patch is applied atomically and reported) "
-                "| review (with the git diff). Continues the latest chat unless new_chat=true or chat_id is given.",
+    return tool(chat_send, description="Ask the built-in chat model, with the selected files and the prompt as "
+                "context (mode chat, plan, edit or review). Continues the latest chat unless new_chat or chat_id.",
                 open_world=True)  # fmt: skip
 
 

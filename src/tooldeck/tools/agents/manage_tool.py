@@ -132,9 +132,8 @@ def build(rt: Runtime) -> Tool:
 
     return tool(
         agent_manage,
-        description="Agent sessions and workflows: op=list_agents, list_sessions (limit, state, agent), get_log "
-        "(session_id; the transcript as compact XML, offset/limit), create_session (session_name, model_id), "
-        "resume_session, stop_session, cleanup_sessions (session_ids; MCP-started, inactive only), list_workflows.",
+        description="Agent sessions and workflows: list agents and sessions, read a session's transcript log "
+        "(get_log), create, resume, stop and clean up sessions, list workflows.",
     )
 
 

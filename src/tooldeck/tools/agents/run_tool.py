@@ -26,14 +26,12 @@ MAX_WAIT = 3600.0
 
 
 class HistoryItem(ToolInput):
-    """One entry of a conversation so far (as ``agent_manage op=get_log`` returns them)."""
-
     kind: Literal["message", "reasoning", "call", "result"] = "message"
-    role: Literal["system", "developer", "user", "assistant"] | None = Field(None, description="message: who said it.")
-    name: str | None = Field(None, description="call/result: the tool's name.")
-    call_id: str | None = Field(None, description="call/result: the call's id.")
-    text: str = Field("", description="The message text, the call's arguments, or the result.")
-    is_error: bool = Field(False, description="result: the call failed.")
+    role: Literal["system", "developer", "user", "assistant"] | None = Field(None)
+    name: str | None = Field(None)
+    call_id: str | None = Field(None)
+    text: str = Field("", description="Message text, call arguments or result.")
+    is_error: bool = Field(False)
 
     def item(self) -> Item:
         if self.kind == "message":
@@ -49,50 +47,47 @@ class HistoryItem(ToolInput):
 
 class AgentRunInput(ToolInput):
     op: Literal["start", "poll", "wait", "cancel", "steer", "respond"] = Field(
-        description="start: new session + run (message). poll: snapshot now. wait: block until the run needs "
-        "input or ends. cancel: stop the run. steer: continue a session (inject into the active run, or start a "
-        "new run in it). respond: answer the pending interaction."
+        description="start a session; poll; wait until it needs input or ends; cancel; steer (continue it); "
+        "respond (to its pending interaction)."
     )
     message: str | None = Field(None, description="start/steer: the instruction.")
-    session_id: str | None = Field(None, description="The session's full UUID (not for start).")
-    session_ids: list[str] | None = Field(None, description="wait/poll only: several sessions at once.")
-    session_name: str | None = Field(None, description="start: a name for the new session.")
+    session_id: str | None = Field(None, description="The session's UUID.")
+    session_ids: list[str] | None = Field(None, description="wait/poll: several.")
+    session_name: str | None = Field(None, description="start: its name.")
     model_id: str | None = Field(
-        None, description="start: a role (explore, engineer, pair, design) or a preset id from list_models."
+        None, description="start: explore, engineer, pair, design or a list_models id."
     )
-    workflow_id: str | None = Field(None, description="start: a workflow id (agent_manage op=list_workflows).")
-    workflow_name: str | None = Field(None, description="start: a workflow by name.")
-    detach: bool = Field(False, description="start: return at once instead of waiting for the run.")
+    workflow_id: str | None = Field(None, description="start: agent_manage list_workflows id.")
+    workflow_name: str | None = Field(None)
+    detach: bool = Field(False, description="start: return at once.")
     timeout: float | None = Field(
         None,
         ge=0,
-        description="wait: seconds to wait (default 300, 0 = just check). start/steer: the run's time "
-        "limit; the run then ends failed with failure_reason timeout.",
+        description="wait: seconds (default 300; 0 = check). start/steer: the run's time limit.",
     )
-    wait: bool = Field(False, description="steer: block until the steered run ends or needs input.")
-    timeout_seconds: float | None = Field(None, ge=0, description="steer: seconds to wait (implies wait=true).")
-    interaction_id: str | None = Field(None, description="respond: the pending interaction's id.")
+    wait: bool = Field(False, description="steer: block until it ends or needs input.")
+    timeout_seconds: float | None = Field(None, ge=0, description="steer: seconds to wait.")
+    interaction_id: str | None = Field(None, description="respond: its id.")
     response: str | None = Field(
         None,
-        description="respond: approval: accept | accept_for_session | accept_with_amendment | decline | "
-        "cancel; question/user_input: the answer text.",
+        description="respond: accept|accept_for_session|accept_with_amendment|decline|cancel, or the answer.",
     )
-    answers: dict[str, Any] | None = Field(None, description="respond: structured answers.")
-    amendment: str | None = Field(None, description="respond: with accept_with_amendment, the amendment.")
-    reason: str | None = Field(None, description="respond: why (e.g. for decline).")
-    skip: bool = Field(False, description="respond: skip a question.")
+    answers: dict[str, Any] | None = Field(None)
+    amendment: str | None = Field(None)
+    reason: str | None = Field(None)
+    skip: bool = Field(False)
     approval: Literal["auto", "ask"] = Field(
-        "auto", description="start: ask = pause for approval before each destructive tool call."
+        "auto", description="start: ask = approve each destructive call."
     )
     history: list[HistoryItem] | None = Field(
-        None, description="start: the conversation so far (e.g. a ChatMD file's), before message."
+        None, description="start: the conversation so far."
     )
     workspace: str | None = Field(
-        None, description="start: run on this server workspace's roots (name or id; default: the current one)."
+        None, description="start: a workspace name or id (default: current)."
     )
-    tools: list[str] | None = Field(None, description="start: offer only these tools (plus ask_user).")
+    tools: list[str] | None = Field(None, description="start: only these tools.")
     changed_since: int | None = Field(
-        None, description="wait (one session): return as soon as the run's version differs from this one."
+        None, description="wait: return once the run's version differs."
     )
 
 
@@ -131,6 +126,7 @@ def _out(snap: dict[str, Any], **extra: Any) -> Output:
 
 async def _wait_one(mgr: SessionManager, sids: list[str], timeout: float, inv: Invocation) -> str | None:
     def tick(elapsed: float) -> None:
+        inv.check_cancelled()  # each second: a wait whose call was cancelled (or lost its connection) ends
         states = ", ".join(f"{s[:8]} {mgr.snapshot(s)['status_text'][:60]}" for s in sids[:4])
         inv.emit_text("activity", f"waiting {elapsed:.0f}s: {states}\n")
 
@@ -178,11 +174,9 @@ def build(rt: Runtime) -> Tool:
 
     return tool(
         agent_run,
-        description="Control background agent runs: op=start (message; returns a snapshot with session_id; "
-        "detach=true returns at once), poll, wait (until waiting_for_input or terminal; timeout seconds, default "
-        "300; session_ids waits for the first of several), steer (continue a session), cancel, respond (answer "
-        "the pending interaction: approval / question / user_input). Status: running, waiting_for_input, "
-        "completed, failed (failure_reason process_crash | timeout | agent_error), cancelled, expired.",
+        description="agent_run: start and control background coding-agent runs (sub-agents) and their sessions: "
+        "start (message; returns session_id), poll, wait, steer, cancel, respond (approval/question). "
+        "Status: running, waiting_for_input, completed, failed, cancelled, expired.",
         open_world=True,
     )
 

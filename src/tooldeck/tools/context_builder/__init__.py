@@ -115,7 +115,10 @@ def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> tu
     budget = args.budget or _default_budget(rt)
     tab_id, tab_name, before = _tab_for(rt, args)
     result = context_builder_service(rt).build(
-        args.instructions, budget, progress=lambda m: invocation.emit_text("activity", m, replace=True)
+        args.instructions,
+        budget,
+        progress=lambda m: invocation.emit_text("activity", m, replace=True),
+        check=invocation.check_cancelled,  # a cancelled call (or dropped connection) stops the build
     )
     selection_service(rt).set_prompt(args.instructions)
     kept = f"; tab {before!r} is unchanged" if before != tab_name else ""
@@ -147,9 +150,8 @@ def tools(rt: Runtime) -> list[Tool]:
     return [
         tool(
             context_builder,
-            description="Select the files relevant to a task within a token budget, offline and in seconds: "
-            "lexical + symbol retrieval, a reference-graph rank (personalised PageRank), then a fitter that "
-            "steps each file full → slices → codemap → omitted under a hard cap. Builds into a fresh tab (or "
-            "`tab`), sets its selection and prompt, binds this connection to it, and explains each choice.",
+            description="Select the files relevant to a task within a token budget, offline: retrieval and a "
+            "reference-graph rank, then each file fitted as full, slices or codemap. Builds into a fresh tab (or "
+            "`tab`), sets its selection and prompt, and explains each choice.",
         )
     ]

@@ -92,11 +92,9 @@ def decode(raw: RawArguments) -> ApplyEditsInput:
 
 
 DESCRIPTION = """\
-Edit one file. Give exactly one of: search + replace (all=true for every occurrence); edits: [{search, replace, \
-all}] applied in order, all or nothing; rewrite: the whole new content (on_missing="create" makes a new file). \
-Copy the search text exactly; if it is not found as given, escapes, indentation and a clearly unique near match \
-are tried and the replacement is re-indented. Several matches are an error listing their lines. verbose=true \
-adds a diff. For several files use apply_patch."""
+Edit one file: search + replace, several edits in order (all or nothing), or rewrite the whole file. \
+Copy the search text exactly (a clearly unique near match is tried; the replacement is re-indented). \
+For several files use apply_patch."""
 
 
 def build(rt: Runtime) -> Tool:

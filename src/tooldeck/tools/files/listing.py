@@ -51,7 +51,7 @@ def build(rt: Runtime) -> Tool:
 
     built: Tool = tool(
         read_directory,
-        description="List one directory's entries (not recursive), sorted, directories ending in '/'.\n"
+        description="List one directory's entries (ochat read_dir; not recursive), sorted, directories ending in '/'.\n"
         "Roots:\n" + ws.describe_roots(),
         read_only=True,
         idempotent=True,

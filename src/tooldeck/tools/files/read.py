@@ -29,7 +29,7 @@ INLINE_BYTES = 64 * 1024  # files up to this size are read without a worker thre
 
 def describe(rt: Runtime) -> str:
     return (
-        "Read a UTF-8 text file inside the workspace roots. Two dialects: "
+        "read_file (ochat get_contents): read a text file of the workspace or a line range. Two dialects: "
         "`{file, root?, offset (0-based), line_count}` or `{path, start_line (1-based; -N = last N lines), "
         "limit}`. Output starts with `path:start-end [total_lines=N] [hash=H]`; pass `hash` to edit tools "
         f"to refuse stale edits. Text stops at {MAX_BYTES} bytes with `[File truncated: ...]`. "

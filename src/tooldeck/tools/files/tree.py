@@ -70,14 +70,14 @@ def scan(
     if observed:
         inv.emit_text("activity", f"walking {root.path}/{start_rel}".rstrip("/"), replace=True)  # type: ignore[union-attr]
     count = 0
-    for entry in walk(rt.workspace.rules(root), start_rel, max_depth=max_depth):
+    stop = inv.check_cancelled if inv is not None else None  # per folder: a cancelled call stops the walk
+    for entry in walk(rt.workspace.rules(root), start_rel, max_depth=max_depth, stop=stop):
         count += 1
         if count > MAX_ENTRIES:
             capped = True
             break
         if observed and count % PROGRESS_EVERY == 0:
             inv.emit_text("activity", f"walked {count} entries", replace=True)  # type: ignore[union-attr]
-            inv.check_cancelled()  # type: ignore[union-attr]
         rel = entry.rel[len(prefix) :] if prefix else entry.rel
         parent_rel, _, name = rel.rpartition("/")
         parent = dirs.get(parent_rel)

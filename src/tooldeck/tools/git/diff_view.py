@@ -89,6 +89,8 @@ def _listing(t: Target, cs: ChangeSet) -> list[str]:
     lines = [totals_line(cs), *(file_line(t, fc) for fc in cs.files)]
     if cs.untracked_skipped:
         lines.append(f"[{cs.untracked_skipped} more untracked files not listed; narrow with path=]")
+    if cs.untracked_note:
+        lines.append(f"[{cs.untracked_note}]")
     return lines
 
 

@@ -56,9 +56,7 @@ def build(rt: Runtime) -> Tool:
 
     return tool(
         git,
-        description="Safe, token-efficient git: op=status|diff|log|show|blame. diff compares per `compare` "
-        "(default uncommitted) at a `detail` level; paths are relative to the root. Worktree-aware "
-        "(repo_root suffix :main / :worktree). git never runs external diff/textconv/filters and never "
-        "receives an argument starting with '-'.",
+        description="Read-only git: status, diff of changes (per `compare`, default uncommitted), commit log, "
+        "show, blame. Worktree-aware (repo_root suffix :main / :worktree); never runs external diff or filters.",
         read_only=True,
     )

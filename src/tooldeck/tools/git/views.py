@@ -43,6 +43,8 @@ def render_status(t: Target, st: RepoStatus, context: Sequence[str]) -> str:
         lines.append(f"in progress: {st.operation}")
     if st.stash:
         lines.append(f"stash: {st.stash} entr{'y' if st.stash == 1 else 'ies'}")
+    if st.untracked_note:
+        lines.append(f"[{st.untracked_note}]")
     if st.clean:
         lines.append("working tree clean")
         return "\n".join(lines)

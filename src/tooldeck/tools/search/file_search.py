@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from tooldeck.core import invalid_arguments, tool
+from tooldeck.core import Invocation, invalid_arguments, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import cursor
@@ -46,13 +46,10 @@ NO_MATCH_HINT = (
 )
 
 DESCRIPTION = (
-    "Search the workspace by file path and/or content (ripgrep; .gitignore, .tooldeckignore and the built-in "
-    "deny list respected; binary files skipped). mode: content (regex by default; an invalid regex is searched "
-    "literally), path (fuzzy/glob/regex over file and folder paths, best first), both (paths, then content), "
-    "auto (globs → path, path-like → both, else content; the result says which). Content results are grouped "
-    "by file: `N:` matching line, `N-` context line; very long lines are cut around the match. count_only "
-    "gives counts per file. At most max_results (50) lines or paths per page; the last line says how many "
-    'more exist and gives {"cursor": ...} to continue.'
+    "Search (grep) the code and files of the workspace by content and/or path (ripgrep; ignored and binary "
+    "files skipped). mode: content (regex; an invalid one is searched literally), path (fuzzy/glob/regex, best "
+    "first), both, auto (the result says which). Content hits grouped by file: `N:` match, `N-` context. "
+    'The last line says how many more and gives {"cursor": ...} to continue.'
 )
 
 
@@ -201,7 +198,7 @@ def _fit(lines: list[str], budget_chars: int) -> list[str]:
 
 
 def build(rt: Runtime, engine_factory: Callable[[Runtime], Engine] = pick_engine) -> Tool:
-    def file_search(args: FileSearchInput) -> str:
+    def file_search(args: FileSearchInput, inv: Invocation) -> str:
         args, section, offset = apply_cursor(args)
         mode, why = choose_mode(args)
         search = _Search(rt, args, section, offset)
@@ -211,7 +208,10 @@ def build(rt: Runtime, engine_factory: Callable[[Runtime], Engine] = pick_engine
         if mode in ("content", "both") and section in (None, "content"):
             if lines and mode == "both":
                 lines.append("")
-            lines += search.content(engine_factory(rt))
+            engine = engine_factory(rt)
+            if hasattr(engine, "stop"):
+                engine.stop = inv.check_cancelled  # a cancelled call kills its rg
+            lines += search.content(engine)
         return "\n".join(lines)
 
     return tool(file_search, description=DESCRIPTION, read_only=True, idempotent=True)

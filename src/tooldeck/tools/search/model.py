@@ -33,13 +33,13 @@ def _as_list(value: Any, *, split: bool) -> Any:
 
 class SearchFilter(ToolInput):
     extensions: list[str] | None = Field(
-        None, description='Only files with these extensions, e.g. ["py", "ts"] (a leading "." or "*." is fine).'
+        None, description='Only these extensions, e.g. ["py", "ts"].'
     )
     exclude: list[str] | None = Field(
-        None, description='Gitignore-style globs to leave out, e.g. ["tests/", "*.min.js", "docs/api/**"].'
+        None, description='Gitignore-style globs to leave out, e.g. ["tests/"].'
     )
     paths: list[str] | None = Field(
-        None, description="Only search these files/folders (relative to a root, or absolute)."
+        None, description="Only these files/folders."
     )
 
     @field_validator("extensions", mode="before")
@@ -103,8 +103,7 @@ class FileSearchInput(ToolInput):
     )
     mode: Mode = Field(
         "auto",
-        description="content: search file text (ripgrep); path: rank matching file/folder paths; "
-        "both: paths then content; auto: globs → path, path-like patterns → both, else content.",
+        description="auto: globs → path, path-like → both, else content.",
     )
     regex: bool = Field(True, description="Treat `pattern` as a regex; an invalid regex is searched literally.")
     context_lines: int = Field(0, ge=0, le=20, description="Lines of context around each content match.")

@@ -28,6 +28,7 @@ import base64
 import json
 import os
 import subprocess
+from collections.abc import Callable
 
 from tooldeck.confine import helpers
 from tooldeck.core import ToolError, invalid_arguments
@@ -88,6 +89,7 @@ class RipgrepEngine:
 
     def __init__(self, exe: str) -> None:
         self.exe = exe
+        self.stop: Callable[[], None] | None = None  # a cancelled call's check: kills rg mid-search
 
     # argv -----------------------------------------------------------------
     @staticmethod
@@ -113,7 +115,13 @@ class RipgrepEngine:
     def _run(self, argv: list[str], cwd: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         try:  # confined: it reads beneath the root it searches, nothing else
             return helpers.run(
-                rg_policy(self.exe, cwd), [self.exe, "--no-config", *argv], cwd=cwd, input=stdin, timeout=RG_TIMEOUT
+                rg_policy(self.exe, cwd),
+                [self.exe, "--no-config", *argv],
+                cwd=cwd,
+                input=stdin,
+                timeout=RG_TIMEOUT,
+                many_files=True,
+                stop=self.stop,
             )
         except subprocess.TimeoutExpired as exc:
             raise ToolError(

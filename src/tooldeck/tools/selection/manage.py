@@ -93,11 +93,9 @@ class ManageSelectionInput(ToolInput):
 
 
 DESCRIPTION = (
-    "The current tab's file selection (the context handed to a model). op: get | add | remove | set | clear | "
-    "preview (add, unsaved) | promote (codemap → full) | demote (→ codemap). mode: full | slices (ranges in "
-    "`slices`) | codemap_only (signatures only). Folders expand recursively, ignored files left out. Full/slices "
-    "files bring what they import or use as auto codemaps; changing codemaps by hand turns that off. "
-    "view: summary | files | content | codemaps."
+    "Choose the files of the model context: the current tab's file selection. op: get | add | remove | set | "
+    "clear | preview | promote (codemap → full) | demote (→ codemap). mode: full | slices (line ranges) | "
+    "codemap_only. Folders expand recursively. Full files bring what they use as auto codemaps."
 )
 
 

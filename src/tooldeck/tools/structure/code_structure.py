@@ -209,14 +209,9 @@ def build(rt: Runtime) -> Tool:
     return tool(
         get_code_structure,
         description=(
-            "Codemaps (signatures, never bodies) of files or folders: every public class, method, property, "
-            "interface, type alias, function, enum, constant and export on one line, `<line> <signature>` "
-            "(members a tab deeper; no spaces around = : | -> ,; Python functions without `def`; a long text "
-            "shown again is `«n»`, labelled `«n=...»` where first shown). Private "
-            "names are only counted and imports not listed: find_symbol and read_file give them. "
-            "scope=paths with `paths` (folders are walked recursively, ignored files skipped) or scope=selected. "
-            "17 languages (Python, JS, TS/TSX, Go, Rust, Java, C, C++, C#, Ruby, PHP, Swift, Kotlin, Bash, Scala, "
-            "OCaml); other files are listed as having no codemap. Pages with `offset`."
+            "Codemaps: the outline of files or folders, every public class, function, method and type signature "
+            "(never bodies), one per line as `<line> <signature>` (members a tab deeper; a long text shown again "
+            "is `«n»`, labelled `«n=...»` first). Private names only counted. 17 languages. Pages with `offset`."
         ),
         read_only=True,
         idempotent=True,

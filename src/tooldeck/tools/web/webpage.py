@@ -61,12 +61,9 @@ def build(rt: Runtime) -> Tool:
     return tool(
         webpage_to_markdown,
         description=(
-            "Download a public web page and return it as Markdown: headings, tables, links and code blocks "
-            "(with their language) kept; menus, sidebars, footers and cookie banners dropped; the <main> "
-            "content preferred. HTML, Markdown, plain text and JSON only. GitHub blob URLs are fetched raw; "
-            "#Lx-Ly anchors return those lines numbered in a fenced block. Results are cached for 5 minutes; "
-            "a long page is paged (continue with the cursor the result names). Private and local network "
-            "addresses are refused."
+            "Download a public web page (url) as Markdown: headings, tables, links and code kept; menus and "
+            "banners dropped. GitHub blob URLs are fetched raw. A long page is paged (continue with the cursor "
+            "the result names). Private and local network addresses are refused."
         ),
         read_only=True,
         idempotent=True,

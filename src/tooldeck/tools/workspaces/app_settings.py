@@ -164,7 +164,6 @@ def build(rt: Runtime) -> Tool:
 
     return tool(
         app_settings,
-        description="tooldeck's own settings (an allowlist; secrets are write-only; the model endpoint and key "
-        "are set by the person only). op: list (group?) | get (key | keys | group) | set (key, value; null "
-        "restores the default) | options (key). Groups: " + ", ".join(GROUPS) + ".",
+        description="Read and change tooldeck's own configuration settings (an allowlist; the model endpoint "
+        "and key are the person's). op: list | get | set (null restores the default) | options.",
     )

@@ -66,11 +66,10 @@ class ManageWorkspacesInput(ToolInput):
     allow_active: bool = Field(False, description="close_tab: allow closing the active tab.")
     switch_to_created: bool = Field(True, description="create: switch to the new workspace (needs folder_path).")
     window_id: str | None = Field(
-        None, description="One window is one workspace here: a workspace id or name to act in (see the replies' "
-        "window_id)."
+        None, description="A workspace id or name to act in (as the replies give it)."
     )  # fmt: skip
     open_in_new_window: bool = Field(
-        False, description="switch/create: work there without affecting other connections; returns window_id."
+        False, description="switch/create: without affecting other connections; returns window_id."
     )
 
     @model_validator(mode="after")
@@ -198,8 +197,7 @@ def build(rt: Runtime) -> Tool:
 
     return tool(
         manage_workspaces,
-        description="Workspaces (named sets of root folders) and their compose tabs (each tab has its own "
-        "selection and prompt). action: list | switch | create | delete | add_folder | remove_folder | "
-        "list_tabs | select_tab | create_tab (mode blank|fork) | close_tab. close_tab refuses the last tab and "
-        "the active tab unless allow_active=true. One window is one workspace: window_id is a workspace id.",
+        description="Workspaces (named sets of root folders) and their tabs (each with its own selection and "
+        "prompt): list, switch, create, delete, add/remove folders, open, select and close tabs. "
+        "window_id is a workspace id.",
     )

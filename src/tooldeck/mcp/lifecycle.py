@@ -1,0 +1,243 @@
+"""Sessions and calls of a long-running HTTP server: what ends them.
+
+A server behind an editor, a dashboard and several agents runs for days; its
+clients drop connections mid-call, are cancelled by their callers and forget
+to close their sessions. Everything they leave must be released:
+
+* a call cancelled by ``notifications/cancelled`` is cancelled by the SDK (its
+  handler's scope); the toolbox then sets the call's :class:`Invocation`
+  cancel flag, which the long tools poll;
+* a call whose HTTP connection drops before its answer is sent is cancelled
+  here: :class:`DropWatch` (ASGI middleware) notices the disconnect and
+  :class:`InFlight` cancels the call's task and invocation — the SDK itself
+  would let it run to the end and throw the answer away;
+* an HTTP session with no request for ``--session-idle`` seconds (default
+  :data:`SESSION_IDLE`) is closed with its state (the SDK's idle timeout), and
+  at most ``--max-sessions`` (default :data:`MAX_SESSIONS`) live at once: a
+  client opening one more gets HTTP 503 with a message saying so;
+* SIGINT, SIGTERM and (over stdio) the end of input stop the server at once
+  (:func:`exit_now`): its worker processes are killed and reaped first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import json
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+from tooldeck.core.invocation import Invocation
+
+log = logging.getLogger("tooldeck.mcp")
+
+SESSION_IDLE = 300.0  # seconds without a request before an HTTP session is closed
+MAX_SESSIONS = 256  # live HTTP sessions at once
+_EARLY_TTL = 30.0  # a drop seen before its call registered is remembered this long
+
+Key = tuple[str, str]
+
+
+def _key(session_id: str | None, request_id: Any) -> Key:
+    return (session_id or "", json.dumps(request_id))
+
+
+class InFlight:
+    """The ``tools/call`` requests running now, by (session id, request id).
+    Used from the event loop only."""
+
+    def __init__(self) -> None:
+        self._calls: dict[Key, tuple[Invocation, asyncio.Task[Any] | None]] = {}
+        self._early: dict[Key, float] = {}  # dropped before the handler registered
+
+    def __len__(self) -> int:
+        return len(self._calls)
+
+    @contextlib.contextmanager
+    def track(
+        self, session_id: str | None, request_id: Any, inv: Invocation, task: asyncio.Task[Any]
+    ) -> Iterator[None]:
+        key = _key(session_id, request_id)
+        self._calls[key] = (inv, task)
+        if self._early.pop(key, None) is not None:
+            self._cancel(inv, task)
+        try:
+            yield
+        finally:
+            self._calls.pop(key, None)
+
+    def dropped(self, session_id: str | None, request_id: Any) -> None:
+        """The connection carrying this request's answer is gone: cancel the call."""
+        key = _key(session_id, request_id)
+        entry = self._calls.get(key)
+        if entry is None:
+            now = time.monotonic()
+            self._early = {k: t for k, t in self._early.items() if now - t < _EARLY_TTL}
+            self._early[key] = now
+            return
+        log.debug("connection dropped: cancelling call %s of session %s", request_id, (session_id or "")[:8])
+        self._cancel(*entry)
+
+    @staticmethod
+    def _cancel(inv: Invocation, task: asyncio.Task[Any] | None) -> None:
+        inv.cancel()
+        if task is not None and not task.done():
+            task.cancel()
+
+
+def _call_ids(body: bytes) -> list[Any]:
+    """The ids of the ``tools/call`` requests in a POST body (one message or a batch)."""
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        return []
+    messages = data if isinstance(data, list) else [data]
+    return [
+        m["id"] for m in messages if isinstance(m, dict) and m.get("method") == "tools/call" and m.get("id") is not None
+    ]
+
+
+class DropWatch:
+    """ASGI middleware in front of the MCP app: cancels the calls of a POST
+    whose client disconnects before the answer is sent, and answers a
+    request that would open a session past the cap with a clear 503."""
+
+    def __init__(self, app: Any, inflight: InFlight, sessions: Any = None, max_sessions: int | None = None) -> None:
+        self.app = app
+        self.inflight = inflight
+        self.sessions = sessions  # the SDK's session manager (its live sessions are counted)
+        self.max_sessions = max_sessions
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        sid_raw = headers.get(b"mcp-session-id")
+        if sid_raw is None and self._full():
+            await _too_many(send, self.max_sessions or 0)
+            return
+        body, more = b"", True
+        first: list[dict[str, Any]] = []
+        while more:
+            message = await receive()
+            first.append(message)
+            if message["type"] != "http.request":
+                break
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        ids = _call_ids(body) if sid_raw is not None else []
+        replay = iter(first)
+
+        async def replayed() -> Any:
+            return next(replay, None) or await receive()
+
+        if not ids:
+            await self.app(scope, replayed, send)
+            return
+        await self._watched(scope, replayed, send, receive, sid_raw.decode("latin-1"), ids)  # type: ignore[union-attr]
+
+    async def _watched(self, scope: Any, replayed: Any, send: Any, receive: Any, sid: str, ids: list[Any]) -> None:
+        answered = False
+
+        async def sending(message: dict[str, Any]) -> None:
+            nonlocal answered
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered = True
+            await send(message)
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if not answered:
+                for request_id in ids:
+                    self.inflight.dropped(sid, request_id)
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await self.app(scope, replayed, sending)
+        finally:
+            watcher.cancel()
+
+    def _full(self) -> bool:
+        live = getattr(self.sessions, "_server_instances", None)
+        return self.max_sessions is not None and live is not None and len(live) >= self.max_sessions
+
+
+async def _too_many(send: Any, cap: int) -> None:
+    message = (
+        f"tooldeck: {cap} MCP sessions are open, the most this server keeps (serve --max-sessions); "
+        "close a session (HTTP DELETE) or retry once idle ones expire (serve --session-idle)"
+    )
+    body = json.dumps({"jsonrpc": "2.0", "id": None, "error": {"code": -32000, "message": message}}).encode()
+    await send({"type": "http.response.start", "status": 503,
+                "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": body})
+
+
+# shutdown -----------------------------------------------------------------------
+def child_pids() -> list[int]:
+    """This process's children (worker processes, helpers, commands), from
+    ``/proc``; empty where ``/proc`` cannot tell."""
+    pids: list[int] = []
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return pids
+    for tid in tasks:
+        try:
+            with open(f"/proc/self/task/{tid}/children") as fh:
+                pids += [int(p) for p in fh.read().split()]
+        except (OSError, ValueError):
+            continue
+    return pids
+
+
+def stop_children(grace: float = 0.05) -> None:
+    """Kill every child process and reap it, so none outlives the server.
+    Worker processes (parsers, the token worker, helpers) keep no state worth
+    a graceful stop; a command still running is stopped like the server."""
+    pids = child_pids()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + grace
+    for pid in pids:
+        while True:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:  # not ours to reap (already reaped by its owner)
+                break
+            if done or time.monotonic() > deadline:
+                break
+            time.sleep(0.002)
+
+
+def exit_now(status: int = 0) -> NoReturn:
+    """End the server at once: children stopped and reaped, output flushed,
+    then ``os._exit``. The interpreter's own finalisation (a full garbage
+    collection of every loaded module: >1 s measured) is skipped: SQLite's
+    WAL and the write journal make an abrupt end safe (a write in flight is
+    finished or rolled back by the journal's recovery at the next start, a
+    deferred cleanup is done by it too)."""
+    try:
+        stop_children()
+        if os.environ.get("COVERAGE_PROCESS_START"):  # coverage writes its data at exit
+            atexit._run_exitfuncs()
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+    finally:
+        os._exit(status)
+
+
+def exit_on_signals() -> None:
+    """SIGINT and SIGTERM end the process at once (:func:`exit_now`)."""
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda _s, _f: exit_now(0))

@@ -1,0 +1,71 @@
+"""The reference graph is kept on disk under its index fingerprint: a
+restarted server (a new ContextBuilder on the same state directory) loads
+the very graph a rebuild would make instead of building it (issue 30: a
+restart costs little); a changed index gets a new graph."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tooldeck.context import graph_store, rank
+from tooldeck.context.builder import ContextBuilder
+from tooldeck.runtime import Runtime
+
+
+def _tree(root: Path) -> None:
+    for i in range(30):
+        uses = f"    return invoice_total_{(i + 1) % 30}(cart) + shared_rate_{i % 4}()\n"
+        (root / f"billing_{i}.py").write_text(
+            f"def invoice_total_{i}(cart):\n{uses}\n\ndef shared_rate_{i % 4}():\n    return 1\n"
+        )
+
+
+def _graph_files(runtime: Runtime) -> list[Path]:
+    deadline = time.monotonic() + 10
+    folder = Path(runtime.state_dir) / "graphs"
+    while time.monotonic() < deadline:  # written by a background thread
+        files = sorted(folder.glob("graph-*.npz")) if folder.is_dir() else []
+        if files:
+            return files
+        time.sleep(0.05)
+    return []
+
+
+def test_a_restart_loads_the_graph_a_rebuild_would_make(
+    runtime: Runtime, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(root)
+    first = ContextBuilder(runtime)
+    first.build("invoice total for a cart", 20000, apply=False)
+    built = first._last_graph
+    assert built is not None and built.edges > 0
+    assert len(_graph_files(runtime)) == 1
+
+    def no_build(index):  # type: ignore[no-untyped-def]
+        raise AssertionError("the graph was built again")
+
+    monkeypatch.setattr(rank, "build_graph", no_build)
+    again = ContextBuilder(runtime)  # a restarted server
+    again.build("invoice total for a cart", 20000, apply=False)
+    loaded = again._last_graph
+    assert loaded is not None and loaded is not built
+    assert loaded.nodes == built.nodes and loaded.index_of == built.index_of
+    assert loaded.symbol_words == built.symbol_words
+    assert np.array_equal(loaded.dangling, built.dangling)
+    assert (loaded.matrix != built.matrix).nnz == 0 and loaded.matrix.shape == built.matrix.shape
+
+    monkeypatch.undo()
+    (root / "billing_new.py").write_text("def refund_total(cart):\n    return invoice_total_1(cart)\n")
+    changed = ContextBuilder(runtime)
+    changed.build("invoice total for a cart", 20000, apply=False)
+    assert "billing_new.py" in changed._last_graph.nodes  # type: ignore[union-attr]
+
+
+def test_an_unreadable_graph_file_is_ignored(tmp_path: Path) -> None:
+    (tmp_path / f"graph-v{graph_store.FORMAT}-abc.npz").write_bytes(b"not a zip")
+    assert graph_store.load(tmp_path, "abc") is None
+    assert graph_store.load(tmp_path, "missing") is None

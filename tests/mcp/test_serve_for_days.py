@@ -1,0 +1,161 @@
+"""A server that runs for days (issue 30): clients that cancel calls, drop
+connections mid-call and never close their sessions leave nothing behind.
+
+Against a spawned ``tooldeck serve --http``: 50 calls cancelled mid-flight
+(``notifications/cancelled``, then the stream dropped, as an SDK client
+cancelled by its caller does) and 50 raw connections reset (RST) after
+``tools/call``; then the server's open files and threads, read from
+``/proc`` (not from tooldeck's own view), must come back near idle. Before
+the fix each cancelled call left its worker thread's SQLite connections open
+for good (+25 files for 25 + 25 calls) and its thread up for a minute.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import threading
+import time
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.mcp.mcp_e2e import free_port, run_http
+from tests.support.require import require
+
+pytestmark = pytest.mark.timeout(180)
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+VERSION = "2025-11-25"
+
+
+def _workspace(root: Path, files: int = 900) -> None:
+    for i in range(files):
+        d = root / f"pkg{i % 20}"
+        d.mkdir(parents=True, exist_ok=True)
+        body = "".join(
+            f"def handler_{i}_{j}(request, session):\n"
+            f"    return session.lookup(request.key_{j}) or compute_{j}(request)\n\n"
+            for j in range(10)
+        )
+        (d / f"mod{i}.py").write_text(f"class Service{i}:\n    pass\n\n{body}")
+
+
+def _counts(pid: int) -> tuple[int, int]:
+    threads = next(
+        int(line.split()[1])
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("Threads:")
+    )
+    return len(os.listdir(f"/proc/{pid}/fd")), threads
+
+
+class _Session:
+    def __init__(self, url: str) -> None:
+        self.url, self.client, self.next = url, httpx2.Client(timeout=60), 1
+        init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        r = self.client.post(url, headers=ACCEPT, json=self.request("initialize", init))
+        assert r.status_code == 200, r.text
+        self.sid = r.headers["mcp-session-id"]
+        self.headers = {**ACCEPT, "mcp-session-id": self.sid, "mcp-protocol-version": VERSION}
+        self.client.post(url, headers=self.headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def request(self, method: str, params: dict) -> dict:
+        self.next += 1
+        return {"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}
+
+    def call(self, name: str, arguments: dict) -> str:
+        msg = self.request("tools/call", {"name": name, "arguments": arguments})
+        return self.client.post(self.url, headers=self.headers, json=msg).text
+
+    def cancelled(self, name: str, arguments: dict, after: float) -> None:
+        msg = self.request("tools/call", {"name": name, "arguments": arguments})
+        with self.client.stream("POST", self.url, headers=self.headers, json=msg):
+            time.sleep(after)
+            note = {"requestId": msg["id"], "reason": "test"}
+            self.client.post(
+                self.url,
+                headers=self.headers,
+                json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note},
+            )
+
+    def reset(self, port: int, name: str, arguments: dict, after: float) -> None:
+        body = json.dumps(self.request("tools/call", {"name": name, "arguments": arguments})).encode()
+        head = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
+        raw = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", port)) as s:
+            s.sendall(raw.encode() + body)
+            time.sleep(after)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST on close
+
+    def close(self) -> None:
+        self.client.delete(self.url, headers=self.headers)
+        self.client.close()
+
+
+def _settled(pid: int, idle: tuple[int, int], seconds: float) -> tuple[int, int]:
+    deadline = time.monotonic() + seconds
+    now = _counts(pid)
+    while time.monotonic() < deadline and (now[0] > idle[0] + 10 or now[1] > idle[1] + 4):
+        time.sleep(0.5)
+        now = _counts(pid)
+    return now
+
+
+def test_cancelled_calls_and_reset_connections_leave_nothing_behind(tmp_path: Path) -> None:
+    require("/proc", present=os.path.isdir("/proc/self/fd"), how="Linux with /proc mounted")
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    _workspace(root)
+    with run_http(root, state, f"127.0.0.1:{free_port()}") as server:
+        warm = _Session(server.url)
+        assert "files selected" in warm.call("context_builder", {"instructions": "session lookup handler"})
+        assert "lookup" in warm.call("file_search", {"pattern": "lookup", "max_results": 5})
+        time.sleep(2)
+        idle = _counts(server.proc.pid)
+
+        def churn(k: int) -> None:
+            s = _Session(server.url)
+            for i in range(25):
+                task = {"instructions": f"compute handler {k} {i} session request"}
+                s.cancelled("context_builder", task, 0.02 + (i % 5) * 0.04)
+                s.reset(server.port, "file_search", {"pattern": f"compute_{i}|Service{k}{i}"}, 0.02 + (i % 3) * 0.03)
+            s.close()
+
+        workers = [threading.Thread(target=churn, args=(k,)) for k in range(2)]
+        for t in workers:
+            t.start()
+        for t in workers:
+            t.join()
+        busy = _counts(server.proc.pid)
+        after = _settled(server.proc.pid, idle, 25)
+        assert after[0] <= idle[0] + 10, (idle, busy, after)  # open files
+        assert after[1] <= idle[1] + 4, (idle, busy, after)  # threads
+        # the server still answers, as fast as ever
+        assert "lookup" in warm.call("file_search", {"pattern": "lookup", "max_results": 5})
+
+
+def test_idle_sessions_are_closed_and_the_cap_says_so(tmp_path: Path) -> None:
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    with run_http(
+        root, state, f"127.0.0.1:{free_port()}", extra=["--session-idle", "1.5", "--max-sessions", "3"]
+    ) as server:
+        sessions = [_Session(server.url) for _ in range(3)]
+        with httpx2.Client(timeout=30) as client:
+            init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+            msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
+            r = client.post(server.url, headers=ACCEPT, json=msg)
+            assert r.status_code == 503
+            assert "3 MCP sessions are open" in r.json()["error"]["message"]
+            assert "--max-sessions" in r.json()["error"]["message"]
+            time.sleep(3)  # never closed with DELETE: they expire
+            r = client.post(server.url, headers=sessions[0].headers, json={"jsonrpc": "2.0", "id": 9, "method": "ping"})
+            assert r.status_code == 404  # the session is gone, with its state
+            assert _Session(server.url).sid  # and room for new ones

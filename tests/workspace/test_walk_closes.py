@@ -1,0 +1,52 @@
+"""The walk closes every folder it opened however it ends: finished,
+abandoned by its consumer mid-tree, or stopped by a cancelled call's check
+(issue 30: a cancelled call must leave no descriptor behind)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tooldeck.core.errors import ToolError
+from tooldeck.core.invocation import Invocation
+from tooldeck.workspace.ignore import IgnoreRules
+from tooldeck.workspace.walk import walk
+
+
+def _fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def _tree(root: Path) -> None:
+    for a in range(4):
+        for b in range(4):
+            d = root / f"a{a}" / f"b{b}" / "c"
+            d.mkdir(parents=True)
+            (d / "f.txt").write_text("x\n")
+
+
+def test_an_abandoned_walk_closes_its_folders(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    before = _fds()
+    for stop_at in (1, 3, 7, 20):
+        it = walk(IgnoreRules(str(tmp_path)))
+        for _ in range(stop_at):
+            next(it)
+        it.close()  # the consumer breaks out mid-tree
+    assert _fds() == before
+
+
+def test_a_cancelled_walk_stops_and_closes_its_folders(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    inv = Invocation.silent()
+    before = _fds()
+    seen = 0
+    with pytest.raises(ToolError, match="cancelled"):
+        for entry in walk(IgnoreRules(str(tmp_path)), stop=inv.check_cancelled):
+            seen += 1
+            if entry.rel == "a1":
+                inv.cancel()
+    assert seen < 40  # stopped at the next folder, not at the end of the tree
+    assert _fds() == before
