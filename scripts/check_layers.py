@@ -133,7 +133,7 @@ def layer(module: str) -> str:
         return "hosts"
     if top == "tui":
         return "front"
-    if top in ENTRY:
+    if top in ENTRY or top.startswith("cli_"):  # a CLI verb's module is part of the command line
         return "entry"
     return "services"
 
