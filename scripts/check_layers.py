@@ -92,7 +92,6 @@ CYCLE_EXEMPT: dict[tuple[str, str], str] = {
     ("tooldeck.runtime", "tooldeck.state.workspaces"): "issue 31: runtime restores the stored workspace at start",
     ("tooldeck.llm.settings", "tooldeck.settings"): "issue 31: a model preset reads the person's stored settings",
     ("tooldeck.config", "tooldeck.config_authority"): "issue 31: a project file's authority check, when one exists",
-    ("tooldeck.tools.files.read", "tooldeck.tools.files.read_large"): "issue 31: a file over 4 MB streams",
 }
 
 
@@ -134,7 +133,7 @@ def layer(module: str) -> str:
         return "hosts"
     if top == "tui":
         return "front"
-    if top in ENTRY:
+    if top in ENTRY or top.startswith("cli_"):  # a CLI verb's module is part of the command line
         return "entry"
     return "services"
 

@@ -17,16 +17,10 @@ import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.mcp.mcp_e2e import serve_command
+from tests.mcp.mcp_e2e import INIT, serve_command
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.xdist_group("handshake-cache")]  # one warm cache per module
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 MARK = "instructions from the cache file"

@@ -15,17 +15,11 @@ import anyio
 import httpx2
 import pytest
 
-from tests.mcp.mcp_e2e import NETNS_IP, free_port, http_session, in_netns_of, netns_available, run_http
+from tests.mcp.mcp_e2e import INIT, NETNS_IP, free_port, http_session, in_netns_of, netns_available, run_http
 from tests.support.require import require
 
 pytestmark = pytest.mark.timeout(120)
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

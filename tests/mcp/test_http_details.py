@@ -12,18 +12,12 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.mcp.mcp_e2e import free_port, run_http, serve_command
+from tests.mcp.mcp_e2e import INIT, free_port, run_http, serve_command
 from tests.support.require import require
 from tooldeck.mcp.transports import BearerAuth, mcp_url
 
 pytestmark = pytest.mark.timeout(60)
 
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -10,17 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp.mcp_e2e import serve_command
+from tests.mcp.mcp_e2e import INIT, serve_command
 from tooldeck.mcp.stdio import error_reply
 
 pytestmark = pytest.mark.timeout(60)
-
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
 
 
 def _exchange(root: Path, state: Path, lines: list[str]) -> list[dict]:

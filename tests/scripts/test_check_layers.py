@@ -78,8 +78,17 @@ def test_a_lazy_import_with_a_reason_passes(tree: Path, tmp_path: Path) -> None:
     assert run(root).returncode == 0
 
 
-def test_the_graph_names_every_layer() -> None:
-    result = run(None, "--graph")
+def test_the_mermaid_graph_names_every_layer() -> None:
+    result = run(None, "--mermaid")
     assert result.returncode == 0
-    for name in ("subgraph entry", "subgraph hosts", "subgraph core", "mcp", "chatmd"):
+    for name in ('subgraph layer_entry["entry"]', 'subgraph layer_hosts["hosts"]', "mcp[mcp]", "chatmd -->"):
         assert name in result.stdout
+
+
+def test_the_architecture_page_draws_the_layers_as_they_are() -> None:
+    """docs/architecture.md's picture is the script's output; after a move,
+    paste `scripts/check_layers.py --graph` over it."""
+    text = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    start = text.index("```\nentry:\n") + 4
+    drawn = text[start : text.index("```", start)]
+    assert drawn.strip() == run(None, "--graph").stdout.strip()

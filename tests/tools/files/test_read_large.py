@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tooldeck.tools.files.read import ReadFileInput, render
 from tooldeck.tools.files.read_large import STREAM_BYTES
+from tooldeck.tools.files.read_window import ReadFileInput, render
 from tooldeck.workspace.content import content_hash
 
 

@@ -15,7 +15,7 @@ import codecs
 import hashlib
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.files.read import MAX_BYTES, ReadFileInput, render_window, window
+from tooldeck.tools.files.read_window import MAX_BYTES, ReadFileInput, render_window, window
 from tooldeck.workspace.content import HASH_CHARS, SNIFF_BYTES, OpenFile, looks_binary
 
 STREAM_BYTES = 4 * 1024 * 1024
