@@ -21,7 +21,6 @@ stdlib, 8,000 files) with that tree's own tasks.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -38,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from goals import report
 from heldout_tree import TASKS as HELDOUT_TASKS
-from heldout_tree import build_heldout
+from heldout_tree import build_heldout, copy_distinct
 
 HERE = Path(__file__).resolve().parent
 CORPORA = Path(os.environ.get("TOOLDECK_BENCH_CORPORA", HERE / ".corpora"))
@@ -73,34 +72,7 @@ TASKS = [
 
 def build_tree(target: Path, want: int) -> Path:
     """Copy files of distinct content from the sources, round-robin, until ``want``."""
-    seen: set[str] = set()
-    walkers = {name: os.walk(src) for name, src in SOURCES.items() if src.is_dir()}
-    count = 0
-    while walkers and count < want:
-        for name in list(walkers):
-            try:
-                dirpath, dirs, files = next(walkers[name])
-            except StopIteration:
-                del walkers[name]
-                continue
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
-            for f in sorted(files):
-                src = Path(dirpath, f)
-                if not f.endswith(KEEP) or src.is_symlink():
-                    continue
-                try:
-                    data = src.read_bytes()
-                except OSError:
-                    continue
-                digest = hashlib.sha1(data).hexdigest()
-                if digest in seen or len(data) > 500_000:
-                    continue
-                seen.add(digest)
-                dst = target / name / src.relative_to(SOURCES[name])
-                dst.parent.mkdir(parents=True, exist_ok=True)
-                dst.write_bytes(data)
-                count += 1
-    return target
+    return copy_distinct(SOURCES, target, want, KEEP, lambda d: d in SKIP_DIRS, max_bytes=500_000, exact=False)
 
 
 def children() -> list[int]:

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import os
 import sysconfig
+from collections.abc import Callable
 from pathlib import Path
 
 SOURCES = {
@@ -47,10 +48,21 @@ TASKS = [
 ]
 
 
-def build_heldout(target: Path, want: int = 8000) -> Path:
-    """Copy files of distinct content, site-packages and stdlib in turn, until ``want``."""
+def copy_distinct(
+    sources: dict[str, Path],
+    target: Path,
+    want: int,
+    keep: tuple[str, ...],
+    skip_dir: Callable[[str], bool],
+    *,
+    max_bytes: int = MAX_BYTES,
+    exact: bool = True,
+) -> Path:
+    """Copy files of distinct content (SHA-1) from ``sources``, a folder of each
+    in turn (round-robin), to ``target/<source name>/<path>`` until ``want``;
+    ``exact=False`` finishes the folder being copied (the bench tree's way)."""
     seen: set[str] = set()
-    walkers = {name: os.walk(src) for name, src in SOURCES.items() if src.is_dir()}
+    walkers = {name: os.walk(src) for name, src in sources.items() if src.is_dir()}
     count = 0
     while walkers and count < want:
         for name in list(walkers):
@@ -59,26 +71,33 @@ def build_heldout(target: Path, want: int = 8000) -> Path:
             except StopIteration:
                 del walkers[name]
                 continue
-            dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith((".dist-info", ".egg-info")))
+            dirs[:] = sorted(d for d in dirs if not skip_dir(d))
             for f in sorted(files):
-                if count >= want:
+                if exact and count >= want:
                     break
                 src = Path(dirpath, f)
-                if not f.endswith(KEEP) or src.is_symlink():
+                if not f.endswith(keep) or src.is_symlink():
                     continue
                 try:
                     data = src.read_bytes()
                 except OSError:
                     continue
                 digest = hashlib.sha1(data).hexdigest()
-                if digest in seen or len(data) > MAX_BYTES:
+                if digest in seen or len(data) > max_bytes:
                     continue
                 seen.add(digest)
-                dst = target / name / src.relative_to(SOURCES[name])
+                dst = target / name / src.relative_to(sources[name])
                 dst.parent.mkdir(parents=True, exist_ok=True)
                 dst.write_bytes(data)
                 count += 1
     return target
+
+
+def build_heldout(target: Path, want: int = 8000) -> Path:
+    """Copy files of distinct content, site-packages and stdlib in turn, until ``want``."""
+    return copy_distinct(
+        SOURCES, target, want, KEEP, lambda d: d in SKIP_DIRS or d.endswith((".dist-info", ".egg-info"))
+    )
 
 
 def main() -> None:
