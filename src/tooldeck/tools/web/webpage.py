@@ -8,7 +8,7 @@ embedding host). A long page is paged by the Toolbox's output budget.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
@@ -19,7 +19,9 @@ from tooldeck.core.invocation import Invocation
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.web_fetch.policy import WebPolicy
-from tooldeck.web_fetch.service import WebService
+
+if TYPE_CHECKING:
+    from tooldeck.web_fetch.service import WebService
 
 SERVICE_KEY = "web.service"
 
@@ -51,6 +53,9 @@ def web_policy(rt: Runtime) -> WebPolicy:
 
 
 def web_service(rt: Runtime) -> WebService:
+    # lazy: the fetcher (httpx, the HTML converter) loads on the first fetch, not at catalog build
+    from tooldeck.web_fetch.service import WebService
+
     return rt.service(SERVICE_KEY, lambda r: WebService(web_policy(r)))
 
 
