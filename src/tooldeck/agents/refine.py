@@ -18,16 +18,14 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tooldeck.agents.chat import chat_db, where
 from tooldeck.agents.models import model_config
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.llm.errors import ModelError
-from tooldeck.llm.loop import run_conversation
-from tooldeck.llm.provider import Provider
 from tooldeck.llm.types import Message
 
 if TYPE_CHECKING:
+    from tooldeck.llm.provider import Provider
     from tooldeck.runtime import Runtime
 
 MAX_ROUNDS = 5
@@ -68,6 +66,9 @@ class Refinement:
 
 
 async def _ask(provider: Provider, system: str, user: str) -> str:
+    # lazy: the model loop loads on the first model call
+    from tooldeck.llm.loop import run_conversation
+
     res = await run_conversation(provider, [Message("system", system), Message("user", user)], Toolbox([]),
                                  max_turns=1)  # fmt: skip
     return res.text
@@ -87,6 +88,9 @@ def parse_grade(text: str) -> tuple[float, str]:
 
 async def refine(rt: Runtime, prompt: str, task: str, *, model: str | None = None,
                  max_rounds: int = MAX_ROUNDS) -> Refinement:  # fmt: skip
+    # lazy: the model loop loads on the first model call
+    from tooldeck.llm.provider import Provider
+
     provider = Provider(model_config(rt, model))
     try:
         return await _loop(rt, provider, prompt, task, max_rounds)
@@ -126,6 +130,9 @@ async def _loop(rt: Runtime, provider: Provider, prompt: str, task: str, max_rou
 
 
 def _log(rt: Runtime, task: str, out: Refinement) -> str:
+    # lazy: the chat store loads when a refinement is logged
+    from tooldeck.agents.chat import chat_db, where
+
     db = chat_db(rt)
     ws, tab = where(rt)
     cid = str(uuid.uuid4())

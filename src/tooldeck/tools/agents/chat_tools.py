@@ -7,8 +7,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from tooldeck.agents import chat
-from tooldeck.agents.manager import session_manager
 from tooldeck.agents.models import ENABLE_HINT, ROLES, default_model, preset_for, presets
 from tooldeck.core import ToolInput, tool
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
@@ -71,6 +69,10 @@ def build_chat_send(rt: Runtime) -> Tool:
             raise invalid_arguments("message is empty", field="message")
         if args.chat_id and args.new_chat:
             raise invalid_arguments("give chat_id to continue a chat, or new_chat=true, not both", field="new_chat")
+        # lazy: the chat service and the session manager (model loop, store tables) load on the first call
+        from tooldeck.agents import chat
+        from tooldeck.agents.manager import session_manager
+
         box = session_manager(rt).toolbox()
         reply = await chat.send(rt, box, args.message, mode=args.mode, model=args.model, chat_id=args.chat_id,
                                 new_chat=args.new_chat, chat_name=args.chat_name,
@@ -96,6 +98,9 @@ def build_chat_send(rt: Runtime) -> Tool:
 
 def build_chats(rt: Runtime) -> Tool:
     def chats(args: ChatsInput) -> Output:
+        # lazy: the chat service (model loop) loads on the first call
+        from tooldeck.agents import chat
+
         db = chat.chat_db(rt)
         ws, tab = chat.where(rt)
         if args.action == "list":

@@ -7,14 +7,13 @@ Sessions persist in the store (see :mod:`tooldeck.state.agent_sessions`);
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import Field
 
 from tooldeck.agents import workflows
 from tooldeck.agents.interact import current_run
-from tooldeck.agents.manager import SessionManager, session_manager
 from tooldeck.agents.models import ROLES, model_config, preset_for, presets
 from tooldeck.core import ToolInput, tool
 from tooldeck.core.errors import invalid_arguments
@@ -22,6 +21,9 @@ from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.state.agent_sessions import ItemRow, SessionRow, owner_fields
+
+if TYPE_CHECKING:
+    from tooldeck.agents.manager import SessionManager
 
 
 class AgentManageInput(ToolInput):
@@ -80,6 +82,9 @@ def _table(rows: list[dict[str, Any]]) -> str:
 
 def build(rt: Runtime) -> Tool:
     def agent_manage(args: AgentManageInput) -> Output:
+        # lazy: the session manager (model loop, store tables) loads on the first call
+        from tooldeck.agents.manager import session_manager
+
         mgr = session_manager(rt)
         op = args.op
         if op in ("get_log", "resume_session", "stop_session") and not args.session_id:

@@ -8,11 +8,10 @@ emits progress (the MCP host turns it into ``notifications/progress``).
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from tooldeck.agents.manager import SessionManager, session_manager
 from tooldeck.agents.snapshot import render
 from tooldeck.core import Invocation, ToolInput, tool
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
@@ -20,6 +19,9 @@ from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
 from tooldeck.runtime import Runtime
+
+if TYPE_CHECKING:
+    from tooldeck.agents.manager import SessionManager
 
 DEFAULT_WAIT = 300.0
 MAX_WAIT = 3600.0
@@ -136,6 +138,9 @@ async def _wait_one(mgr: SessionManager, sids: list[str], timeout: float, inv: I
 def build(rt: Runtime) -> Tool:
     async def agent_run(args: AgentRunInput, inv: Invocation) -> Output:
         _check(args)
+        # lazy: the session manager (model loop, store tables) loads on the first call
+        from tooldeck.agents.manager import session_manager
+
         mgr = session_manager(rt)
         wait_for = min(args.timeout if args.timeout is not None else DEFAULT_WAIT, MAX_WAIT)
         if args.op == "start":
