@@ -26,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.clients import wire
+from tests.support.openai_server import send_json, send_sse
 
 MARKER = "get_code_structure"  # a tooldeck tool no client has a built-in of the same name
 
@@ -150,25 +151,9 @@ class ScriptedModel:
                 return self._json(wire.gemini_response(turn))
 
             def _json(self, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, payload)
 
             def _sse(self, frames: Iterator[str]) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                try:
-                    for frame in frames:
-                        self.wfile.write(frame.encode())
-                        self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
-                    pass
-                self.close_connection = True
+                send_sse(self, frames)
 
         return Handler

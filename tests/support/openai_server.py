@@ -31,6 +31,38 @@ Predicate = Callable[[dict[str, Any]], bool]
 _ids = itertools.count(1)
 
 
+def send_json(
+    handler: BaseHTTPRequestHandler, payload: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None
+) -> None:
+    """Answer ``handler``'s request with ``payload`` as JSON (the scripted servers share it)."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("content-type", "application/json")
+    handler.send_header("content-length", str(len(data)))
+    for k, v in (headers or {}).items():
+        handler.send_header(k, v)
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
+def send_sse(handler: BaseHTTPRequestHandler, frames: Iterator[str], delay: float = 0.0) -> None:
+    """Stream ``frames`` as server-sent events, then close; a client that hung up ends it quietly."""
+    handler.send_response(200)
+    handler.send_header("content-type", "text/event-stream")
+    handler.send_header("cache-control", "no-cache")
+    handler.send_header("connection", "close")
+    handler.end_headers()
+    try:
+        for frame in frames:
+            handler.wfile.write(frame.encode())
+            handler.wfile.flush()
+            if delay:
+                time.sleep(delay)
+    except (BrokenPipeError, ConnectionResetError):  # the client cancelled (a timed-out run)
+        pass
+    handler.close_connection = True
+
+
 @dataclass
 class Reply:
     text: str = ""
@@ -307,29 +339,9 @@ class ScriptedOpenAI:
                 return self._sse((f"data: {data}\n\n" for data in _chat_stream(reply, model)), reply.chunk_delay)
 
             def _json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, payload, status, headers)
 
             def _sse(self, frames: Iterator[str], delay: float = 0.0) -> None:
-                self.send_response(200)
-                self.send_header("content-type", "text/event-stream")
-                self.send_header("cache-control", "no-cache")
-                self.send_header("connection", "close")
-                self.end_headers()
-                try:
-                    for frame in frames:
-                        self.wfile.write(frame.encode())
-                        self.wfile.flush()
-                        if delay:
-                            time.sleep(delay)
-                except (BrokenPipeError, ConnectionResetError):  # the client cancelled (a timed-out run)
-                    pass
-                self.close_connection = True
+                send_sse(self, frames, delay)
 
         return Handler
