@@ -82,3 +82,41 @@ def test_print_writes_nothing_and_bad_input_is_refused(home: Path, root: Path) -
     broken = connect("cursor", "--write", home=home, cwd=root)
     assert broken.returncode == 1 and "not valid JSON" in broken.stderr
     assert (home / ".cursor" / "mcp.json").read_text() == "{broken"
+
+
+def test_write_follows_no_planted_link_and_keeps_a_linked_config(home: Path, root: Path, tmp_path: Path) -> None:
+    """A link planted at the old fixed temp name is never written through; a
+    config that is a link (a dotfiles folder) is written at its target and stays a link."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    (root / ".mcp.json.tooldeck-tmp").symlink_to(victim)
+    done = connect("claude", "--write", "--scope", "project", "--ask", home=home, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "keep me\n" and not (root / ".mcp.json").is_symlink()
+    assert "tooldeck" in json.loads((root / ".mcp.json").read_text())["mcpServers"]
+    dotfiles = tmp_path / "dotfiles" / "claude.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text(json.dumps({"numStartups": 1}))
+    (home / ".claude.json").symlink_to(dotfiles)
+    assert connect("claude", str(root), "--write", home=home, cwd=root).returncode == 0
+    assert (home / ".claude.json").is_symlink()
+    assert json.loads(dotfiles.read_text())["mcpServers"]["tooldeck"]["args"][-1] == str(root)
+
+
+def test_config_names_the_one_file_written(home: Path, root: Path) -> None:
+    """``--config`` writes that file only: the person's Claude settings (which
+    would allow the server in every project) are not touched; the rule is printed instead."""
+    done = connect("claude", str(root), "--write", "--config", str(root / "x.json"), home=home, cwd=root)
+    assert done.returncode == 0, done.stderr
+    assert "tooldeck" in json.loads((root / "x.json").read_text())["mcpServers"]
+    assert not (home / ".claude" / "settings.json").exists() and "mcp__tooldeck" in done.stderr
+
+
+def test_a_settings_file_of_another_shape_writes_nothing(home: Path, root: Path) -> None:
+    (home / ".claude").mkdir()
+    (home / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"allow": "all"}}))
+    done = connect("claude", str(root), "--write", home=home, cwd=root)
+    assert done.returncode == 1 and "permissions.allow is not a list" in done.stderr
+    assert not (home / ".claude.json").exists()  # checked before the entry was written
+    printed = connect("claude", "--scope", "project", home=home, cwd=root).stdout
+    assert printed.count("claude mcp add --scope project") == 1

@@ -88,9 +88,10 @@ def connect(
         typer.echo(f"# {client}: add to {path}")
         typer.echo(render(client, entry), nl=False)
         if client == "claude":
-            typer.echo(f"# or: {claude_add_line(entry)}")
+            typer.echo(f"# or: {claude_add_line(entry, scope)}")
         return
-    settings = claude_settings(scope, project) if client == "claude" else None
+    # --config names the one file to write: the person's Claude settings are not touched then
+    settings = claude_settings(scope, project) if client == "claude" and config is None else None
     try:
         written = write(client, entry, path, settings)
     except (ValueError, OSError) as exc:
@@ -98,3 +99,5 @@ def connect(
         raise typer.Exit(1) from exc
     for p in written:
         typer.echo(f"tooldeck: wrote {p}", err=True)
+    if client == "claude" and config is not None and not ask:
+        typer.echo(f"tooldeck: to run its tools without a prompt, add 'mcp__{name}' to permissions.allow", err=True)

@@ -25,11 +25,13 @@ entry named ``tooldeck`` (or ``--name``) is added or replaced, nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -169,9 +171,9 @@ def _toml_table(values: dict[str, Any]) -> Any:
     return table
 
 
-def claude_add_line(e: Entry) -> str:
+def claude_add_line(e: Entry, scope: str = "user") -> str:
     env = " ".join(f"-e {shlex.quote(f'{k}={v}')}" for k, v in e.env.items())
-    return f"claude mcp add --scope user {env + ' ' if env else ''}{e.name} -- {shlex.join([e.command, *e.args])}"
+    return f"claude mcp add --scope {scope} {env + ' ' if env else ''}{e.name} -- {shlex.join([e.command, *e.args])}"
 
 
 # writing -----------------------------------------------------------------------------
@@ -181,6 +183,9 @@ def write(client: str, e: Entry, path: Path, settings: Path | None = None) -> li
     Returns the files written."""
     path.parent.mkdir(parents=True, exist_ok=True)
     written = [path]
+    allowed = None
+    if client == "claude" and not e.ask and settings is not None:
+        allowed = _allowed(settings, e.name)  # checked before anything is written: no half set-up
     if client == "codex":
         _write_codex(e, path)
     else:
@@ -191,8 +196,9 @@ def write(client: str, e: Entry, path: Path, settings: Path | None = None) -> li
             raise ValueError(f"{path}: {key} is not an object")
         servers[e.name] = json_entry(client, e)
         _write_json(path, data)
-    if client == "claude" and not e.ask and settings is not None:
-        allow_server(settings, e.name)
+    if allowed is not None and settings is not None:
+        settings.parent.mkdir(parents=True, exist_ok=True)
+        _write_json(settings, allowed)
         written.append(settings)
     return written
 
@@ -204,14 +210,22 @@ def claude_settings(scope: str, project: Path, environ: dict[str, str] | None = 
 
 def allow_server(settings: Path, name: str) -> None:
     """``permissions.allow`` gains ``mcp__NAME``: every tool of the server runs without a prompt."""
-    data = _read_json(settings)
-    perms = data.setdefault("permissions", {})
-    allow = perms.setdefault("allow", [])
-    rule = f"mcp__{name}"
-    if rule not in allow:
-        allow.append(rule)
+    data = _allowed(settings, name)
     settings.parent.mkdir(parents=True, exist_ok=True)
     _write_json(settings, data)
+
+
+def _allowed(settings: Path, name: str) -> dict[str, Any]:
+    """The settings of ``settings`` with ``mcp__NAME`` allowed (ValueError when not of Claude Code's shape)."""
+    data = _read_json(settings)
+    perms = data.setdefault("permissions", {})
+    allow = perms.setdefault("allow", []) if isinstance(perms, dict) else None
+    rule = f"mcp__{name}"
+    if not isinstance(allow, list):
+        raise ValueError(f"{settings}: permissions.allow is not a list; add {rule!r} to it by hand")
+    if rule not in allow:
+        allow.append(rule)
+    return data
 
 
 def _write_codex(e: Entry, path: Path) -> None:
@@ -245,8 +259,19 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tooldeck-tmp")
-    tmp.write_text(text, "utf-8")
-    if path.exists():
-        os.chmod(tmp, path.stat().st_mode & 0o777)
-    os.replace(tmp, path)
+    """Write ``path`` whole through a fresh temp file beside it. The temp file
+    is created exclusively (a link planted at a fixed name is never followed);
+    a config that is itself a link is written at its target, so the link
+    stays (a dotfiles folder keeps its file)."""
+    target = path.resolve() if path.is_symlink() else path
+    mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tooldeck-tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

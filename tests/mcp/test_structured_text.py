@@ -5,6 +5,7 @@ lives only in the text would never reach the model."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from tooldeck.core.output import Output
@@ -40,7 +41,10 @@ def test_every_structured_result_of_the_catalog_carries_its_text(box: Toolbox, r
         seen += 1
         wire = to_call_result(res)
         text = res.output.as_text()
-        assert text in wire["structuredContent"].values() or wire["structuredContent"] == res.output.structured, name
+        if wire["structuredContent"] == res.output.structured:  # left as it was: only when the text is its JSON
+            assert json.loads(text) == res.output.structured, name
+        else:
+            assert text in wire["structuredContent"].values(), name
     assert seen >= 2
 
 
