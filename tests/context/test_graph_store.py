@@ -69,3 +69,32 @@ def test_an_unreadable_graph_file_is_ignored(tmp_path: Path) -> None:
     (tmp_path / f"graph-v{graph_store.FORMAT}-abc.npz").write_bytes(b"not a zip")
     assert graph_store.load(tmp_path, "abc") is None
     assert graph_store.load(tmp_path, "missing") is None
+
+
+@pytest.mark.parametrize("damage", ["empty", "truncated", "flipped", "inconsistent"])
+def test_a_damaged_graph_file_is_removed_and_rebuilt(runtime: Runtime, root: Path, damage: str) -> None:
+    """An empty, truncated or corrupted file (a power cut, a full disk) or
+    arrays that do not fit together is dropped, not raised at every build."""
+    _tree(root)
+    ContextBuilder(runtime).build("invoice total", 20000, apply=False)
+    path = _graph_files(runtime)[0]
+    raw = path.read_bytes()
+    if damage == "empty":
+        path.write_bytes(b"")
+    elif damage == "truncated":
+        path.write_bytes(raw[: len(raw) // 2])
+    elif damage == "flipped":
+        path.write_bytes(raw[:200] + bytes([raw[200] ^ 0xFF]) + raw[201:])
+    else:
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files}
+        arrays["owners"] = np.asarray([10**6], dtype=np.int32)
+        arrays["word_ptr"] = np.asarray([0, 1], dtype=np.int64)
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+    key = path.name.removeprefix(f"graph-v{graph_store.FORMAT}-").removesuffix(".npz")
+    assert graph_store.load(path.parent, key) is None
+    assert not path.exists()
+    again = ContextBuilder(runtime)  # a restarted server: the graph is rebuilt, no error
+    again.build("invoice total", 20000, apply=False)
+    assert again._last_graph is not None and again._last_graph.edges > 0

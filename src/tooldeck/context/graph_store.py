@@ -17,6 +17,8 @@ are kept. A file that cannot be read is ignored (the graph is built again).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import os
 from pathlib import Path
@@ -25,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from tooldeck.context.graph_model import Graph
+from tooldeck.workspace.statefiles import write_private_atomic
 
 log = logging.getLogger("tooldeck.context")
 KEEP = 4  # graphs kept: a few workspaces sharing the state directory do not evict each other
@@ -54,16 +57,15 @@ def save(folder: Path, key: str, graph: Graph) -> None:
             ids.extend(graph.index_of[p] for p in graph.symbol_words[w])
             ptr[k + 1] = len(ids)
         m = graph.matrix
-        target = _path(folder, key)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                data=m.data, indices=m.indices, indptr=m.indptr, dangling=graph.dangling,
-                nodes=_joined(graph.nodes), words=_joined(words), word_ptr=ptr,
-                owners=np.asarray(ids, dtype=np.int32),
-            )  # fmt: skip
-        os.replace(tmp, target)
+        buf = io.BytesIO()
+        np.savez(
+            buf,
+            data=m.data, indices=m.indices, indptr=m.indptr, dangling=graph.dangling,
+            nodes=_joined(graph.nodes), words=_joined(words), word_ptr=ptr,
+            owners=np.asarray(ids, dtype=np.int32),
+        )  # fmt: skip
+        # the state directory's one temp-then-rename (exclusive, no link followed, fsynced)
+        write_private_atomic(_path(folder, key), buf.getvalue())
         _prune(folder)
     except (OSError, ValueError):
         log.debug("saving the context graph failed", exc_info=True)
@@ -71,14 +73,24 @@ def save(folder: Path, key: str, graph: Graph) -> None:
 
 def load(folder: Path, key: str) -> Graph | None:
     path = _path(folder, key)
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            arrays: dict[str, Any] = {name: z[name] for name in z.files}
-        os.utime(path)  # recently used: kept by the pruning
-    except (OSError, ValueError, KeyError):
+    if not path.exists():
         return None
+    try:
+        graph = _read(path)
+        os.utime(path)  # recently used: kept by the pruning
+        return graph
+    except Exception:
+        log.debug("the saved context graph %s is unreadable: removed", path, exc_info=True)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        return None
+
+
+def _read(path: Path) -> Graph:
     import scipy.sparse
 
+    with np.load(path, allow_pickle=False) as z:
+        arrays: dict[str, Any] = {name: z[name] for name in z.files}
     nodes = _split(arrays["nodes"])
     n = len(nodes)
     matrix = scipy.sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(n, n))

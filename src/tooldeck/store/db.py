@@ -112,12 +112,18 @@ class Store:
         with self._conns_lock:
             generation = self._generation
             conn = self._idle.pop() if self._idle else None
+            # counted before a new connection is opened: the pool never closes its idle batch while
+            # one is being opened (SQLite would keep the closed ones' descriptors until that one closes)
+            self._leased += 1
         if conn is None:
-            conn = self._open_connection()
+            try:
+                conn = self._open_connection()
+            except BaseException:
+                with self._conns_lock:
+                    self._leased -= 1
+                raise
             with self._conns_lock:
                 self._open.add(conn)
-        with self._conns_lock:
-            self._leased += 1
         self._local.lease = _Lease(self, conn, generation)
         stores = getattr(_held, "stores", None)
         if stores is None:
@@ -207,10 +213,11 @@ class Store:
             conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
             try:
                 yield conn
+                conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                if conn.in_transaction:  # a failed COMMIT too: never left open for the next job
+                    conn.execute("ROLLBACK")
                 raise
-            conn.execute("COMMIT")
 
     def execute(self, sql: str, params: Sequence[object] | dict[str, object] = ()) -> Rows:
         """One statement on a leased connection, its rows read at once (the
