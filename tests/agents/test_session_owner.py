@@ -107,3 +107,21 @@ def test_a_cli_call_while_a_server_runs_leaves_its_session_running(
             await structured(s, "agent_run", {"op": "cancel", "session_id": sid})
 
     anyio.run(scenario)
+
+
+def test_a_session_of_another_live_owner_is_not_deleted(
+    root: Path, state_dir: Path, model_env: ScriptedOpenAI, live_process: subprocess.Popen[bytes]
+) -> None:
+    """``agent_manage delete`` from a second process (a CLI call beside the
+    server) answers ``active`` for a session another live process runs; once
+    that owner is gone (the session interrupted), it is deleted."""
+    rt = Runtime.for_dirs([root], state_dir=state_dir)
+    pid = live_process.pid
+    sid = _running(rt, owner_pid=pid, owner_start=process_start(pid))
+    manager = SessionManager(rt)
+    assert manager.delete(sid) == "active"
+    assert AgentDB(rt.store).get(sid) is not None
+    live_process.kill()
+    live_process.wait()
+    assert manager.delete(sid) == "deleted"
+    assert AgentDB(rt.store).get(sid) is None

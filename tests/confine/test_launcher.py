@@ -174,6 +174,7 @@ def test_a_killed_launcher_is_replaced_and_its_calls_end(tmp_path: Path) -> None
     running = helpers.popen(policy, [SLEEP, "30"], many_files=True, stdout=subprocess.PIPE)
     assert running.pid > 0  # started
     ln = _launchers().get(policy)
+    assert ln.launcher_pid > 1  # never os.kill(-1) (every process) or 1 when the pid was not found
     os.kill(ln.launcher_pid, signal.SIGKILL)
     assert running.wait(10) == -9  # the namespace went with it
     assert _gone(running.pid)

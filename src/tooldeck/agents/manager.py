@@ -38,7 +38,7 @@ from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig
 from tooldeck.llm.types import Event, Item, Message, ReasoningDelta, TextDelta, ToolDone, ToolStart, TurnDone
 from tooldeck.shell.approval import approver_scope
-from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, owner_fields
+from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, owner_alive, owner_fields
 from tooldeck.workspace.roots import Workspace
 
 if TYPE_CHECKING:
@@ -421,7 +421,9 @@ class SessionManager:
         if not row.mcp_originated:
             return "not_mcp_originated"
         run = self._runs.get(sid)
-        if (run is not None and run.active) or (run is None and row.status in ACTIVE and row.owner_pid == os.getpid()):
+        # active here, or in another live process (a CLI call beside a server): not deleted under its owner
+        owned = row.status in ACTIVE and owner_alive(row.owner_pid, row.owner_start)
+        if (run is not None and run.active) or (run is None and owned):
             return "active"
         self.db.delete(sid)
         self._runs.pop(sid, None)

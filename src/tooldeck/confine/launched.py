@@ -22,8 +22,6 @@ import time
 from collections.abc import Callable
 from typing import IO, Any
 
-_STDERR = 2
-
 
 def _open(source: Any, for_child_reading: bool) -> tuple[int | None, int]:
     """(the server's end or None, the child's end) of one stream."""
@@ -31,8 +29,8 @@ def _open(source: Any, for_child_reading: bool) -> tuple[int | None, int]:
         r, w = os.pipe()
         return (w, r) if for_child_reading else (r, w)
     if source is None or source == subprocess.DEVNULL:
-        if source is None and not for_child_reading:
-            return None, os.dup(_STDERR)  # never the server's stdout: it may be a protocol channel
+        # never the server's own streams: stdout may be a protocol channel, stderr the person's
+        # terminal (the launcher has no new session and no seccomp filter against TIOCSTI)
         return None, os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
     fd = source if isinstance(source, int) else source.fileno()
     return None, os.dup(fd)
