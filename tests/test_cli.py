@@ -86,6 +86,8 @@ def test_tool_error_exits_1_with_the_error_on_stderr(proj: tuple[Path, Path]) ->
         ["serve", "/definitely/not/here"],
         ["serve", "--profile", "nope"],
         ["serve", "--bogus"],
+        ["serve", "--session-idle", "30"],  # an HTTP option over stdio would be ignored: refused
+        ["serve", "--max-sessions", "4"],
         ["frobnicate"],
     ],
 )

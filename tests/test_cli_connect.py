@@ -120,3 +120,10 @@ def test_a_settings_file_of_another_shape_writes_nothing(home: Path, root: Path)
     assert not (home / ".claude.json").exists()  # checked before the entry was written
     printed = connect("claude", "--scope", "project", home=home, cwd=root).stdout
     assert printed.count("claude mcp add --scope project") == 1
+
+
+@pytest.mark.parametrize("client", ["cursor", "vscode"])
+def test_ask_is_refused_where_it_could_not_act(client: str, home: Path, root: Path) -> None:
+    done = connect(client, "--ask", "--write", home=home, cwd=root)
+    assert done.returncode == 2 and "--ask applies to" in done.stderr
+    assert not (home / f".{client}").exists() and not (root / f".{client}").exists()

@@ -72,6 +72,9 @@ def connect(
     if client not in CLIENTS:
         typer.echo(f"tooldeck: unknown client {client!r}; choose one of {', '.join(CLIENTS)}", err=True)
         raise typer.Exit(2)
+    if ask and client in ("cursor", "vscode"):
+        typer.echo(f"tooldeck: --ask applies to codex, claude and gemini; {client} asks per its own settings", err=True)
+        raise typer.Exit(2)
     if scope not in ("user", "project"):
         typer.echo("tooldeck: --scope is user or project", err=True)
         raise typer.Exit(2)

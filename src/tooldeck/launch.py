@@ -97,6 +97,8 @@ def run_serve(args: ServeArgs) -> int:
             limits = parse_limits(args.session_idle, args.max_sessions)
         except ValueError as exc:
             return _usage(str(exc))
+    elif args.session_idle is not None or args.max_sessions is not None:
+        return _usage("--session-idle and --max-sessions apply to HTTP sessions: add --http HOST:PORT")
     if bind is None and _stdin_is_terminal():
         _explain_stdio(args)
     handshake = _handshake(args) if bind is None else None
