@@ -366,7 +366,7 @@ def phase_tokens(tree: str, rels: list[str], state: str) -> dict:
     from tooldeck.codemap.model import Codemap
     from tooldeck.codemap.service import CodemapService
     from tooldeck.runtime import Runtime
-    from tooldeck.workspace.tokens import count_tokens
+    from tooldeck.tokens import count_tokens
 
     svc = CodemapService(Runtime.for_dirs([tree], state_dir=state))
     maps = svc.codemaps(svc.rt.workspace.primary, rels)

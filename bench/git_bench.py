@@ -34,7 +34,7 @@ from goals import report  # bench/ is on sys.path when a script of it runs
 from tooldeck.catalog import build_toolbox
 from tooldeck.confine import helpers
 from tooldeck.runtime import Runtime
-from tooldeck.workspace.tokens import count_tokens
+from tooldeck.tokens import count_tokens
 
 ENV = {
     **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},

@@ -34,7 +34,7 @@ from pathlib import Path
 
 from tooldeck.core import Toolbox, tool
 from tooldeck.core import toolbox as toolbox_module
-from tooldeck.workspace.tokens import count_tokens, start_worker, stop_worker, warm_up
+from tooldeck.tokens import count_tokens, start_worker, stop_worker, warm_up
 
 TEXT = "".join(f"line {i} " + "word " * 18 + "\n" for i in range(4500))
 

@@ -28,14 +28,14 @@ from pathlib import Path
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.selection.service import selection_service
-from tooldeck.workspace.tokens import count_with
+from tooldeck.tokens import count_with
 
 # the naive new process: same start-up, then render and tokenize everything (loads the encoder)
 NAIVE_PROCESS = """
 import sys
 from tooldeck.catalog import build_toolbox
 from tooldeck.selection.service import selection_service
-from tooldeck.workspace.tokens import count_with
+from tooldeck.tokens import count_with
 from tooldeck.runtime import Runtime
 rt = Runtime.for_dirs([sys.argv[1]], state_dir=sys.argv[2])
 build_toolbox(rt)

@@ -72,7 +72,7 @@ LAZY_MODULES: dict[str, str] = {
     "tooldeck.selection": "related files' codemap and settings load on the first expansion",
     "tooldeck.config": "the authority check of a project config loads only when one is found",
     "tooldeck.config_authority": "the state directory is found only when a config asks for authority",
-    "tooldeck.tokenizer": "the worker's sandbox loads in the worker process only",
+    "tooldeck.tokens": "the worker's sandbox loads in the worker process only",
     "tooldeck.llm": "the person's settings load only when a model is configured from them",
 }
 

@@ -184,7 +184,7 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object, objec
 
         import tooldeck.mcp.server
         import tooldeck.mcp.transports  # noqa: F401
-    from tooldeck.tokenizer import start_worker
+    from tooldeck.tokens import start_worker
 
     # the encoder loads in a child process on another core from here on: after the
     # heavy imports (a busy machine gives them the CPU first), before any call

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from tooldeck.store.db import Store, default_state_dir
+from tooldeck.tokens import count_with
 from tooldeck.workspace.hidden import hide
 from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
-from tooldeck.workspace.tokens import count_with
 from tooldeck.workspace.trust import AskPerson, Boundary
 
 T = TypeVar("T")

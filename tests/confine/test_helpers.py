@@ -200,7 +200,7 @@ def test_confined_python_cannot_open_outside_its_policy(tmp_path: Path) -> None:
 def test_the_token_worker_runs_confined() -> None:
     """It reads only its pipes: it counts, holds no capability and has
     ``no_new_privs`` (read from /proc), and confined itself before loading."""
-    from tooldeck.tokenizer import TokenWorker
+    from tooldeck.tokens import TokenWorker
 
     worker = TokenWorker()
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from tooldeck.core import Toolbox, tool
-from tooldeck.workspace.tokens import count_tokens
+from tooldeck.tokens import count_tokens
 
 
 @tool

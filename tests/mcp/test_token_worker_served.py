@@ -1,4 +1,4 @@
-"""A served tooldeck counts tokens in its worker process (tooldeck.tokenizer),
+"""A served tooldeck counts tokens in its worker process (tooldeck.tokens),
 so no call waits for the encoder to load (tests/workspace/test_token_worker.py
 covers the waiting itself)."""
 
@@ -65,4 +65,4 @@ def test_the_server_counts_in_its_worker(served: tuple[Path, Path]) -> None:
         proc.wait(30)
     text = replies[1]["result"]["content"][0]["text"]
     assert "line 0 " in text and "cursor" in text  # paged to the budget: it was counted
-    assert any("tooldeck.tokenizer" in c for c in children), children
+    assert any("tooldeck.tokens" in c for c in children), children

@@ -40,7 +40,7 @@ def test_tree_default_mode_setting_applies_when_the_call_gives_none(root: Path, 
 
 
 def test_token_encoding_setting_drives_the_runtime_count(runtime, call: Caller) -> None:  # type: ignore[no-untyped-def]
-    from tooldeck.workspace.tokens import count_with
+    from tooldeck.tokens import count_with
 
     text = "こんにちは世界、これはテストです。" * 10  # o200k 80 tokens, cl100k 110
     assert count_with("o200k_base", text) != count_with("cl100k_base", text)

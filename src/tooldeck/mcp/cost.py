@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tooldeck.core.toolbox import Toolbox
-from tooldeck.workspace.tokens import count_tokens
+from tooldeck.tokens import count_tokens
 
 
 def schema_costs(toolbox: Toolbox) -> list[tuple[str, int]]:

@@ -22,7 +22,7 @@ import anyio
 
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.mcp.lifecycle import MAX_SESSIONS, SESSION_IDLE, DropWatch, InFlight, exit_now
-from tooldeck.workspace.tokens import warm_up
+from tooldeck.tokens import warm_up
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 

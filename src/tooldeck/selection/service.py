@@ -53,8 +53,8 @@ from tooldeck.settings import setting
 from tooldeck.state.selections import LineRange, Mode, SelectedFile, Selection, merge_ranges, subtract_ranges
 from tooldeck.state.tables import ContextDB
 from tooldeck.state.workspaces import workspace_service
+from tooldeck.tokens import TokenCounter
 from tooldeck.workspace.content import read_text
-from tooldeck.workspace.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime

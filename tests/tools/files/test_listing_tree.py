@@ -9,9 +9,9 @@ from pathlib import Path
 from tooldeck.catalog import build_toolbox
 from tooldeck.core.invocation import Invocation, Progress
 from tooldeck.runtime import Runtime
+from tooldeck.tokens import count_tokens
 from tooldeck.tools.files.tree import AUTO_TOKENS
 from tooldeck.workspace.roots import Workspace, make_root
-from tooldeck.workspace.tokens import count_tokens
 
 
 def make(root: Path, *rels: str) -> None:

@@ -6,7 +6,7 @@ import json
 import re
 
 from tooldeck.selection.service import selection_service
-from tooldeck.workspace.tokens import count_with
+from tooldeck.tokens import count_with
 
 
 def test_workspace_context_sections_and_token_breakdown(call, project, runtime, box):

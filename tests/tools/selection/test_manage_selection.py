@@ -8,7 +8,7 @@ from tooldeck.runtime import Runtime
 from tooldeck.selection.package import Package
 from tooldeck.selection.service import selection_service
 from tooldeck.state.selections import SelectedFile
-from tooldeck.workspace.tokens import count_with
+from tooldeck.tokens import count_with
 
 
 def selected(rt: Runtime, *, with_auto: bool = False) -> dict[str, tuple[str, bool]]:

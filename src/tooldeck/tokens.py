@@ -1,46 +1,61 @@
-"""The BPE encoder itself (quicktok), and the token worker: a child process
-that counts for a server.
+"""Token counts: the one home of everything that counts tokens.
 
-Kept apart from :mod:`tooldeck.workspace.tokens` (the token service that
-hosts and tools use) for one reason: the worker must start fast, and
-importing anything under ``tooldeck.workspace`` runs that package's
-``__init__`` (pydantic models, ~0.2-0.8 s). This module imports only the
-standard library and, when an encoding is first needed, quicktok; a host
-spawns the worker first thing, and ``python -m tooldeck.tokenizer`` is the
-child.
+A real BPE tokenizer that works offline (quicktok: tiktoken-identical ids for
+o200k_base and cl100k_base, no downloads); the token worker, a child process
+that counts for a server; and a counter cached by content hash for texts that
+are counted again and again. :meth:`tooldeck.runtime.Runtime.count_tokens` is
+this module's :func:`count_with` under the person's ``tokens.encoding``
+setting.
+
+This module imports only the standard library (quicktok when an encoding is
+first needed), and it lives at the top of the package, not under
+``tooldeck.workspace``: the worker must start fast, and importing anything
+under ``tooldeck.workspace`` runs that package's ``__init__`` (pydantic models,
+~0.2-0.8 s). A host spawns the worker first thing; ``python -m
+tooldeck.tokens`` is the child.
 
 Why a worker process, not a thread: loading an encoding takes ~0.6 s of CPU inside
 one call of the tokenizer's C++ extension that holds the GIL (measured: a
 thread ticking every millisecond stalls for the whole load). Loaded in any
 thread of the server, it freezes every call for that long; loaded on first
-use, the first call that needs a count waits for it. In a child process
-(``python -m tooldeck.tokenizer``) it loads on the other core, and the server
-never waits: until the child says it is ready, counts are estimated
-(:func:`tooldeck.workspace.tokens.estimate`), exact from then on. A count
-also costs the server no CPU: its thread waits on a pipe (GIL released)
-while the child runs the BPE, which keeps long counts off the event loop.
-The child counts with :func:`tooldeck.tokenizer.count_here`, the function the
-server would use in-process: the same numbers. Wire format: see
-:mod:`tooldeck.tokenizer`.
+use, the first call that needs a count waits for it. In a child process it
+loads on the other core, and the server never waits: until the child says it
+is ready, counts are estimated (:func:`estimate`, bytes / 2 + 1: above the
+true count for code and prose, so a budget it enforces is kept), exact from
+then on; estimates are never cached. A count also costs the server no CPU:
+its thread waits on a pipe (GIL released) while the child runs the BPE, which
+keeps long counts off the event loop. The child counts with
+:func:`count_here`, the function the server would use in-process: the same
+numbers.
 
 Wire (pipes, little-endian): a request is ``<I`` payload length, then the
 encoding name (``<B`` length + ASCII), ``<I`` text count, and per text ``<I``
 length + UTF-8 (``surrogatepass``: the child sees the exact string); the
 answer is one ``<q`` per text. The child writes ``R`` once its default
 encoding is loaded, and exits when its stdin closes.
+
+Why a cache: a selection breakdown re-counts the same file texts on every
+``workspace_context`` call; BPE over a large selection costs far more than
+hashing it. :class:`TokenCounter` keeps counts in memory and in a persistent
+table (key = encoding + BLAKE2 of the exact text; the store's
+``token_counts`` table, reached through the small :class:`CountStore`
+protocol so this module imports no store), so a repeated call, or a new CLI
+process, only tokenizes what changed, and often never loads the encoder.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import struct
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Protocol
 
 log = logging.getLogger("tooldeck.tokens")
 
@@ -154,7 +169,7 @@ class TokenWorker:
     counts in-process). Thread-safe; requests are serialized."""
 
     def __init__(self, command: list[str] | None = None) -> None:
-        cmd = command or [sys.executable, "-m", "tooldeck.tokenizer"]
+        cmd = command or [sys.executable, "-m", "tooldeck.tokens"]
         # stderr to /dev/null: the child must not hold the server's stderr open after the
         # server exits (a client reading it to EOF would wait for the child's load); a
         # child that fails is seen as dead here and counting falls back in-process
@@ -260,6 +275,142 @@ def stop_worker() -> None:
         worker, _worker = _worker, None
     if worker is not None:
         worker.close()
+
+
+# Older OpenAI chat models use cl100k; everything newer (and every non-OpenAI
+# model, for which o200k is the documented approximation) uses o200k.
+_CL100K_PREFIXES = ("gpt-4-", "gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada")
+_O200K_PREFIXES = ("gpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "o1", "o3", "o4", "chatgpt")
+
+
+def encoding_name_for(model: str | None) -> str:
+    if not model:
+        return DEFAULT_ENCODING
+    m = model.lower().rsplit("/", 1)[-1]
+    if m.startswith(_O200K_PREFIXES):
+        return "o200k_base"
+    if m.startswith(_CL100K_PREFIXES):
+        return "cl100k_base"
+    return DEFAULT_ENCODING
+
+
+def estimate(text: str) -> int:
+    """The count used while the token worker is still loading: UTF-8 bytes / 2
+    + 1. BPE tokens of code and prose cover 2.5-4.5 bytes (non-Latin letters
+    about 2), so this errs high and a budget enforced with it is kept; it can
+    be low only for text of mostly one-byte tokens (dense punctuation,
+    binary-like data)."""
+    return len(text.encode("utf-8", "surrogatepass")) // 2 + 1 if text else 0
+
+
+def count_texts(encoding: str, texts: Sequence[str]) -> tuple[list[int], bool]:
+    """Counts of ``texts`` and whether they are exact (False: estimates,
+    given while the token worker is loading; never wait for it)."""
+    worker = current_worker()
+    if worker is not None and not worker.dead:
+        got = worker.counts(encoding, texts)
+        if got is not None:
+            return got, True
+        if not worker.dead:
+            return [estimate(t) for t in texts], False
+    return [count_here(encoding, t) for t in texts], True
+
+
+def count_with(encoding: str, text: str) -> int:
+    """Tokens of ``text`` under the encoding named ``encoding`` (o200k_base / cl100k_base)."""
+    if not text:
+        return 0
+    if current_worker() is not None:
+        return count_texts(encoding, [text])[0][0]
+    return count_here(encoding, text)
+
+
+def count_tokens(text: str, model: str | None = None) -> int:
+    """Number of BPE tokens in ``text`` for ``model`` (default o200k)."""
+    return count_with(encoding_name_for(model), text)
+
+
+def count_many(texts: list[str], model: str | None = None) -> list[int]:
+    """Token counts of many texts (encoded in parallel by the tokenizer)."""
+    if not texts:
+        return []
+    if current_worker() is not None:
+        return count_texts(encoding_name_for(model), texts)[0]
+    enc = get_encoding(encoding_name_for(model))
+    try:
+        _ids, offsets = enc.encode_batch(texts)  # doc i is ids[offsets[i]:offsets[i + 1]]
+    except (UnicodeEncodeError, ValueError, TypeError):
+        return [count_tokens(t, model) for t in texts]
+    bounds = offsets.tolist()
+    return [bounds[i + 1] - bounds[i] for i in range(len(texts))]
+
+
+def warm_up() -> None:
+    """Load the default encoding now. It takes ~0.6 s and holds the GIL (the
+    whole process stalls), so hosts call it when idle, never on a hot path;
+    with a token worker (which loads itself) it does nothing."""
+    if current_worker() is None:
+        get_encoding()
+
+
+MEMORY_ENTRIES = 50_000
+
+
+class CountStore(Protocol):
+    """Where cached counts persist (``state.tables.ContextDB`` implements it)."""
+
+    def token_counts(self, keys: Sequence[str]) -> dict[str, int]: ...
+
+    def save_token_counts(self, counts: dict[str, int]) -> None: ...
+
+
+class TokenCounter:
+    """Counts cached in memory (LRU) and in a :class:`CountStore`, keyed by encoding + text hash."""
+
+    def __init__(self, db: CountStore, encoding: Callable[[], str]) -> None:
+        self.db = db
+        self.encoding = encoding
+        self._memory: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+        self.computed = 0  # texts actually tokenized (for tests and benchmarks)
+
+    @staticmethod
+    def key(encoding: str, text: str) -> str:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return f"{encoding}:{digest}"
+
+    def count(self, text: str) -> int:
+        return self.count_many([text])[0]
+
+    def count_many(self, texts: list[str]) -> list[int]:
+        encoding = self.encoding()
+        keys = [self.key(encoding, t) if t else "" for t in texts]
+        found: dict[str, int] = {"": 0}
+        with self._lock:
+            for k in keys:
+                if k in self._memory:
+                    self._memory.move_to_end(k)
+                    found[k] = self._memory[k]
+        missing = sorted({k for k in keys if k not in found})
+        if missing:
+            found.update(self.db.token_counts(missing))
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        exact = True
+        if todo:
+            counts, exact = count_texts(encoding, list(todo.values()))
+            fresh = dict(zip(todo, counts, strict=True))
+            found.update(fresh)
+            if exact:  # an estimate (the worker still loading) is never kept
+                self.computed += len(fresh)
+                self.db.save_token_counts(fresh)
+        with self._lock:
+            for k in keys:
+                if k and (exact or k not in todo):
+                    self._memory[k] = found[k]
+                    self._memory.move_to_end(k)
+            while len(self._memory) > MEMORY_ENTRIES:
+                self._memory.popitem(last=False)
+        return [found[k] for k in keys]
 
 
 if __name__ == "__main__":

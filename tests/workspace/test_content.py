@@ -1,10 +1,9 @@
-"""Safe reads (regular text files only, never through a link) and token counting."""
+"""Safe reads (regular text files only, never through a link)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import threading
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,6 @@ from tooldeck.workspace.content import (
     read_bytes,
     read_text,
 )
-from tooldeck.workspace.tokens import count_many, count_tokens, encoding_name_for, get_encoding
 
 
 def code_of(fn, *args, **kwargs) -> str:  # type: ignore[no-untyped-def]
@@ -91,32 +89,3 @@ def test_binary_detection() -> None:
     cut = "é".encode() * 3 + "é".encode()[:1]  # a limit cut the last character in half
     assert decode_text(cut, "a", allow_cut_tail=True) == "ééé"
     assert code_of(decode_text, cut, "a") == "binary_file"
-
-
-def test_count_tokens_is_the_real_bpe() -> None:
-    enc = get_encoding("o200k_base")
-    text = "def hello(name: str) -> str:\n    return f'hi {name}'\n"
-    assert count_tokens(text) == len(enc.encode_ordinary(text))
-    assert enc.decode(enc.encode_ordinary(text)) == text
-    assert count_tokens("") == 0
-    assert count_many([text, "x", ""]) == [count_tokens(text), 1, 0]
-
-
-def test_model_to_encoding() -> None:
-    assert encoding_name_for("gpt-4o-mini") == "o200k_base"
-    assert encoding_name_for("openai/gpt-4.1") == "o200k_base"
-    assert encoding_name_for("gpt-4-turbo") == "cl100k_base"
-    assert encoding_name_for("gpt-3.5-turbo") == "cl100k_base"
-    assert encoding_name_for("claude-sonnet") == "o200k_base"  # documented approximation
-    assert encoding_name_for(None) == "o200k_base"
-
-
-def test_count_tokens_survives_lone_surrogates_and_threads() -> None:
-    assert count_tokens("file-\udcff-name") > 0
-    results: list[int] = []
-    threads = [threading.Thread(target=lambda: results.append(count_tokens("same text " * 50))) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert len(set(results)) == 1 and len(results) == 8

@@ -1,4 +1,4 @@
-"""The token worker (tooldeck.tokenizer): a server's counts come from a child
+"""The token worker (tooldeck.tokens): a server's counts come from a child
 process, exact and identical to in-process counts once it is ready, and a
 count asked before then never waits for the encoder to load."""
 
@@ -10,9 +10,17 @@ from collections.abc import Iterator
 
 import pytest
 
-from tooldeck import tokenizer
-from tooldeck.tokenizer import TokenWorker, count_here, decode_request, encode_request
-from tooldeck.workspace.tokens import TokenCounter, count_many, count_texts, count_with
+from tooldeck import tokens
+from tooldeck.tokens import (
+    TokenCounter,
+    TokenWorker,
+    count_here,
+    count_many,
+    count_texts,
+    count_with,
+    decode_request,
+    encode_request,
+)
 
 pytestmark = pytest.mark.timeout(120)
 TEXTS = ["", "hello world", "x\ud800y lone surrogate", "def f(a, b):\n    return a + b\n" * 400, "é" * 5000]
@@ -31,7 +39,7 @@ def installed() -> Iterator[list[TokenWorker]]:
 def _install(monkeypatch: pytest.MonkeyPatch, made: list[TokenWorker], command: list[str] | None = None) -> TokenWorker:
     worker = TokenWorker(command)
     made.append(worker)
-    monkeypatch.setattr(tokenizer, "_worker", worker)
+    monkeypatch.setattr(tokens, "_worker", worker)
     return worker
 
 
