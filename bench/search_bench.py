@@ -49,7 +49,7 @@ from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search import tools as search_tools
 from tooldeck.tools.search.model import ContentQuery
-from tooldeck.tools.search.ripgrep import RipgrepEngine
+from tooldeck.tools.search.rg_engine import RipgrepEngine
 from tooldeck.workspace.ripgrep import find_rg
 from tooldeck.workspace.roots import make_root
 

