@@ -34,9 +34,10 @@ def main() -> None:
     state = Path(tempfile.mkdtemp(prefix="tdk-terms-state-"))
     from tooldeck.context.query import parse_query
     from tooldeck.context.retrieve import content_terms, start_content
-    from tooldeck.context.term_index import DB_NAME, TermIndex
+    from tooldeck.context.term_index import TermIndex
     from tooldeck.context.universe import Universe
     from tooldeck.runtime import Runtime
+    from tooldeck.state.terms import DB_NAME
 
     try:
         ws = Runtime.for_dirs([str(tree)], state_dir=state).workspace

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
+from tooldeck.state.settings_table import SettingsTable
 from tooldeck.store.db import Store
 
 if TYPE_CHECKING:
@@ -39,18 +40,6 @@ if TYPE_CHECKING:
 
 SettingType = Literal["bool", "int", "float", "string", "enum"]
 Writer = Literal["person", "tool"]
-
-MIGRATIONS = [
-    """
-    CREATE TABLE settings (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL,
-        updated REAL NOT NULL
-    );
-    """,
-    # who wrote the row; every row before this column was written by app_settings
-    "ALTER TABLE settings ADD COLUMN set_by TEXT NOT NULL DEFAULT 'tool';",
-]
 
 ENDPOINT = "it names the endpoint that receives the API key and every prompt"
 SECRET = "it is a secret: the API key sent to the model endpoint"
@@ -374,7 +363,7 @@ class Settings:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        store.migrate("settings", MIGRATIONS)
+        self.table = SettingsTable(store)
         self._cache: dict[str, Any] = {}
         self._cache_at = 0.0
         self._lock = threading.Lock()
@@ -384,8 +373,7 @@ class Settings:
         with self._lock:
             if now - self._cache_at < _CACHE_SECONDS:
                 return self._cache
-        rows = self.store.execute("SELECT key, value, set_by FROM settings").fetchall()
-        data = {r["key"]: json.loads(r["value"]) for r in rows if _honoured(r["key"], r["set_by"])}
+        data = {key: value for key, value, by in self.table.rows() if _honoured(key, by)}
         with self._lock:
             self._cache, self._cache_at = data, now
         return data
@@ -411,16 +399,10 @@ class Settings:
         if spec.person_only and by != "person":
             raise denial(spec)
         if value is None:
-            with self.store.transaction() as db:
-                db.execute("DELETE FROM settings WHERE key=?", (key,))
+            self.table.delete(key)
         else:
             value = validate(spec, value)
-            with self.store.transaction() as db:
-                db.execute(
-                    "INSERT INTO settings(key, value, updated, set_by) VALUES(?, ?, ?, ?) ON CONFLICT(key) "
-                    "DO UPDATE SET value=excluded.value, updated=excluded.updated, set_by=excluded.set_by",
-                    (key, json.dumps(value), time.time(), by),
-                )
+            self.table.put(key, value, by)
         with self._lock:
             self._cache_at = 0.0
         return value

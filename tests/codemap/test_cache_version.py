@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tooldeck.codemap import cache
+from tooldeck.codemap import cache_key as cache
 
 HERE = Path(cache.__file__).parent
 

@@ -18,6 +18,7 @@ from tooldeck.context.builder import ContextBuilder
 from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe
 from tooldeck.runtime import Runtime
+from tooldeck.state.terms import DB_NAME
 from tooldeck.workspace.ripgrep import MAX_PER_FILE, MAX_SEARCH_BYTES
 
 WORDS = ["order", "node", "Query", "case-insensitive", "x.order", "runtime", "session_id", "pool"]
@@ -151,7 +152,7 @@ def test_builds_use_the_index_once_it_is_filled(runtime: Runtime, tree: Path) ->
 
 
 def test_a_broken_index_leaves_builds_on_ripgrep(runtime: Runtime, tree: Path, state_dir: Path) -> None:
-    (state_dir / ti_mod.DB_NAME).mkdir()  # the database cannot be opened
+    (state_dir / DB_NAME).mkdir()  # the database cannot be opened
     (tree / "billing.py").write_text("def quarterly_invoice_total(rows):\n    return sum(rows)\n")
     builder = ContextBuilder(runtime)
     for _ in range(2):

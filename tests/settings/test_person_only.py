@@ -171,7 +171,8 @@ def test_values_are_parsed_strictly_by_type(home: dict[str, Path]) -> None:
 
 def test_a_value_a_tool_stored_before_the_rule_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A state directory from before: app_settings had stored models.base_url."""
-    from tooldeck.settings import MIGRATIONS, Settings
+    from tooldeck.settings import Settings
+    from tooldeck.state.settings_table import MIGRATIONS
     from tooldeck.store.db import Store
 
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tooldeck.codemap import pool
-from tooldeck.codemap.cache import CodemapCache, StatRow, blob_key
+from tooldeck.codemap.cache_key import blob_key, extractor_version
 from tooldeck.codemap.entry import Entry, LazyCodemap, encode_skip
 from tooldeck.codemap.fill import MAX_INDEX_FILES, IndexFill, Submitter, dispatch, indexable_files
 from tooldeck.codemap.index import FileRecord, SymbolIndex
@@ -41,6 +41,7 @@ from tooldeck.codemap.model import Codemap, Reference, Skipped
 from tooldeck.codemap.render import render as render_codemap
 from tooldeck.codemap.unfit import unfit as _unfit
 from tooldeck.core.errors import ToolError
+from tooldeck.state.codemaps import CodemapCache, StatRow
 from tooldeck.workspace.content import content_hash, looks_binary, read_bytes
 from tooldeck.workspace.roots import Root
 
@@ -240,7 +241,7 @@ class CodemapService:
             with self._lock:
                 if self._cache is None:
                     cache = CodemapCache(self.rt.store)
-                    cache.prune_versions()
+                    cache.prune_versions(extractor_version())
                     self._cache = cache
         return self._cache
 

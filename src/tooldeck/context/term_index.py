@@ -12,8 +12,9 @@ boundaries, and its ``fts5vocab`` instance table yields, per file, how often
 each asked word occurs. A query of a dozen words takes 20-80 ms.
 
 The index lives in its own database in the state directory (bulk inserts never
-hold the main store's write lock) and is *contentless*: the texts are not kept
-a second time. A file that changes gets a new document; the old one is left
+hold the main store's write lock; its tables and queries are
+:mod:`tooldeck.state.terms`) and is *contentless*: the texts are not kept a
+second time. A file that changes gets a new document; the old one is left
 behind as a tombstone that no query maps back to a file, and when tombstones
 outnumber live documents the index is emptied and refilled. Processes sharing
 a state directory (a server and a ``tooldeck call``) take document numbers
@@ -49,11 +50,11 @@ from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.query import Query
 from tooldeck.context.retrieve import ContentSearch, FileInfo, content_terms, start_content
 from tooldeck.context.universe import RACY_NS, Stamp, Walked
-from tooldeck.store.db import Store
+from tooldeck.state import terms as term_db
+from tooldeck.state.terms import TermTables
 from tooldeck.workspace.ripgrep import MAX_PER_FILE, count_terms_in, searchable_bytes
 from tooldeck.workspace.roots import Workspace
 
-DB_NAME = "terms.sqlite3"
 BATCH = 256  # files per write transaction while filling
 REFILL_MIN_DEAD = 2_000  # tombstones tolerated before the index is emptied and refilled
 
@@ -62,29 +63,6 @@ _WORD = re.compile(r"[A-Za-z0-9_]+")  # a token of the index (the ascii tokenize
 # every byte of a multi-byte character becomes a space: ripgrep's --no-unicode word boundaries
 # see a non-ASCII byte as a non-word character, where the ascii tokenizer would keep it in a token
 _ASCII_ONLY = bytes(range(128)) + b" " * 128
-
-MIGRATIONS = [
-    """
-    CREATE TABLE term_files (
-        path TEXT PRIMARY KEY,
-        doc INTEGER,                -- NULL: not indexed (a link, binary, too large, unreadable)
-        size INTEGER NOT NULL,
-        mtime_ns INTEGER NOT NULL,
-        indexed_ns INTEGER NOT NULL,
-        digest BLOB
-    );
-    CREATE TABLE term_dead (doc INTEGER PRIMARY KEY);
-    CREATE VIRTUAL TABLE term_text USING fts5(body, content='', columnsize=0, tokenize="ascii tokenchars '_'");
-    CREATE VIRTUAL TABLE term_vocab USING fts5vocab(term_text, instance);
-    """,
-    # processes sharing a state directory take document numbers from here, inside their write
-    # transaction; ``epoch`` moves when one of them empties the index (the others' maps are void)
-    """
-    CREATE TABLE term_seq (id INTEGER PRIMARY KEY CHECK (id = 0), next_doc INTEGER NOT NULL, epoch INTEGER NOT NULL);
-    INSERT INTO term_seq(id, next_doc, epoch) SELECT 0, 1 + max(
-        coalesce((SELECT max(doc) FROM term_files), 0), coalesce((SELECT max(doc) FROM term_dead), 0)), 0;
-    """,
-]
 
 
 @dataclass(slots=True)
@@ -112,7 +90,7 @@ class TermIndex:
 
     def __init__(self, state_dir: Path) -> None:
         self._state_dir = state_dir
-        self._store: Store | None = None
+        self._tables: TermTables | None = None
         self._rows: dict[str, _Row] = {}
         self._next_doc = 1  # read from term_seq in each write transaction
         self._epoch = 0
@@ -209,11 +187,11 @@ class TermIndex:
         self, ws: Workspace, files: list[FileInfo], walked: Walked, roots: tuple[tuple[str, str], ...], gen: int
     ) -> None:
         try:
-            store = self._open()
+            tables = self._open()
             if self._emptied_elsewhere():
-                self._load(store)
+                self._load(tables)
             if self._too_many_tombstones():
-                self._empty(store)
+                self._empty(tables)
             for i in range(0, len(files), BATCH):
                 if gen != self._generation:
                     return
@@ -237,24 +215,24 @@ class TermIndex:
         """(Re-)index ``files`` (unless their stored stamp is trusted and not
         ``force``); forget ``gone_keys``. A file's document changes only when
         its bytes do."""
-        store = self._open()
+        tables = self._open()
         root_paths = {r.id: r.path for r in ws.roots}
         now = time.time_ns()
-        with self._lock, store.transaction() as db:
-            self._next_doc = db.execute("SELECT next_doc FROM term_seq").fetchone()[0]
+        with self._lock, tables.write() as db:
+            self._next_doc = term_db.next_doc(db)
             for root_id, rel in gone_keys:
                 path = f"{root_paths.get(root_id, '').rstrip('/')}/{rel}"
                 row = self._rows.pop(path, None)
                 if row is not None:
                     self._bury(db, row.doc)
-                    db.execute("DELETE FROM term_files WHERE path=?", (path,))
+                    term_db.forget_file(db, path)
             for f in files:
                 stamp = walked.stamp(f)
                 row = self._rows.get(f.abs)
                 if not force and row is not None and stamp is not None and _trusted(row, stamp):
                     continue
                 self._index_one(db, f, root_paths.get(f.root_id, ""), stamp or (f.size, 0), row, now)
-            db.execute("UPDATE term_seq SET next_doc=?", (self._next_doc,))
+            term_db.set_next_doc(db, self._next_doc)
 
     def _index_one(self, db, f: FileInfo, root_path: str, stamp: Stamp, row: _Row | None, now: int) -> None:  # type: ignore[no-untyped-def]
         data = searchable_bytes(root_path, f.abs, f.shown) if root_path else None
@@ -266,51 +244,41 @@ class TermIndex:
             doc = self._next_doc
             self._next_doc += 1
             text = data.translate(_ASCII_ONLY).decode("ascii")
-            db.execute("INSERT INTO term_text(rowid, body) VALUES(?, ?)", (doc, text))
+            term_db.put_text(db, doc, text)
         elif data is None and row is not None:
             self._bury(db, row.doc)
         self._rows[f.abs] = _Row(doc, stamp[0], stamp[1], now, digest)
-        db.execute(
-            "INSERT OR REPLACE INTO term_files(path, doc, size, mtime_ns, indexed_ns, digest) VALUES(?,?,?,?,?,?)",
-            (f.abs, doc, stamp[0], stamp[1], now, digest),
-        )
+        term_db.put_file(db, (f.abs, doc, stamp[0], stamp[1], now, digest))
 
     def _bury(self, db, doc: int | None) -> None:  # type: ignore[no-untyped-def]
         if doc is not None:
-            db.execute("INSERT OR IGNORE INTO term_dead(doc) VALUES(?)", (doc,))
+            term_db.bury(db, doc)
             self._dead += 1
 
-    def _empty(self, store: Store) -> None:
-        with self._lock, store.transaction() as db:
-            db.execute("INSERT INTO term_text(term_text) VALUES('delete-all')")
-            db.execute("DELETE FROM term_files")
-            db.execute("DELETE FROM term_dead")
-            db.execute("UPDATE term_seq SET epoch = epoch + 1")
-            self._epoch = db.execute("SELECT epoch FROM term_seq").fetchone()[0]
+    def _empty(self, tables: TermTables) -> None:
+        with self._lock, tables.write() as db:
+            self._epoch = term_db.empty(db)
             self._rows.clear()
             self._dead = 0
 
-    def _open(self) -> Store:
-        if self._store is None:
-            store = Store(self._state_dir, name=DB_NAME)
-            store.migrate("terms", MIGRATIONS)
-            self._load(store)
-            self._store = store
-        return self._store
+    def _open(self) -> TermTables:
+        if self._tables is None:
+            tables = TermTables(self._state_dir)
+            self._load(tables)
+            self._tables = tables
+        return self._tables
 
-    def _load(self, store: Store) -> None:
+    def _load(self, tables: TermTables) -> None:
         """The files' rows as stored (maybe by another process), and the epoch they belong to."""
-        with self._lock, store.transaction(immediate=False) as db:
-            self._epoch = db.execute("SELECT epoch FROM term_seq").fetchone()[0]
-            rows = db.execute("SELECT path, doc, size, mtime_ns, indexed_ns, digest FROM term_files")
+        with self._lock:
+            self._epoch, rows, self._dead = tables.load()
             self._rows = {path: _Row(*rest) for path, *rest in rows}
-            self._dead = db.execute("SELECT count(*) FROM term_dead").fetchone()[0]
 
     def _emptied_elsewhere(self) -> bool:
         """Another process sharing the state directory emptied the index since it was loaded."""
-        if self._store is None:
+        if self._tables is None:
             return False
-        return bool(self._store.execute("SELECT epoch FROM term_seq").fetchone()[0] != self._epoch)
+        return self._tables.epoch() != self._epoch
 
     # answering --------------------------------------------------------------------------
     def counts(self, ws: Workspace, files: list[FileInfo], terms: list[str]) -> list[tuple[str, Counted]]:
@@ -329,9 +297,7 @@ class TermIndex:
         per_root: dict[str, dict[str, Counter[str]]] = {}
         held: dict[int, set[str]] = {}  # doc -> the asked words it holds
         if asked:
-            marks = ",".join("?" * len(asked))
-            sql = f"SELECT doc, term, count(*) FROM term_vocab WHERE term IN ({marks}) GROUP BY doc, term"
-            for doc, term, n in self._open().execute(sql, list(asked)):
+            for doc, term, n in self._open().vocab_counts(asked):
                 f = by_doc.get(doc)
                 if f is None:
                     continue
@@ -357,12 +323,12 @@ class TermIndex:
         those the word is in: ``http client`` matches too); the counts are
         :func:`count_terms_in`'s."""
         docs: set[int] = set()
-        db = self._open()
+        tables = self._open()
         for parts in split.values():
             if not parts:
                 continue
             phrase = '"' + " ".join(parts) + '"'  # parts are [a-z0-9_]+: nothing to escape
-            docs.update(d for (d,) in db.execute("SELECT rowid FROM term_text WHERE term_text MATCH ?", (phrase,)))
+            docs.update(tables.phrase_docs(phrase))
         wanted: dict[str, set[str]] = {}  # root id -> rels to read
         for doc in docs:
             f = by_doc.get(doc)
@@ -379,8 +345,8 @@ class TermIndex:
                 hits.setdefault(rel, Counter()).update(counts)
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
+        if self._tables is not None:
+            self._tables.close()
 
 
 def _trusted(row: _Row, stamp: Stamp) -> bool:

@@ -26,25 +26,10 @@ from tooldeck.index.layout import Layout, check_name
 from tooldeck.index.model import BuildReport, Chunk, Hit
 from tooldeck.index.search import Mode, OpenIndex
 from tooldeck.index.sources import folder_source, package_source
+from tooldeck.state.index_registry import IndexRecord, IndexRegistry
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
-
-MIGRATIONS = [
-    """
-    CREATE TABLE index_registry (
-        name TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        source TEXT NOT NULL,
-        description TEXT NOT NULL DEFAULT '',
-        model TEXT NOT NULL,
-        generation TEXT NOT NULL,
-        files INTEGER NOT NULL,
-        chunks INTEGER NOT NULL,
-        built_at TEXT NOT NULL
-    );
-    """
-]
 
 HOW_TO_BUILD = {
     "markdown": 'index_markdown_docs {{"root": "<docs folder>", "index_name": "{name}"}} '
@@ -102,7 +87,7 @@ class IndexService:
         self._embedder = embedder
         self._open: dict[str, OpenIndex] = {}
         self._lock = threading.Lock()
-        self._migrated = False
+        self._registry: IndexRegistry | None = None  # migrated on the first build
 
     # providers -----------------------------------------------------------
     @property
@@ -165,25 +150,20 @@ class IndexService:
         return report
 
     def _record(self, spec: builder.BuildSpec, report: BuildReport) -> None:
-        store = self.rt.store
-        if not self._migrated:
-            store.migrate("index", MIGRATIONS)
-            self._migrated = True
-        with store.transaction() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO index_registry (name, kind, source, description, model, generation, files, "
-                "chunks, built_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, datetime('now'))",
-                (
-                    spec.name,
-                    spec.kind,
-                    spec.source,
-                    spec.description,
-                    report.model,
-                    report.generation,
-                    report.files,
-                    report.chunks,
-                ),
+        if self._registry is None:
+            self._registry = IndexRegistry(self.rt.store)
+        self._registry.record(
+            IndexRecord(
+                spec.name,
+                spec.kind,
+                spec.source,
+                spec.description,
+                report.model,
+                report.generation,
+                report.files,
+                report.chunks,
             )
+        )
 
     # searching -------------------------------------------------------------
     def open(self, name: str, kind: str | None = None) -> OpenIndex:

@@ -1,38 +1,28 @@
-"""The codemap cache in the SQLite store.
-
-Two tables:
+"""The codemap cache's tables (store domain ``codemap``).
 
 * ``codemap_blobs``: extraction results keyed by ``<version>:<language>:<content
-  hash>``. Content-addressed, so an unchanged file is never parsed twice, two
-  copies of one file share an entry, and two processes writing the same key
-  write the same bytes (``INSERT OR REPLACE`` is then harmless).
+  hash>`` (the key is made by :func:`tooldeck.codemap.cache_key.blob_key`).
+  Content-addressed, so an unchanged file is never parsed twice, two copies of
+  one file share an entry, and two processes writing the same key write the
+  same bytes (``INSERT OR REPLACE`` is then harmless). The ``skip`` column
+  repeats a skipped file's reason so a lookup needs no blob text.
 * ``codemap_files``: a stat cache ``(root, rel) → (size, mtime, inode, hash)`` so
   a warm pass need not even read unchanged files. An entry is trusted only
   when the file's mtime is older than the moment it was hashed by more than
   :data:`RACY_NS` (git's "racy clean" rule: a file rewritten within the same
   timestamp tick would otherwise look unchanged).
-
-The version folds in the query files and the extraction code, so changing a
-query invalidates old entries without a manual bump.
-
-Blobs are described in :mod:`tooldeck.codemap.entry`; the ``skip`` column
-repeats a skipped file's reason so a lookup needs no blob text.
+* ``codemap_meta``: the extractor version whose blobs were last pruned.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import os
-import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from tooldeck.store.db import Store
 
-FORMAT_VERSION = "1"
+DOMAIN = "codemap"
 RACY_NS = 2_000_000_000
 CHUNK = 500  # SQLite host parameters per IN (...) query stay well under the limit
 
@@ -60,49 +50,6 @@ MIGRATIONS: list[str] = [
 ]
 
 
-# the modules whose code shapes a payload: the tree it is read from (grammars, hollow*), what is
-# read (extract, specs, kinds), the references (lexer) and the stored form (entry, blob)
-_SHAPING = (
-    "extract.py", "specs.py", "kinds.py", "lexer.py", "grammars.py", "hollow.py", "hollow_braces.py",
-    "entry.py", "blob.py",
-)  # fmt: skip
-
-
-@functools.cache
-def extractor_version() -> str:
-    """A short fingerprint of everything that shapes a payload: that code,
-    the queries, and the installed versions of tree-sitter and its grammar
-    wheels (a new grammar may name its nodes differently)."""
-    here = Path(__file__).parent
-    h = hashlib.sha256(FORMAT_VERSION.encode())
-    code = [here / name for name in _SHAPING]
-    for path in [*sorted((here / "queries").glob("*.scm")), *code]:
-        h.update(path.name.encode())
-        h.update(path.read_bytes())
-    for name in _grammar_dists():
-        h.update(name.encode())
-    return h.hexdigest()[:10]
-
-
-def _grammar_dists() -> list[str]:
-    """``tree_sitter*-<version>.dist-info`` names on the path: listing the
-    folders is a millisecond where ``importlib.metadata`` takes ~70."""
-    found: set[str] = set()
-    for folder in {p for p in sys.path if p.endswith(("site-packages", "dist-packages"))}:
-        try:
-            found.update(n for n in os.listdir(folder) if n.startswith("tree_sitter") and n.endswith(".dist-info"))
-        except OSError:
-            continue
-    return sorted(found)
-
-
-def blob_key(language: str, digest: str) -> str:
-    return f"{extractor_version()}:{language}:{digest}"
-
-
-# the store ------------------------------------------------------------------
-
-
 @dataclass(frozen=True, slots=True)
 class StatRow:
     size: int
@@ -120,7 +67,7 @@ class StatRow:
 class CodemapCache:
     def __init__(self, store: Store) -> None:
         self.store = store
-        store.migrate("codemap", MIGRATIONS)
+        store.migrate(DOMAIN, MIGRATIONS)
 
     def stats(self, root: str, rels: Sequence[str]) -> dict[str, StatRow]:
         out: dict[str, StatRow] = {}
@@ -180,10 +127,10 @@ class CodemapCache:
                     [(*row, now) for row in stats],
                 )
 
-    def prune_versions(self) -> int:
-        """Drop blobs written by other extractor versions, once per version
-        per state directory (a marker row records that it was done)."""
-        version = extractor_version()
+    def prune_versions(self, version: str) -> int:
+        """Drop blobs written by other extractor versions than ``version``,
+        once per version per state directory (a marker row records that it
+        was done)."""
         row = self.store.execute("SELECT value FROM codemap_meta WHERE key='pruned_for'").fetchone()
         if row is not None and row[0] == version:
             return 0
