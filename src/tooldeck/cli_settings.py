@@ -41,10 +41,11 @@ KeyArg = Annotated[
 
 
 def _service(state_dir: Path | None) -> Any:
+    from tooldeck.config import load_config
     from tooldeck.settings import Settings
     from tooldeck.store.db import Store
 
-    return Settings(Store(state_dir))
+    return Settings(Store(state_dir), files=lambda: load_config(None))  # the person's own file: no root here
 
 
 def _fail(exc: Exception) -> typer.Exit:

@@ -64,7 +64,7 @@ class Runtime:
     def start(self) -> Runtime:
         """Restore persisted state before any tool is described: the launch
         workspace (its stored folders inside the trust boundary become roots)
-        and a stored ``output.budget_tokens``. Hosts call it once before
+        and an ``output.budget_tokens`` from the config files or the store. Hosts call it once before
         building the catalog, so the order of the catalog's domains does not
         matter; later calls do nothing. A broken store must not stop a server
         from starting: it is logged, and the tools report it on first use."""
@@ -81,7 +81,7 @@ class Runtime:
         try:
             workspace_service(self)
             settings = settings_service(self)
-            if settings.source("output.budget_tokens") == "stored":
+            if settings.source("output.budget_tokens") in ("config", "stored"):
                 self.budget_tokens = int(settings.get("output.budget_tokens"))
         except Exception as exc:  # reported by the tools on first use
             log.warning("tooldeck: could not restore workspace state from %s: %s", self.state_dir, exc)

@@ -13,24 +13,32 @@ written only with ``by="person"`` (``tooldeck settings set``, :mod:`tooldeck.cli
 a tool gets ``denied``. Each stored row records who wrote it, and a
 person-only value a tool stored (before the rule existed) is ignored.
 
-Effective value of a key: its environment variable when one is declared and
-set, else the stored value, else the default (SPEC §7: environment overrides).
-Domains read settings with :func:`setting` (cheap: one indexed SELECT, cached
-per process for a second so hot paths do not hammer SQLite).
+Effective value of a key, the one precedence (docs/configuration.md): its
+environment variable when one is declared and set; else ``<name> = ...``
+under ``[<group>]`` in the configuration files (the person's own file, and a
+project's ``.tooldeck.toml`` only as far as :mod:`tooldeck.config_authority`
+lets it: its safe subset, or all of it once the person approved its bytes;
+a value of the wrong type there is skipped); else the stored value; else the
+default (SPEC §7: environment overrides). Domains read settings with
+:func:`setting` (cheap: the files and the table are read at most once a
+second per process, so hot paths do not hammer the disk or SQLite).
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+import logging
 import math
 import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from tooldeck.config import Config, ConfigError, load_config
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.state.settings_table import SettingsTable
 from tooldeck.store.db import Store
@@ -38,6 +46,8 @@ from tooldeck.store.db import Store
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
 
+log = logging.getLogger("tooldeck.settings")
+Source = Literal["env", "config", "stored", "default"]
 SettingType = Literal["bool", "int", "float", "string", "enum"]
 Writer = Literal["person", "tool"]
 
@@ -359,37 +369,65 @@ def _num(x: float | None) -> str:
 
 
 class Settings:
-    """Reads and writes the registry's values in the store."""
+    """The effective value of each registry key (env, files, stored, default)
+    and the stored values' writes. ``files`` gives the merged configuration
+    files (None: no files, the stored table only)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, files: Callable[[], Config] | None = None) -> None:
         self.store = store
         self.table = SettingsTable(store)
-        self._cache: dict[str, Any] = {}
+        self._files = files
+        self._cache: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
         self._cache_at = 0.0
         self._lock = threading.Lock()
 
-    def _stored(self) -> dict[str, Any]:
+    def _layers(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(from the config files, stored), each key → value, re-read at most once a second."""
         now = time.monotonic()
         with self._lock:
             if now - self._cache_at < _CACHE_SECONDS:
                 return self._cache
-        data = {key: value for key, value, by in self.table.rows() if _honoured(key, by)}
+        stored = {key: value for key, value, by in self.table.rows() if _honoured(key, by)}
+        layers = (self._from_files(), stored)
         with self._lock:
-            self._cache, self._cache_at = data, now
-        return data
+            self._cache, self._cache_at = layers, now
+        return layers
 
-    def source(self, key: str) -> Literal["env", "stored", "default"]:
+    def _from_files(self) -> dict[str, Any]:
+        if self._files is None:
+            return {}
+        try:
+            cfg = self._files()
+        except ConfigError as exc:  # the person's broken file: its readers say so; settings fall through
+            log.warning("tooldeck: settings ignore the config files: %s", exc)
+            return {}
+        found: dict[str, Any] = {}
+        for key, spec in REGISTRY.items():
+            group, name = key.split(".", 1)
+            value = cfg.section(group).get(name)
+            if value is None:
+                continue
+            try:
+                found[key] = validate(spec, value)
+            except ToolError as exc:
+                log.warning("tooldeck: [%s] %s in the config is ignored: %s", group, name, exc.message)
+        return found
+
+    def source(self, key: str) -> Source:
         spec = lookup(key)
         if spec.env and os.environ.get(spec.env):
             return "env"
-        return "stored" if key in self._stored() else "default"
+        files, stored = self._layers()
+        return "config" if key in files else "stored" if key in stored else "default"
 
     def get(self, key: str) -> Any:
         """The effective value (secrets included: for code, never for models)."""
         spec = lookup(key)
         if spec.env and os.environ.get(spec.env):
             return os.environ[spec.env]
-        stored = self._stored()
+        files, stored = self._layers()
+        if key in files:
+            return files[key]
         return stored.get(key, spec.default)
 
     def set(self, key: str, value: Any, *, by: Writer = "tool") -> Any:
@@ -446,7 +484,12 @@ def _honoured(key: str, set_by: str) -> bool:
 
 
 def settings_service(rt: Runtime) -> Settings:
-    return rt.service("settings", lambda r: Settings(r.store))
+    return rt.service("settings", lambda r: Settings(r.store, files=lambda: _files_of(r)))
+
+
+def _files_of(rt: Runtime) -> Config:
+    """The configuration files of ``rt``: the person's, and what applies of the first root's project file."""
+    return load_config(rt.workspace.primary.path, state_dir=rt.state_dir)
 
 
 def setting(rt: Runtime, key: str) -> Any:

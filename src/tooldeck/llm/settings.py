@@ -1,13 +1,16 @@
 """Which endpoint, key and model a conversation uses.
 
-Precedence, most specific first: the environment (``OPENAI_BASE_URL``,
-``OPENAI_API_KEY``: SPEC §7, environment overrides), then a preset named by
-``<config model="...">`` (``[models.presets.<id>]`` in the config), then the
-``[models]`` table of the config files, then the stored settings
-(``models.base_url``/``models.api_key``, which only the person sets, with
-``tooldeck settings set``; ``models.default_model``, which ``app_settings``
-may also set). A preset may name its key by variable (``api_key_env``)
-so the key itself never sits in a file. A project's ``.tooldeck.toml``
+Precedence, most specific first (the one table: docs/configuration.md): the
+environment (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``: SPEC §7, environment
+overrides), then a preset named by ``<config model="...">``
+(``[models.presets.<id>]`` in the config), then the ``[models]`` table of the
+config files, then the stored settings (``models.base_url``/``models.api_key``,
+which only the person sets, with ``tooldeck settings set``;
+``models.default_model``, which ``app_settings`` may also set). The last two
+are the registry's own order (:func:`tooldeck.settings.setting`: env, files,
+stored, default); this module adds the conversation and the preset above them.
+A preset may name its key by variable (``api_key_env``) so the key itself
+never sits in a file. A project's ``.tooldeck.toml``
 sets ``base_url``, ``api_key`` and ``api_key_env`` only when the person
 approved it (:mod:`tooldeck.config_authority`): an endpoint receives the key.
 Config values are typed: ``stream = "1"`` is an error naming the key.

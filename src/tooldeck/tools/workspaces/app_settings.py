@@ -135,6 +135,8 @@ def build(rt: Runtime) -> Tool:
             note = ""
             if d["source"] == "env":
                 note = f" (note: environment variable {spec.env} is set and takes precedence)"
+            elif d["source"] == "config":
+                note = " (note: a config file sets it and takes precedence over the stored value)"
             elif spec.applies != "now":
                 note = f" (takes effect at the {spec.applies})"
             shown = "(hidden)" if spec.secret else json.dumps(d["value"])
