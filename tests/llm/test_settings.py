@@ -60,6 +60,16 @@ def test_environment_overrides_and_key_variables(cfg, monkeypatch: pytest.Monkey
     assert resolve_model(cfg, "fast").api_key == "fast-key"
 
 
+def test_the_default_model_has_one_order(cfg, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """TOOLDECK_MODEL > [models] default_model > stored, for a model call and for the agents' presets alike."""
+    from tooldeck.agents.models import default_model
+
+    rt = Runtime.for_dirs([tmp_path], state_dir=tmp_path / "state")
+    assert resolve_model(cfg).model == "gpt-4.1-mini" and default_model(rt, cfg) == "fast"
+    monkeypatch.setenv("TOOLDECK_MODEL", "env-model")
+    assert resolve_model(cfg).model == "env-model" and default_model(rt, cfg) == "env-model"
+
+
 def test_conversation_overrides_win_over_the_preset(cfg) -> None:  # type: ignore[no-untyped-def]
     m = resolve_model(cfg, "fast", api="chat", temperature=0.9, max_tokens=50, stream=False)
     assert (m.api, m.temperature, m.max_tokens, m.stream) == ("chat", 0.9, 50, False)

@@ -11,7 +11,6 @@ decides which model that is.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ from tooldeck.config import Config, ConfigError, load_config
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.settings import ModelConfig, resolve_model
+from tooldeck.llm.settings import default_model as resolve_default
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -55,19 +55,11 @@ def config_of(rt: Runtime) -> Config:
 
 
 def default_model(rt: Runtime, cfg: Config | None = None) -> str | None:
-    from tooldeck.settings import setting
-
-    if os.environ.get("TOOLDECK_MODEL"):
-        return os.environ["TOOLDECK_MODEL"]
-    cfg = cfg or config_of(rt)
-    name = cfg.section("models").get("default_model")
-    if name:
-        return str(name)
+    """The default model (:func:`tooldeck.llm.settings.default_model`: env, files, stored)."""
     try:
-        stored = setting(rt, "models.default_model")
-    except Exception:  # an unreadable store: no stored default
-        stored = None
-    return str(stored) if stored else None
+        return resolve_default(cfg or config_of(rt), rt)
+    except ModelError as exc:
+        raise ToolError(ErrorCode.INVALID_ARGUMENTS, str(exc)) from exc
 
 
 def presets(rt: Runtime, cfg: Config | None = None) -> list[Preset]:

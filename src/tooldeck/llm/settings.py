@@ -104,6 +104,19 @@ def _first(name: str, *candidates: tuple[str, Any]) -> Any:
     return None
 
 
+def default_model(config: Config | None, rt: Runtime | None = None) -> str | None:
+    """The default model: ``$TOOLDECK_MODEL``, else ``default_model`` under
+    ``[models]`` in ``config``, else the stored setting (the registry's
+    order, :func:`tooldeck.settings.setting`)."""
+    models = config.section("models") if config is not None else {}
+    return _first(  # type: ignore[no-any-return]
+        "model",
+        ("TOOLDECK_MODEL", os.environ.get("TOOLDECK_MODEL")),
+        ("models.default_model", models.get("default_model")),
+        ("stored setting models.default_model", _stored(rt, "models.default_model")),
+    )
+
+
 def resolve_model(
     config: Config | None, model: str | None = None, *, rt: Runtime | None = None, **overrides: Any
 ) -> ModelConfig:
@@ -114,8 +127,7 @@ def resolve_model(
     (kind ``config``) when no model is named anywhere, or a value has the wrong type."""
     models = config.section("models") if config is not None else {}
     presets = models.get("presets") if isinstance(models.get("presets"), dict) else {}
-    name = _first("model", ("the model name", model), ("models.default_model", models.get("default_model")),
-                  ("stored setting models.default_model", _stored(rt, "models.default_model")))  # fmt: skip
+    name = _first("model", ("the model name", model)) or default_model(config, rt)
     if name is None:
         raise ModelError(
             "config",
