@@ -1,16 +1,40 @@
-"""Where do a chunk's lines sit in the file? The fuzz ladder. No I/O.
+"""Where do lines sit in a file? The one fuzz ladder of both edit tools. No I/O.
 
-Codex's ``seek_sequence`` order, which models are trained against: compare
-lines exactly, then ignoring trailing whitespace, then ignoring surrounding
-whitespace, then after mapping typographic punctuation (dashes, curly quotes,
-odd spaces) to ASCII. The first level that finds the lines wins; within a
-level the first position at or after the cursor wins (chunks come in file
-order).
+One ladder of line keys, each stage looser than the one before; a tool walks
+the stages it names, in order, and the first stage that finds the lines wins:
 
-Each fuzzier level's line keys are computed once per file, when first needed,
-so a 300-chunk patch on a 20,000-line file costs a short C-speed walk
-from the cursor per chunk (or an index look-up when the pattern starts with
-a line that is everywhere) rather than a Python scan.
+===============================  ======================================  ===========  ===========
+stage                            key of a line                           apply_patch  apply_edits
+===============================  ======================================  ===========  ===========
+0 exact                          the line                                yes (1)      yes (2)
+1 trailing whitespace ignored    ``rstrip()``                            yes          —
+2 surrounding whitespace ignored ``strip()``                             yes          —
+3 unicode punctuation normalised ``strip()``, typographic dashes,        yes          —
+                                 quotes and spaces as ASCII
+4 inner whitespace collapsed     runs of whitespace as one space,        —            yes
+                                 stripped ("whitespace-flexible")
+fuzzy                            stage 4's keys, windows scored by       —            yes
+                                 :class:`difflib.SequenceMatcher`
+===============================  ======================================  ===========  ===========
+
+(1) its fast path, :mod:`exact`: one ``find`` on the file's bytes.
+(2) on the text itself (:mod:`match`: a substring, then with doubled escapes
+decoded), before the line stages.
+
+apply_patch follows Codex's ``seek_sequence`` order (stages 0-3), which models
+are trained against; within a stage the first position at or after the
+cursor wins (chunks come in file order). apply_edits takes stage 4 and the
+fuzzy window over the same :class:`LineIndex`, so the keys a file's lines get
+are computed once for both of its stages. The fast paths are stage 0 done
+without splitting the file into lines (:mod:`exact` on the bytes, fed by the
+bulk parse of :mod:`plain`); whenever one cannot place a chunk, the caller
+runs this ladder from stage 0, so no leniency is lost.
+
+Each looser stage's line keys are computed once per file, when first needed
+(one C-speed ``map`` of a ``str`` method for stages 1 and 2), so a 300-chunk
+patch on a 20,000-line file costs a short C-speed walk from the cursor per
+chunk (or an index look-up when the pattern starts with a line that is
+everywhere) rather than a Python scan.
 
 When nothing matches, :func:`nearest` finds the window that shares the most
 lines with the pattern so the error can show the model what the file really
@@ -22,10 +46,20 @@ from __future__ import annotations
 import bisect
 import difflib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
-LEVELS = ("exact", "trailing whitespace ignored", "surrounding whitespace ignored", "unicode punctuation normalised")
-FUZZIEST = len(LEVELS) - 1
+LEVELS = (
+    "exact",
+    "trailing whitespace ignored",
+    "surrounding whitespace ignored",
+    "unicode punctuation normalised",
+    "inner whitespace collapsed",
+)
+EXACT, RSTRIP, STRIP, PUNCT, COLLAPSED = range(len(LEVELS))
+PATCH_LEVELS = (EXACT, RSTRIP, STRIP, PUNCT)  # apply_patch's stages (Codex's order)
+PATCH_LADDER = tuple(LEVELS[level] for level in PATCH_LEVELS)
+FUZZIEST = PUNCT  # the loosest key apply_patch knows: what :func:`nearest` compares
 
 _PUNCT = str.maketrans(
     {
@@ -37,14 +71,20 @@ _PUNCT = str.maketrans(
 )
 
 
-def normalise(line: str, level: int) -> str:
-    if level == 0:
-        return line
-    if level == 1:
-        return line.rstrip()
-    if level == 2:
-        return line.strip()
+def _punct(line: str) -> str:
     return line.strip().translate(_PUNCT)
+
+
+def collapse(line: str) -> str:
+    return " ".join(line.split())
+
+
+_KEY: tuple[Callable[[str], str], ...] = (str, str.rstrip, str.strip, _punct, collapse)
+
+
+def normalise(line: str, level: int) -> str:
+    """``line``'s key at stage ``level``."""
+    return line if level == EXACT else _KEY[level](line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +104,7 @@ class LineIndex:
     def keys(self, level: int) -> list[str]:
         keys = self._keys.get(level)
         if keys is None:
-            keys = self._keys[level] = [normalise(line, level) for line in self.lines]
+            keys = self._keys[level] = list(map(_KEY[level], self.lines))
         return keys
 
     def positions(self, level: int, key: str) -> list[int]:
@@ -111,20 +151,33 @@ class LineIndex:
         keys = self.keys(level)
         return all(keys[start + j] == p for j, p in enumerate(pattern))
 
-    def seek(self, pattern: list[str], start: int, *, end_of_file: bool = False) -> Found | None:
-        """First position ≥ ``start`` where ``pattern`` matches, trying each level
-        in turn. With ``end_of_file`` the pattern is first tried as the file's
-        last lines (at every level) before an ordinary search."""
+    def find_all(self, pattern: list[str], level: int) -> list[int]:
+        """Every start where ``pattern`` matches at stage ``level``, first to
+        last, none overlapping the one before."""
+        pat = [normalise(p, level) for p in pattern]
+        hits: list[int] = []
+        at = self._scan(level, pat, 0) if pat else None
+        while at is not None:
+            hits.append(at)
+            at = self._scan(level, pat, at + len(pat))
+        return hits
+
+    def seek(
+        self, pattern: list[str], start: int, *, end_of_file: bool = False, levels: tuple[int, ...] = PATCH_LEVELS
+    ) -> Found | None:
+        """First position ≥ ``start`` where ``pattern`` matches, trying each of
+        ``levels`` in turn. With ``end_of_file`` the pattern is first tried as
+        the file's last lines (at every level) before an ordinary search."""
         m, n = len(pattern), len(self.lines)
         if m == 0:
             return Found(min(start, n), 0)
         if m > n:
             return None
         if end_of_file:
-            for level in range(len(LEVELS)):
+            for level in levels:
                 if self._at(level, [normalise(p, level) for p in pattern], n - m):
                     return Found(n - m, level)
-        for level in range(len(LEVELS)):
+        for level in levels:
             pat = pattern if level == 0 else [normalise(p, level) for p in pattern]
             found = self._scan(level, pat, start)
             if found is not None:

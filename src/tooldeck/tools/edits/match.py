@@ -1,12 +1,14 @@
-"""Where does a search block sit in a file? apply_edits' matching ladder. Pure.
+"""Where does a search block sit in a file? apply_edits' stages of the one
+fuzz ladder (:mod:`locate`). Pure.
 
 1. the exact text (it must occur once, unless ``all``);
 2. the same after decoding escapes a model doubled (``\\n`` typed as two
    characters because the JSON was escaped twice);
-3. whole lines equal once indentation and runs of spaces are ignored;
-4. a fuzzy line window at least ``threshold`` similar, and clearly better
-   than any other window (two close candidates are an ``ambiguous`` error
-   naming both, never a guess).
+3. whole lines equal once indentation and runs of spaces are ignored (the
+   ladder's stage "inner whitespace collapsed", :meth:`LineIndex.find_all`);
+4. a fuzzy line window at least ``threshold`` similar over the same keys, and
+   clearly better than any other window (two close candidates are an
+   ``ambiguous`` error naming both, never a guess).
 
 Levels 3 and 4 replace whole lines and re-indent the replacement to the
 matched block (:mod:`reindent`). Several matches where one is required are
@@ -21,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.edits.locate import LineIndex, nearest
+from tooldeck.tools.edits.locate import COLLAPSED, LineIndex, collapse, nearest
 from tooldeck.tools.edits.reindent import reindent
 
 LADDER = ("exact", "escape-decoded", "whitespace-flexible", "fuzzy")
@@ -49,7 +51,8 @@ def decode_escapes(text: str) -> str:
 
 
 class Lines:
-    """A text's lines and where each starts (for offsets ↔ line numbers).
+    """A text's lines, where each starts (for offsets ↔ line numbers), and
+    their :class:`LineIndex` (the ladder's keys, shared by the line stages).
 
     Built on first use: the exact levels only need the line numbers of their
     matches, which :func:`line_numbers` counts without splitting a (possibly
@@ -59,12 +62,19 @@ class Lines:
         self.text = text
         self._lines: list[str] | None = None
         self._starts: list[int] | None = None
+        self._index: LineIndex | None = None
 
     @property
     def lines(self) -> list[str]:
         if self._lines is None:
             self._lines = self.text.split("\n")
         return self._lines
+
+    @property
+    def index(self) -> LineIndex:
+        if self._index is None:
+            self._index = LineIndex(self.lines)
+        return self._index
 
     @property
     def starts(self) -> list[int]:
@@ -93,10 +103,6 @@ def line_numbers(text: str, offsets: list[int]) -> list[int]:
         prev = off
         out.append(line)
     return out
-
-
-def _key(line: str) -> str:
-    return " ".join(line.split())
 
 
 def _trim_blank(lines: list[str]) -> list[str]:
@@ -167,17 +173,8 @@ def _line_span(lines: Lines, first: int, count: int, s_lines: list[str], r_lines
 
 
 def _flexible(lines: Lines, s_lines: list[str], r_lines: list[str], all: bool, name: str) -> list[Span] | None:
-    want = [_key(x) for x in s_lines]
-    keys = [_key(x) for x in lines.lines]
-    m = len(want)
-    hits: list[int] = []
-    p = 0
-    while p + m <= len(keys):
-        if keys[p] == want[0] and keys[p : p + m] == want:
-            hits.append(p)
-            p += m
-        else:
-            p += 1
+    m = len(s_lines)
+    hits = lines.index.find_all(s_lines, COLLAPSED)
     if not hits:
         return None
     if len(hits) > 1 and not all:
@@ -191,8 +188,8 @@ def _fuzzy(
     m, n = len(s_lines), len(lines.lines)
     scored: list[tuple[float, int]] = []
     if m <= n <= FUZZY_MAX_LINES and not all:
-        keys = [_key(x) for x in lines.lines]
-        target = "\n".join(_key(x) for x in s_lines)
+        keys = lines.index.keys(COLLAPSED)
+        target = "\n".join(collapse(x) for x in s_lines)
         matcher = difflib.SequenceMatcher(None, autojunk=False)
         matcher.set_seq2(target)
         for p in range(n - m + 1):
@@ -233,7 +230,7 @@ def _no_match(lines: Lines, s_lines: list[str], name: str, all: bool) -> ToolErr
     tried = ", ".join(LADDER[:3] if all else LADDER)
     msg = f"the search text was not found in {name} (tried {tried}"
     msg += "; fuzzy matching is not used with all=true)" if all else f" at {THRESHOLD:.0%} similarity)"
-    cand = nearest(LineIndex(lines.lines), s_lines)
+    cand = nearest(lines.index, s_lines)
     details: dict[str, object] = {"tried": list(LADDER)}
     if cand is not None:
         shown = lines.lines[cand.start : cand.start + min(len(s_lines), 12)]

@@ -22,11 +22,20 @@ from dataclasses import dataclass, field
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.tools.edits.exact import Replacement, Spliced, apply_exact, apply_exact_bytes, apply_plain_bytes
-from tooldeck.tools.edits.locate import FUZZIEST, LEVELS, Found, LineIndex, close_lines, nearest, normalise
+from tooldeck.tools.edits.locate import (
+    FUZZIEST,
+    LEVELS,
+    PATCH_LADDER,
+    Found,
+    LineIndex,
+    close_lines,
+    nearest,
+    normalise,
+)
 from tooldeck.tools.edits.textfile import TextFile
 from tooldeck.tools.edits.v4a_parser import AddFile, Chunk, DeleteFile, Patch, UpdateFile
 
-TRIED = ", ".join(LEVELS)
+TRIED = ", ".join(PATCH_LADDER)
 SHOW_LINES = 12
 
 
@@ -288,7 +297,7 @@ def _mismatch(index: LineIndex, chunk: Chunk, old: list[str], cursor: int, name:
     if len([op for op, _ in chunk.ops if op != "+"]) > SHOW_LINES:
         expected += "\n    ..."
     cand = nearest(index, old, cursor)
-    details: dict[str, object] = {"path": name, "chunk": number, "patch_line": chunk.line, "fuzz": list(LEVELS)}
+    details: dict[str, object] = {"path": name, "chunk": number, "patch_line": chunk.line, "fuzz": list(PATCH_LADDER)}
     if cand is not None:
         shown_lines = index.lines[cand.start : cand.start + min(len(old), SHOW_LINES)]
         marks = []
