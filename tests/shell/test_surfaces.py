@@ -75,7 +75,7 @@ command = "python3 --version"
     assert done.returncode == 0, done.stderr
     # .git and HEAD: the read-only placeholders of a root without a repository (gitguard), and those of
     # the agent-client configuration it lacks; all gone afterwards
-    placeholders = [".claude", ".codex", ".cursor", ".gemini", ".git", ".mcp.json", ".vscode", "HEAD"]
+    placeholders = [".claude", ".claude.json", ".codex", ".cursor", ".gemini", ".git", ".mcp.json", ".vscode", "HEAD"]
     assert json.loads(done.stdout)["stdout"].split() == sorted([*placeholders, ".tooldeck.toml", "made"])
     assert sorted(p.name for p in root.iterdir()) == [".tooldeck.toml", "made"]
     done = cli(root, state_dir, "py_version", {})

@@ -19,6 +19,7 @@ from tooldeck.workspace.roots import CLIENT_CONFIG, client_config_name
 
 CONFIGS = [
     ".mcp.json",
+    ".claude.json",
     ".codex/config.toml",
     ".claude/settings.json",
     ".claude/settings.local.json",

@@ -50,7 +50,7 @@ VCS_METADATA = frozenset({".git", ".hg", ".svn", ".jj"})
 # one of these names, at any depth of a root, is refused. The shell sandbox binds the
 # same names read-only (:mod:`tooldeck.shell.gitguard`).
 CLIENT_CONFIG_DIRS = frozenset({".claude", ".codex", ".gemini", ".cursor", ".vscode"})
-CLIENT_CONFIG_FILES = frozenset({".mcp.json", ".tooldeck.toml"})
+CLIENT_CONFIG_FILES = frozenset({".mcp.json", ".claude.json", ".tooldeck.toml"})  # .claude.json: a home as root
 CLIENT_CONFIG = CLIENT_CONFIG_DIRS | CLIENT_CONFIG_FILES
 # C0 controls, DEL and C1 controls: never part of a name tooldeck creates
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
