@@ -9,7 +9,8 @@ Latency (N calls per case, the cases in turn in blocks of 10 calls, in this proc
   (everything but bubblewrap: what tooldeck itself adds);
 * tooldeck: a whole ``shell`` tool call through the Toolbox — decode, policy
   (PATH resolution, wrapper inspection), audit log (3 JSONL lines), git guard
-  (placeholders of a root without a repository, nested .git scan), sandbox
+  (placeholders of a root without a repository and of the agent-client
+  configuration it lacks, nested .git scan), sandbox
   argv, pids cgroup, spawn, pump, render.
 
 The bwrap and tool rows come "before" (the bwrap options as they were before
@@ -118,13 +119,18 @@ def without_new_flags(argv: list[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def variant(new_flags: bool, git_guard: bool):  # type: ignore[no-untyped-def]
-    """The tool with or without the new privilege options and the git guard (same processes)."""
+def variant(new_flags: bool, git_guard: bool, client_config: bool = True):  # type: ignore[no-untyped-def]
+    """The tool with or without the new privilege options, the git guard, and the guard's
+    agent-client configuration placeholders and binds (same processes)."""
+    import tooldeck.shell.gitguard as gitguard
     import tooldeck.shell.service as service
     from tooldeck.shell.gitguard import GitGuard
 
     saved = (service.bwrap_argv, service.seccomp_program, service.ShellService._git_guard)
+    names = gitguard.CLIENT_CONFIG
     try:
+        if not client_config:
+            gitguard.CLIENT_CONFIG = frozenset()
         if not new_flags:
             service.bwrap_argv = lambda exe, plan, cmd: without_new_flags(saved[0](exe, plan, cmd))
             service.seccomp_program = lambda: None
@@ -133,6 +139,7 @@ def variant(new_flags: bool, git_guard: bool):  # type: ignore[no-untyped-def]
         yield
     finally:
         service.bwrap_argv, service.seccomp_program, service.ShellService._git_guard = saved
+        gitguard.CLIENT_CONFIG = names
 
 
 def latency(runs: int) -> list[tuple[str, list[float], float]]:
@@ -161,8 +168,9 @@ def latency(runs: int) -> list[tuple[str, list[float], float]]:
                 if fd is not None:
                     os.close(fd)
 
-        def tool_call(name: str = "shell", new_flags: bool = True, git_guard: bool = True, on=box) -> None:  # type: ignore[no-untyped-def]
-            with variant(new_flags, git_guard):
+        def tool_call(name: str = "shell", new_flags: bool = True, git_guard: bool = True, on=box,  # type: ignore[no-untyped-def]
+                      client_config: bool = True) -> None:  # fmt: skip
+            with variant(new_flags, git_guard, client_config):
                 res = on.call_sync(name, args)
             assert not res.is_error and "[exit 0" in res.text, res.text
 
@@ -173,6 +181,7 @@ def latency(runs: int) -> list[tuple[str, list[float], float]]:
             ("tooldeck, sandbox off", lambda: tool_call("shell_nosandbox")),
             ("tooldeck tool, before", lambda: tool_call(new_flags=False, git_guard=False)),
             ("tooldeck, +caps/seccomp", lambda: tool_call(git_guard=False)),
+            ("tooldeck, no client-config", lambda: tool_call(client_config=False)),
             ("tooldeck tool (all)", tool_call),
             ("tooldeck (all), repo root", lambda: tool_call(on=repo_box)),
         ], runs)  # fmt: skip
@@ -236,6 +245,8 @@ def main() -> None:
     bwrap = delta("bwrap only, before", "bwrap only, +caps/seccomp")
     print(f"--cap-drop ALL + --disable-userns + seccomp: bwrap {bwrap}, tool {delta(*flags)}; "
           f"git guard on a repo-less root {delta(flags[1], 'tooldeck tool (all)')}")  # fmt: skip
+    print(f"agent-client configuration placeholders and binds (8 names): "
+          f"{delta('tooldeck, no client-config', 'tooldeck tool (all)')}")  # fmt: skip
     added = med["tooldeck tool (all)"] - base
     print(f"goal: tooldeck adds < 30 ms per call -> {'met' if added < 30 else 'NOT met'} ({added:.1f} ms)")
     results = flood()

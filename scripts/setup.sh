@@ -54,24 +54,30 @@ fi
 # The reference MCP filesystem server (client-mount tests, benchmarks) and the
 # agent clients tooldeck is tested inside (tests/clients: Codex CLI, Claude Code,
 # Gemini CLI): installed from the npm registry into .cache/node when node is here.
+# Pinned: a client update changes its wire, its config keys and what it fetches at
+# start; a new version comes in by changing the pin here (and the tests passing).
 node_dir="$here/.cache/node"
 npm_packages=(
-  "@modelcontextprotocol/server-filesystem"
-  "@openai/codex"
-  "@anthropic-ai/claude-code"
-  "@google/gemini-cli"
+  "@modelcontextprotocol/server-filesystem@2026.8.31"
+  "@openai/codex@0.171.0"
+  "@anthropic-ai/claude-code@2.1.197"
+  "@google/gemini-cli@0.61.0"
 )
 if [ -z "$extras" ]; then
   :  # serving needs no node: only the tests and benchmarks use these packages
 elif command -v npm >/dev/null 2>&1; then
   missing=()
-  for pkg in "${npm_packages[@]}"; do
-    [ -f "$node_dir/node_modules/$pkg/package.json" ] || missing+=("$pkg")
+  for spec in "${npm_packages[@]}"; do
+    pkg="${spec%@*}" version="${spec##*@}"
+    manifest="$node_dir/node_modules/$pkg/package.json"
+    installed=""
+    [ -f "$manifest" ] && installed=$(node -p "require(process.argv[1]).version" "$manifest" 2>/dev/null || true)
+    [ "$installed" = "$version" ] || missing+=("$spec")
   done
   if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]} into $node_dir"
     mkdir -p "$node_dir"
-    npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error "${missing[@]}" \
+    npm install --prefix "$node_dir" --save-exact --no-audit --no-fund --loglevel=error "${missing[@]}" \
       || echo "setup: npm install failed; the tests that need ${missing[*]} will fail until they are installed"
   fi
 else

@@ -72,6 +72,23 @@ def test_json_clients_project_scope(client: str, where: str, key: str, home: Pat
         assert entry["trust"] is True and entry["timeout"] >= 60_000
 
 
+def test_a_config_written_inside_a_served_root_is_said(home: Path, root: Path) -> None:
+    """Project scope with no root named serves the project itself: the person is told
+    the file lies where a model works (and what guards it), once per file written."""
+    done = connect("claude", "--write", "--scope", "project", home=home, cwd=root)
+    assert done.returncode == 0, done.stderr
+    for name in (".mcp.json", ".claude/settings.local.json"):
+        assert f"note: {root / name} is inside {root}, a folder this entry serves" in done.stderr, done.stderr
+    assert "agent-client configuration is protected" in done.stderr
+    user = connect("claude", str(home.parent / "elsewhere"), "--write", home=home, cwd=root)
+    assert user.returncode == 2  # not a folder
+    (home.parent / "elsewhere").mkdir()
+    user = connect("claude", str(home.parent / "elsewhere"), "--write", home=home, cwd=root)
+    assert user.returncode == 0 and "note:" not in user.stderr, user.stderr  # ~/.claude.json: outside the root
+    inside = connect("gemini", str(home), "--write", home=home, cwd=root)  # a root holding the user's own config
+    assert f"note: {home / '.gemini' / 'settings.json'} is inside {home}" in inside.stderr, inside.stderr
+
+
 def test_print_writes_nothing_and_bad_input_is_refused(home: Path, root: Path) -> None:
     shown = connect("claude", str(root), home=home, cwd=root)
     assert shown.returncode == 0 and '"alwaysLoad": true' in shown.stdout and "claude mcp add" in shown.stdout

@@ -1,7 +1,8 @@
 """A project's `.tooldeck.toml` grants no authority unless the person approved it,
-driven as a model would drive it: the file is written with `apply_patch` through
-`tooldeck call`, then the shell runs through `tooldeck call shell`, and every
-outcome is checked from the host (a listener on 127.0.0.1, a file outside the
+driven as a model would drive it: `apply_patch` through `tooldeck call` may not
+write the file (agent-client configuration is the person's), so it arrives as a
+clone would bring it, written on the host; then the shell runs through
+`tooldeck call shell`, and every outcome is checked from the host (a listener on 127.0.0.1, a file outside the
 roots, the environment variable's value), never from tooldeck's own report."""
 
 from __future__ import annotations
@@ -50,13 +51,17 @@ class Box:
         return self.call("shell", {"program": program, "arguments": list(arguments)})
 
     def model_writes(self, body: str) -> None:
-        """The model adds the project file with apply_patch (deleting the old one first)."""
-        if self.project.exists():
-            res = self.call("apply_patch", "*** Begin Patch\n*** Delete File: .tooldeck.toml\n*** End Patch")
-            assert res.returncode == 0, res.stderr
+        """The model tries to add the project file with apply_patch: refused
+        (``protected``), the file as it was. The same text then arrives the way
+        the model cannot stop (a clone, a pulled commit: written on the host),
+        and must still grant nothing unapproved."""
+        before = self.project.read_bytes() if self.project.exists() else None
         lines = "".join(f"+{line}\n" for line in body.splitlines())
-        res = self.call("apply_patch", f"*** Begin Patch\n*** Add File: .tooldeck.toml\n{lines}*** End Patch")
-        assert res.returncode == 0 and self.project.exists(), res.stderr
+        for patch in ("*** Delete File: .tooldeck.toml\n", f"*** Add File: .tooldeck.toml\n{lines}"):
+            res = self.call("apply_patch", f"*** Begin Patch\n{patch}*** End Patch")
+            assert res.returncode == 1 and "error [protected]" in res.stderr, res.stderr
+            assert (self.project.read_bytes() if self.project.exists() else None) == before
+        self.project.write_text(body if body.endswith("\n") else body + "\n")
 
 
 @pytest.fixture

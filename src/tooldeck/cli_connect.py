@@ -7,6 +7,7 @@ adds it there (keeping everything else the file holds). See
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Annotated
@@ -30,6 +31,18 @@ def _serve_flags(
     for parent in allow or []:
         flags += ["--allow-root", str(parent.resolve())]
     return flags
+
+
+def _served_holding(paths: list[Path], roots: list[Path]) -> list[tuple[Path, Path]]:
+    """Each written file that lies inside a folder the entry serves, with that folder."""
+    out = []
+    for p in paths:
+        real = Path(os.path.realpath(p))
+        for r in roots:
+            if real.is_relative_to(os.path.realpath(r)):
+                out.append((p, r))
+                break
+    return out
 
 
 def _env_pairs(pairs: list[str] | None) -> dict[str, str]:
@@ -102,5 +115,12 @@ def connect(
         raise typer.Exit(1) from exc
     for p in written:
         typer.echo(f"tooldeck: wrote {p}", err=True)
+    # no root named: the server serves the folder the client starts in, the project for project scope
+    served = list(roots or []) or ([project] if scope == "project" else [])
+    for p, r in _served_holding(written, served):
+        note = (f"tooldeck: note: {p} is inside {r}, a folder this entry serves: tooldeck's tools and sandboxed "
+                "shell never change it (agent-client configuration is protected), but the client's own file tools "
+                "can; check it (git diff) before the client's next start, or use --scope user")  # fmt: skip
+        typer.echo(note, err=True)
     if client == "claude" and config is not None and not ask:
         typer.echo(f"tooldeck: to run its tools without a prompt, add 'mcp__{name}' to permissions.allow", err=True)

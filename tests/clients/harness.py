@@ -2,11 +2,20 @@
 scripted model server, with tooldeck as its stdio MCP server.
 
 Each client is the npm package scripts/setup.sh --dev installs into
-``.cache/node``; each run gets a private home (its config files, sessions and
-caches live there, never in the developer's), a proxy on a closed loopback
-port for anything but 127.0.0.1 (a client's update check or telemetry is
-refused at once instead of reaching the internet), and at most
-:data:`BOUND` seconds.
+``.cache/node`` (versions pinned there); each run gets
+
+* a network namespace of its own with only a loopback
+  (:class:`tests.clients.netns.LoopbackOnly`), where the scripted model server
+  listens: an update check, telemetry or a flag fetch fails at once and
+  nothing reaches the internet or the host's loopback;
+* an environment built from an allow-list (:func:`client_env`), not this
+  process's: PATH, a private HOME, TMPDIR and XDG folders under it, the
+  locale, and what :func:`configure` adds for the client (its config home,
+  the model URL and a fake key); the developer's keys, tokens and config
+  locations never reach a client (tooldeck's own variables reach the MCP
+  server only through the entry ``tooldeck connect`` writes);
+* a private home (its config files, sessions and caches live there, never in
+  the developer's), and at most :data:`BOUND` seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.clients.model_server import ScriptedModel
+from tests.clients.netns import LoopbackOnly
 from tests.support.require import REPO
 
 BOUND = 30.0  # seconds a client run may take, start to exit
@@ -47,14 +57,25 @@ def tooldeck_env() -> dict[str, str]:
     return {k: os.environ[k] for k in keep if k in os.environ}
 
 
+CLIENT_ENV = frozenset({  # every variable a client may get: these, and what configure() sets for it
+    "PATH", "HOME", "TMPDIR", "LANG", "NO_COLOR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+    "XDG_STATE_HOME", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy",
+})  # fmt: skip
+
+
 def client_env(home: Path, closed_port: int) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    """The allow-listed environment of a client run (nothing inherited but PATH).
+    The proxy on a closed port stays as a second fence behind the namespace."""
     proxy = f"http://127.0.0.1:{closed_port}"
-    env.update(
-        HOME=str(home), HTTP_PROXY=proxy, HTTPS_PROXY=proxy, http_proxy=proxy, https_proxy=proxy,
-        NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", NO_COLOR="1",
-    )  # fmt: skip
-    return env
+    for sub in ("tmp", ".config", ".cache", ".local/share", ".local/state"):
+        (home / sub).mkdir(parents=True, exist_ok=True)
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "TMPDIR": str(home / "tmp"),
+        "LANG": "C.UTF-8", "NO_COLOR": "1", "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_CACHE_HOME": str(home / ".cache"), "XDG_DATA_HOME": str(home / ".local/share"),
+        "XDG_STATE_HOME": str(home / ".local/state"), "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy,
+        "http_proxy": proxy, "https_proxy": proxy, "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost",
+    }  # fmt: skip
 
 
 def connect(client: str, root: Path, state: Path, env: dict[str, str]) -> None:
@@ -64,7 +85,8 @@ def connect(client: str, root: Path, state: Path, env: dict[str, str]) -> None:
             "--command", f"{sys.executable} -m tooldeck"]  # fmt: skip
     for k, v in tooldeck_env().items():
         argv += ["--env", f"{k}={v}"]
-    done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    own = {k: v for k, v in tooldeck_env().items() if k == "PYTHONPATH"}  # the checkout's tooldeck, run here
+    done = subprocess.run(argv, cwd=root, env={**env, **own}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, f"tooldeck connect {client} failed: {done.stderr}"
 
 
@@ -105,9 +127,10 @@ def configure(client: str, model: ScriptedModel, root: Path, home: Path, env: di
     return [str(binary("gemini")), "-p", prompt, "--output-format", "json", "--skip-trust"]
 
 
-def run_client(client: str, model: ScriptedModel, root: Path, home: Path, closed_port: int) -> Run:
+def run_client(client: str, model: ScriptedModel, root: Path, home: Path, closed_port: int, netns: LoopbackOnly) -> Run:
+    """One client session inside ``netns`` (where ``model`` listens)."""
     env = client_env(home, closed_port)
-    argv = configure(client, model, root, home, env)
+    argv = netns.wrap(configure(client, model, root, home, env))
     start = time.monotonic()
     try:
         done = subprocess.run(argv, cwd=root, env=env, capture_output=True, text=True, timeout=BOUND,

@@ -1,5 +1,8 @@
 """A scripted model server on 127.0.0.1 that speaks each agent client's wire.
 
+It listens on the loopback of the clients' own network namespace when given
+one (:class:`tests.clients.netns.LoopbackOnly`).
+
 The server plays one short agent session, whatever the client: the script is
 a list of turns (a call of one of tooldeck's tools by its tooldeck name, then
 a final answer). Which turn a request gets is read from the request itself
@@ -26,6 +29,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.clients import wire
+from tests.clients.netns import LoopbackOnly
 from tests.support.openai_server import send_json, send_sse
 
 MARKER = "get_code_structure"  # a tooldeck tool no client has a built-in of the same name
@@ -40,11 +44,13 @@ class Seen:
 
 
 class ScriptedModel:
-    def __init__(self, script: list[wire.Turn]) -> None:
+    def __init__(self, script: list[wire.Turn], netns: LoopbackOnly | None = None) -> None:
+        """``netns``: listen on that namespace's loopback (where the client runs), not this one's."""
         self.script = script
         self.requests: list[Seen] = []
         self._lock = threading.Lock()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        make = lambda: ThreadingHTTPServer(("127.0.0.1", 0), self._handler())  # noqa: E731
+        self._httpd = netns.inside(make) if netns is not None else make()
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
 

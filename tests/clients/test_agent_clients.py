@@ -5,7 +5,9 @@ session against the scripted model server (tests/clients/model_server.py),
 tooldeck configured as its stdio MCP server: the model is offered tooldeck's
 tools, calls ``read_file``, ``get_code_structure``, ``file_search`` and
 ``apply_patch``, then answers. The test reads what the client passed back to
-the model as each tool's result, and the file on disk.
+the model as each tool's result, and the file on disk. Each client runs in a
+network namespace with only a loopback and an allow-listed environment
+(tests/clients/harness.py; test_client_fence.py checks the fence itself).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import pytest
 
 from tests.clients.harness import run_client
 from tests.clients.model_server import ScriptedModel
+from tests.clients.netns import HOW, LoopbackOnly, netns_available
 from tests.support.require import require
 from tooldeck.catalog import build_toolbox
 from tooldeck.runtime import Runtime
@@ -55,12 +58,13 @@ def catalog_names(tmp_path: Path) -> set[str]:
 @pytest.mark.parametrize("client", ["codex", "claude", "gemini"])
 def test_session_inside_client(client: str, tmp_path: Path, closed_port: int) -> None:
     require(f"{client}-cli")
+    require("network namespaces", present=netns_available(), how=HOW)
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     home.mkdir()
     (root / "calc.py").write_text(SOURCE)
-    with ScriptedModel(SCRIPT) as model:
-        run = run_client(client, model, root, home, closed_port)
+    with LoopbackOnly() as netns, ScriptedModel(SCRIPT, netns) as model:
+        run = run_client(client, model, root, home, closed_port, netns)
     where = f"{client} exit {run.returncode} in {run.seconds:.1f} s\nstdout: {run.stdout[-1500:]}"
     where += f"\nstderr: {run.stderr[-1500:]}"
     assert run.returncode == 0, where

@@ -73,8 +73,10 @@ command = "python3 --version"
     )
     done = cli(root, state_dir, "run", {"command": "touch made && ls -A"})
     assert done.returncode == 0, done.stderr
-    # .git and HEAD: the read-only placeholders of a root without a repository (gitguard), gone afterwards
-    assert json.loads(done.stdout)["stdout"] == ".git\n.tooldeck.toml\nHEAD\nmade\n"
+    # .git and HEAD: the read-only placeholders of a root without a repository (gitguard), and those of
+    # the agent-client configuration it lacks; all gone afterwards
+    placeholders = [".claude", ".claude.json", ".codex", ".cursor", ".gemini", ".git", ".mcp.json", ".vscode", "HEAD"]
+    assert json.loads(done.stdout)["stdout"].split() == sorted([*placeholders, ".tooldeck.toml", "made"])
     assert sorted(p.name for p in root.iterdir()) == [".tooldeck.toml", "made"]
     done = cli(root, state_dir, "py_version", {})
     assert done.returncode == 0 and done.stdout.startswith("Python 3"), done.stderr

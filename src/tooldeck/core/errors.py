@@ -30,6 +30,7 @@ class ErrorCode(StrEnum):
     PATCH_SYNTAX = "patch_syntax"
     CONTEXT_MISMATCH = "context_mismatch"
     DENIED = "denied"
+    PROTECTED = "protected"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     TOO_LARGE = "too_large"

@@ -24,11 +24,23 @@ read-only after the write binds:
   never follows a link and never enters a ``.git``; a ``.git`` file's git
   directory is added when it lies in a write root.
 
+The same holds for agent-client configuration (``.mcp.json``, ``.claude/``,
+``.codex/`` ... :data:`tooldeck.workspace.roots.CLIENT_CONFIG`, the list the
+edit tools refuse): a model that writes one gives itself a host command, a
+hook or an approval mode at the person's next client start. Each of those
+names at the top of a write root is bound read-only: an existing one (a link's
+target, when it lies in a write root) as it is, a missing one as an empty
+placeholder folder made for the run (a folder: ``git status`` does not list
+it, and nothing can be written as or into it); nested ones the scan below
+finds are bound read-only too.
+
 Not covered: a nested repository the run itself creates (``git init sub``),
 one deeper than the scan reaches (more than four folders down, or past the
 first 3,000 folders) and not in ``.gitmodules``, and a folder made to look like
 a bare repository below the root; the person's ``git`` in such a folder reads
-what the model wrote.
+what the model wrote. Likewise a client configuration the run creates in a
+sub-folder (``mkdir sub && echo ... > sub/.mcp.json``) is written: it acts
+only when the person starts a client in that sub-folder.
 """
 
 from __future__ import annotations
@@ -40,6 +52,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from tooldeck.shell.placeholders import Held, Placeholders
+from tooldeck.workspace.roots import CLIENT_CONFIG
 from tooldeck.workspace.statefiles import read_private, write_private_atomic
 
 SCAN_DIRS = 3000  # folders visited per write root when looking for nested .git entries...
@@ -167,7 +180,16 @@ def nested_git_entries(
     """``.git`` entries below ``root`` (not its own): submodule paths first, then a
     breadth-first scan of at most ``limit`` folders, ``depth`` levels down (links
     not followed, ``.git`` folders not entered)."""
+    return nested_entries(root, skip, limit, depth)[0]
+
+
+def nested_entries(
+    root: str, skip: tuple[str, ...] = (), limit: int = SCAN_DIRS, depth: int = SCAN_DEPTH
+) -> tuple[list[str], list[str]]:
+    """Nested ``.git`` entries (see :func:`nested_git_entries`) and, from the same
+    scan, the :data:`CLIENT_CONFIG` entries in and below ``root`` (never entered)."""
     found = [p for d in _submodule_dirs(root) if os.path.lexists(p := os.path.join(d, ".git"))]
+    configs: list[str] = []
     queue, seen = deque([(root, 0)]), 0
     while queue and seen < limit:
         folder, level = queue.popleft()
@@ -182,13 +204,31 @@ def nested_git_entries(
                     if level > 0:
                         found.append(entry.path)
                     continue
+                if entry.name.lower() in CLIENT_CONFIG:
+                    configs.append(entry.path)
+                    continue
                 try:
                     is_dir = level < depth and entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
                 if is_dir and entry.path not in skip:
                     queue.append((entry.path, level + 1))
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found)), configs
+
+
+def _config_binds(entries: list[str], held: set[str], write: list[str]) -> list[tuple[str, str]]:
+    """Read-only binds for client configuration entries: a placeholder as itself, an
+    existing entry at its real path when that lies in a write root (a link leading
+    elsewhere is read-only there already, or not shown at all)."""
+    binds = []
+    for path in dict.fromkeys(entries):
+        if path in held:
+            binds.append((path, path))
+        elif os.path.lexists(path):
+            real = os.path.realpath(path)
+            if os.path.exists(real) and any(_inside(real, w) for w in write):
+                binds.append((real, real))
+    return binds
 
 
 def _bare_names(root: str, registry: Placeholders) -> list[tuple[str, str]]:
@@ -211,9 +251,10 @@ def _write_root_binds(root: str, held: set[str], note: str, write: list[str], sk
         if not guard:  # HEAD, refs and objects all there (or no placeholder could be made)
             return [*binds, (root, root)]
         binds += [(g, g) for g in guard]
-    for entry in nested_git_entries(root, skip):
+    nested, configs = nested_entries(root, skip)
+    for entry in nested:
         binds += [(g, g) for g in entry_git_dirs(entry) if any(_inside(g, w) for w in write)]
-    return binds
+    return binds + _config_binds([os.path.join(root, n) for n in sorted(CLIENT_CONFIG)] + configs, held, write)
 
 
 def _note_dir(registry: Placeholders) -> str:
@@ -234,6 +275,7 @@ def prepare(registry: Placeholders, read: list[str], write: list[str], skip: tup
         wanted.append((dot, "dir"))
         if not _repository_entry(dot):
             wanted += _bare_names(root, registry)
+        wanted += [(os.path.join(root, n), "dir") for n in sorted(CLIENT_CONFIG)]
     held = registry.acquire(wanted)
     guard = GitGuard(held=held, registry=registry)
     try:

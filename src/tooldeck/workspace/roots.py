@@ -16,7 +16,9 @@ Rules (SPEC §3), applied to every tool that touches a file:
 * writes refuse read-only roots and a symlink as the final component, any
   path inside version-control metadata (``.git/``, ``.hg/``, ``.svn/``,
   ``.jj/``) or creating a ``.git`` entry (a planted hook or ``gitdir:`` file
-  runs or redirects git for whoever works in the checkout next), and new
+  runs or redirects git for whoever works in the checkout next), anything
+  that is an agent client's configuration (:data:`CLIENT_CONFIG`, at any depth
+  of a root: code ``protected``), and new
   names holding control characters (a newline in a name makes every listing
   lie);
 * with several roots, a relative path that names no existing file must carry
@@ -40,6 +42,16 @@ from tooldeck.workspace.ignore import IgnoreRules
 ROOT_ID_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 PATH_MAX = 4096  # Linux's limit for a whole path; longer input is a mistake, not a file
 VCS_METADATA = frozenset({".git", ".hg", ".svn", ".jj"})
+# What an agent client (or tooldeck) started in a folder reads as the person's own
+# configuration: a new MCP server there is a host command, a hook runs at every
+# prompt, an approval mode lets the next session run anything unasked. A model that
+# writes one gives itself authority at the person's next client start (SPEC §3), so
+# only the person changes them: a write to, a move onto or away from, anything inside
+# one of these names, at any depth of a root, is refused. The shell sandbox binds the
+# same names read-only (:mod:`tooldeck.shell.gitguard`).
+CLIENT_CONFIG_DIRS = frozenset({".claude", ".codex", ".gemini", ".cursor", ".vscode"})
+CLIENT_CONFIG_FILES = frozenset({".mcp.json", ".claude.json", ".tooldeck.toml"})  # .claude.json: a home as root
+CLIENT_CONFIG = CLIENT_CONFIG_DIRS | CLIENT_CONFIG_FILES
 # C0 controls, DEL and C1 controls: never part of a name tooldeck creates
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f\x80-\x9f]")
 
@@ -223,6 +235,7 @@ class Workspace:
                     f"Edit its target {self.display(real)} instead",
                 )
             _check_write_name(path, lexical, real, exists, shown, field_name)
+            self._check_client_config(owner, real, lexical, shown)
         if must_exist and not exists:
             raise ToolError(
                 ErrorCode.NOT_FOUND,
@@ -230,6 +243,24 @@ class Workspace:
                 "read_directory or search with file_search",
             )
         return ResolvedPath(owner, real, owner.relative(real), exists, path)
+
+    def _check_client_config(self, owner: Root, real: str, lexical: str, shown: str) -> None:
+        """No write touches :data:`CLIENT_CONFIG`: judged on the canonical path
+        (a link to one) and on the spelling given (a path through a link named
+        like one), each relative to its root, case-insensitively."""
+        norm = os.path.normpath(lexical)
+        spelled = self.containing_root(norm)
+        for rel in (owner.relative(real), spelled.relative(norm) if spelled else norm):
+            hit = client_config_name(rel)
+            if hit:
+                raise ToolError(
+                    ErrorCode.PROTECTED,
+                    f"{shown} is agent-client configuration ({hit}): a client or tooldeck started in this "
+                    "folder reads it as the person's own settings (MCP servers, hooks, approval modes), so "
+                    "tools never create, change, move or delete it. Reading it is allowed; tell the person "
+                    "what to change and they edit it themselves",
+                    {"protected": hit},
+                )
 
     def _lexical(self, path: str, root: str | None, shown: str, field_name: str, *, new_file: bool) -> str:
         """The one spelling of ``path`` to canonicalise: under the named root,
@@ -302,6 +333,16 @@ class Workspace:
             "(to change an existing file, check its path with file_search)",
             field=field_name,
         )
+
+
+def client_config_name(rel: str) -> str | None:
+    """The :data:`CLIENT_CONFIG` name a root-relative path is or lies inside
+    (``.claude/`` for a folder's content), or None."""
+    parts = [p.lower() for p in rel.replace(os.sep, "/").split("/")]
+    for i, part in enumerate(parts):
+        if part in CLIENT_CONFIG:
+            return part + "/" if i < len(parts) - 1 or part in CLIENT_CONFIG_DIRS else part
+    return None
 
 
 def _check_write_name(path: str, lexical: str, real: str, exists: bool, shown: str, field_name: str) -> None:
