@@ -84,3 +84,51 @@ def test_a_drop_before_the_call_registers_still_reaches_it() -> None:
         return inv.cancelled and call.cancelled(), other.cancelled
 
     assert asyncio.run(main()) == (True, False)
+
+
+class _Transport:
+    """What DropWatch reads of the SDK's session transport."""
+
+    def __init__(self, scope: Any) -> None:
+        self.idle_scope = scope
+        self._requests_in_flight = 0
+
+
+async def _dropped_call(*, another_request: bool) -> float:
+    """A call whose client disconnects before the answer, in a session whose
+    idle deadline is an hour away; the deadline left (seconds from now)."""
+    import anyio
+
+    with anyio.CancelScope() as scope:
+        scope.deadline = anyio.current_time() + 3600
+        transport = _Transport(scope)
+        sessions = type("Manager", (), {"_server_instances": {"s1": transport}})()
+        watch = DropWatch(None, InFlight(), sessions, 10, grace=2.0)
+        gate = asyncio.Event()
+
+        async def app(scope_: Any, receive: Any, send: Any) -> None:
+            if (await receive())["body"] != CALL:  # the other request: answered at once
+                return
+            gate.set()  # the client is gone; the call ends unanswered
+            await asyncio.sleep(0.05)
+            if another_request:  # the client came back meanwhile (another POST of its session)
+                await watch(SCOPE, _receiver([{"type": "http.request", "body": b"{}"}], asyncio.Event()), _nothing)
+
+        watch.app = app
+        receive = _receiver([{"type": "http.request", "body": CALL, "more_body": False}], gate)
+        await watch(SCOPE, receive, _nothing)
+        left = scope.deadline - anyio.current_time()
+        scope.deadline = float("inf")
+    return left
+
+
+async def _nothing(message: dict[str, Any]) -> None:
+    return None
+
+
+def test_a_session_whose_call_was_dropped_gets_the_short_grace() -> None:
+    assert asyncio.run(_dropped_call(another_request=False)) <= 2.0
+
+
+def test_a_session_that_came_back_keeps_its_idle_time() -> None:
+    assert asyncio.run(_dropped_call(another_request=True)) > 3000

@@ -139,6 +139,26 @@ def test_cancelled_calls_and_reset_connections_leave_nothing_behind(tmp_path: Pa
         assert "lookup" in warm.call("file_search", {"pattern": "lookup", "max_results": 5})
 
 
+def _initialize(client: httpx2.Client, url: str) -> httpx2.Response:
+    init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    return client.post(url, headers=ACCEPT, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+
+
+def _room_after(client: httpx2.Client, url: str, seconds: float) -> float:
+    """Seconds until the full server admits a new session. Asking never
+    touches the sessions that fill it (a request to a session would keep it
+    alive); a session admitted is closed again at once."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        r = _initialize(client, url)
+        if r.status_code == 200:
+            client.delete(url, headers={**ACCEPT, "mcp-session-id": r.headers["mcp-session-id"]})
+            return time.monotonic() - t0
+        assert r.status_code == 503, r.text
+        time.sleep(0.1)
+    raise AssertionError(f"no session expired in {seconds} s")
+
+
 def test_idle_sessions_are_closed_and_the_cap_says_so(tmp_path: Path) -> None:
     root, state = tmp_path / "root", tmp_path / "state"
     root.mkdir()
@@ -147,15 +167,42 @@ def test_idle_sessions_are_closed_and_the_cap_says_so(tmp_path: Path) -> None:
     with run_http(
         root, state, f"127.0.0.1:{free_port()}", extra=["--session-idle", "1.5", "--max-sessions", "3"]
     ) as server:
-        sessions = [_Session(server.url) for _ in range(3)]
+        sessions = [_Session(server.url)]
+        first_done = time.monotonic()  # its last request (notifications/initialized) was answered
+        sessions += [_Session(server.url) for _ in range(2)]
         with httpx2.Client(timeout=30) as client:
-            init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-            msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
-            r = client.post(server.url, headers=ACCEPT, json=msg)
+            r = _initialize(client, server.url)
             assert r.status_code == 503
             assert "3 MCP sessions are open" in r.json()["error"]["message"]
             assert "--max-sessions" in r.json()["error"]["message"]
-            time.sleep(3)  # never closed with DELETE: they expire
+            _room_after(client, server.url, 20)  # never closed with DELETE: they expire
+            assert time.monotonic() - first_done >= 1.4  # not before its idle time (1.5 s)
             r = client.post(server.url, headers=sessions[0].headers, json={"jsonrpc": "2.0", "id": 9, "method": "ping"})
             assert r.status_code == 404  # the session is gone, with its state
             assert _Session(server.url).sid  # and room for new ones
+
+
+def test_a_session_never_initialized_goes_after_a_short_grace(tmp_path: Path) -> None:
+    """``initialize`` without ``notifications/initialized``: closed after the
+    grace (a quarter of --session-idle), while a session in use keeps the
+    full idle time."""
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    with run_http(
+        root, state, f"127.0.0.1:{free_port()}", extra=["--session-idle", "12", "--max-sessions", "2"]
+    ) as server:
+        used = _Session(server.url)
+        assert "hello" in used.call("read_file", {"path": "a.txt"})
+        with httpx2.Client(timeout=30) as client:
+            half = _initialize(client, server.url)  # never initialized
+            assert half.status_code == 200
+            t0 = time.monotonic()
+            assert _initialize(client, server.url).status_code == 503
+            waited = _room_after(client, server.url, 11)
+            assert 2.5 <= time.monotonic() - t0 < 11, waited  # the grace (3 s), not the idle time (12 s)
+            ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+            gone = {**used.headers, "mcp-session-id": half.headers["mcp-session-id"]}
+            assert client.post(server.url, headers=gone, json=ping).status_code == 404
+            assert client.post(server.url, headers=used.headers, json=ping).status_code == 200

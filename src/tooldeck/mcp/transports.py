@@ -21,7 +21,7 @@ from typing import Any
 import anyio
 
 from tooldeck.core.toolbox import Toolbox
-from tooldeck.mcp.lifecycle import MAX_SESSIONS, SESSION_IDLE, DropWatch, InFlight, exit_now
+from tooldeck.mcp.lifecycle import MAX_SESSIONS, SESSION_IDLE, DropWatch, InFlight, exit_now, grace_for
 from tooldeck.workspace.tokens import warm_up
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -152,7 +152,8 @@ def http_app(
         session_idle_timeout=limits.idle,
         max_sessions=limits.max_sessions,
     )
-    app = DropWatch(app, inflight, getattr(server, "_session_manager", None), limits.max_sessions)
+    sessions = getattr(server, "_session_manager", None)
+    app = DropWatch(app, inflight, sessions, limits.max_sessions, grace_for(limits.idle))
     if not is_loopback(host) and not token:
         raise ValueError("a bearer token is required when binding to a non-loopback address")
     guarded = BearerAuth(app, token) if token else app
