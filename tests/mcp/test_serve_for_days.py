@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import signal
 import socket
 import struct
 import threading
@@ -206,3 +208,47 @@ def test_a_session_never_initialized_goes_after_a_short_grace(tmp_path: Path) ->
             gone = {**used.headers, "mcp-session-id": half.headers["mcp-session-id"]}
             assert client.post(server.url, headers=gone, json=ping).status_code == 404
             assert client.post(server.url, headers=used.headers, json=ping).status_code == 200
+
+
+def test_sigint_mid_batch_then_the_next_start_leaves_one_side_before_any_call(tmp_path: Path) -> None:
+    """SIGINT ends the server at once (``os._exit``), in the middle of an
+    apply_patch's renames when it comes then. The next ``tooldeck serve``
+    recovers the journal while it starts: once it listens, before any call,
+    every file of the batch is on one side and no temp file or journal is
+    left (read from the file system)."""
+    from tests.workspace.test_crash_recovery import leftovers, make_tree, side, write_patches
+
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    names = make_tree(root, 300)
+    patches = write_patches(tmp_path, names)
+    rng = random.Random(30)
+    full, cut = float("inf"), 0
+    for k in range(9):
+        with run_http(root, state, f"127.0.0.1:{free_port()}") as server:
+            now = side(root, names)
+            assert now in ("A", "B"), f"after kill {k - 1}: {now}"
+            assert not leftovers(root, state), leftovers(root, state)[:5]
+            session = _Session(server.url)
+            if k == 0:  # an undisturbed patch tells how long one takes
+                t0 = time.monotonic()
+                assert "error" not in session.call("apply_patch", {"input": patches[now].read_text()})[:200]
+                full = time.monotonic() - t0
+                assert side(root, names) != now
+                continue
+            call = threading.Thread(target=_quiet_call, args=(session, patches[now].read_text()))
+            call.start()
+            time.sleep(rng.uniform(0.4, 1.05) * full)
+            server.proc.send_signal(signal.SIGINT)
+            assert server.proc.wait(10) == 0
+            call.join(30)
+            cut += bool(leftovers(root, state)) or side(root, names) not in ("A", "B")
+    assert cut, "no SIGINT came in the middle of a batch: the test proved nothing"
+
+
+def _quiet_call(session: _Session, patch: str) -> None:
+    try:
+        session.call("apply_patch", {"input": patch})
+    except httpx2.HTTPError:
+        pass  # the server stopped mid-call
