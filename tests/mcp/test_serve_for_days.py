@@ -20,7 +20,9 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -73,10 +75,11 @@ class _Session:
         msg = self.request("tools/call", {"name": name, "arguments": arguments})
         return self.client.post(self.url, headers=self.headers, json=msg).text
 
-    def cancelled(self, name: str, arguments: dict, after: float) -> None:
+    def cancelled(self, name: str, arguments: dict, after: float | Callable[[], Any]) -> None:
+        """The call, cancelled ``after`` seconds in (or once ``after()`` returns)."""
         msg = self.request("tools/call", {"name": name, "arguments": arguments})
         with self.client.stream("POST", self.url, headers=self.headers, json=msg):
-            time.sleep(after)
+            _wait(after)
             note = {"requestId": msg["id"], "reason": "test"}
             self.client.post(
                 self.url,
@@ -84,18 +87,26 @@ class _Session:
                 json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note},
             )
 
-    def reset(self, port: int, name: str, arguments: dict, after: float) -> None:
+    def reset(self, port: int, name: str, arguments: dict, after: float | Callable[[], Any]) -> None:
+        """The call on a connection of its own, reset ``after`` seconds in (or once ``after()`` returns)."""
         body = json.dumps(self.request("tools/call", {"name": name, "arguments": arguments})).encode()
         head = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
         raw = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
         with socket.create_connection(("127.0.0.1", port)) as s:
             s.sendall(raw.encode() + body)
-            time.sleep(after)
+            _wait(after)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST on close
 
     def close(self) -> None:
         self.client.delete(self.url, headers=self.headers)
         self.client.close()
+
+
+def _wait(after: float | Callable[[], Any]) -> None:
+    if callable(after):
+        after()
+    else:
+        time.sleep(after)
 
 
 def _settled(pid: int, idle: tuple[int, int], seconds: float) -> tuple[int, int]:
@@ -252,3 +263,63 @@ def _quiet_call(session: _Session, patch: str) -> None:
         session.call("apply_patch", {"input": patch})
     except httpx2.HTTPError:
         pass  # the server stopped mid-call
+
+
+def _cmdline_pids(cmdline: bytes) -> list[int]:
+    """Processes whose command line is ``cmdline`` (NUL-separated), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/cmdline").read_bytes() == cmdline:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def _until(what: str, check: Callable[[], Any], seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.02)
+    return value
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_cancelled_or_dropped_call_stops_its_work(tmp_path: Path) -> None:
+    """The work of a call is seen in /proc: a shell command ``cat`` of a FIFO
+    that nobody writes, which would wait until the profile's idle limit
+    (15 s). Once the client cancels the call (``notifications/cancelled``)
+    or resets its connection, the ``cat`` process is gone within 8 s: the
+    cancellation reached the work, it did not just end the HTTP exchange."""
+    require("/proc", present=os.path.isdir("/proc/self/fd"), how="Linux with /proc mounted")
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    env = {"TOOLDECK_CONFIG": str(state / "no-user-config.toml")}  # the default profile: `cat` runs unasked
+    with run_http(root, state, f"127.0.0.1:{free_port()}", env=env) as server:
+        s = _Session(server.url)
+        for k in range(4):
+            fifo = f"wait-{os.getpid()}-{k}.fifo"
+            os.mkfifo(root / fifo)
+            marker = b"/usr/bin/cat\0" + fifo.encode() + b"\0"
+            started: list[int] = []
+
+            def running(m: bytes = marker, into: list[int] = started) -> None:
+                into += _until("the call's cat started", lambda: _cmdline_pids(m), 30)
+
+            args = {"program": "cat", "arguments": [fifo]}
+            if k % 2 == 0:
+                s.cancelled("shell", args, running)
+            else:
+                s.reset(server.port, "shell", args, running)
+            how = "cancelled" if k % 2 == 0 else "reset"
+            _until(f"cat stopped once its call was {how}", lambda p=started: not any(_alive(q) for q in p), 8)
+        assert "hello" in s.call("shell", {"program": "echo", "arguments": ["hello"]})  # the server goes on
