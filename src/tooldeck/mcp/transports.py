@@ -21,7 +21,15 @@ from typing import Any
 import anyio
 
 from tooldeck.core.toolbox import Toolbox
-from tooldeck.mcp.lifecycle import MAX_SESSIONS, SESSION_IDLE, DropWatch, InFlight, exit_now, grace_for
+from tooldeck.mcp.lifecycle import (
+    MAX_SESSIONS,
+    SESSION_IDLE,
+    DropWatch,
+    InFlight,
+    exit_now,
+    grace_for,
+    limit_malloc_arenas,
+)
 from tooldeck.workspace.tokens import warm_up
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -209,6 +217,7 @@ async def run_http(
 ) -> None:
     import uvicorn
 
+    limit_malloc_arenas()  # a server that runs for days: freed heap is not kept per thread
     token = resolve_token(host, port)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
     app = http_app(box, host, token, extras, dashboard, limits)
