@@ -132,3 +132,50 @@ def test_a_session_whose_call_was_dropped_gets_the_short_grace() -> None:
 
 def test_a_session_that_came_back_keeps_its_idle_time() -> None:
     assert asyncio.run(_dropped_call(another_request=True)) > 3000
+
+
+ARENAS = """
+import ctypes, os, sys, threading
+sys.path[:0] = [{src!r}]
+from tooldeck.mcp.lifecycle import limit_malloc_arenas
+if {limit}:
+    assert limit_malloc_arenas()
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = libc.fdopen.restype = ctypes.c_void_p
+libc.free.argtypes = libc.fclose.argtypes = [ctypes.c_void_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+gate = threading.Barrier(8)
+def busy():
+    blocks = [libc.malloc(4096) for _ in range(64)]  # each thread allocates while the others hold theirs
+    gate.wait()
+    for b in blocks:
+        libc.free(b)
+threads = [threading.Thread(target=busy) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+out = os.memfd_create("info")
+f = libc.fdopen(os.dup(out), b"w")
+libc.malloc_info(0, f)
+libc.fclose(f)
+os.lseek(out, 0, 0)
+print(os.read(out, 1 << 20).count(b"<heap nr="))
+"""
+
+
+def test_the_http_server_keeps_few_malloc_arenas() -> None:
+    """glibc's own report (``malloc_info``) of a process whose eight threads
+    allocate at once: one arena per thread without the limit, two with it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+
+    def arenas(limit: bool) -> int:
+        code = ARENAS.format(src=src, limit=limit)
+        return int(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env).stdout)
+
+    assert arenas(limit=False) > 2  # the test can tell
+    assert arenas(limit=True) <= 2
