@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.confine import helpers, launcher
 from tooldeck.confine.policy import program
 from tooldeck.workspace.ripgrep import find_rg, rg_policy
@@ -310,3 +311,58 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
     except OSError:
         return ""
+
+
+def _pids_running(cmdline: str) -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline(int(p)) == cmdline]
+
+
+def test_a_killed_helper_takes_its_own_children_with_it(tmp_path: Path) -> None:
+    """What a helper started (a preprocessor, a background job) is killed
+    with it: checked in /proc, where it would otherwise sleep on for 31 s
+    (re-parented to the launcher)."""
+    root = _tree(tmp_path / "root", "word")
+    policy = program("sh", "/bin/sh", read=(str(root),))
+    proc = helpers.popen(policy, ["/bin/sh", "-c", f"{MARK} & echo started; exec /bin/sleep 30"], many_files=True,
+                         stdout=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
+    deadline = time.monotonic() + 10
+    while not (children := _pids_running(MARK)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert children, "the helper's child never showed up"
+    proc.kill()
+    assert proc.wait(10) == -9
+    assert all(_gone(pid) for pid in children)
+    done = helpers.run(policy, ["/bin/sh", "-c", f"{MARK} & echo left"], many_files=True, timeout=30)
+    assert done.stdout == b"left\n"  # a helper that ends by itself leaves none behind either
+    assert all(_gone(pid) for pid in _pids_running(MARK))
+
+
+KEYCTL = (
+    "import ctypes, os; keyctl = ctypes.CDLL(None).syscall; n = {'x86_64': 250, 'aarch64': 219}[os.uname().machine]"
+)
+KEYRING_ID = f"{KEYCTL}; print(keyctl(n, 0, -3, 0))"  # KEYCTL_GET_KEYRING_ID of the session keyring
+SERVER = f"""
+{KEYCTL}
+ours = keyctl(n, 1, b"tooldeck-test")  # KEYCTL_JOIN_SESSION_KEYRING: a real one, as a login session has
+from tooldeck.confine import helpers
+from tooldeck.confine.policy import program
+done = helpers.run(program("python3", PY, read=(ROOT,)), [PY, "-I", "-c", {KEYRING_ID!r}], many_files=True, timeout=30)
+print(ours, int(done.stdout))
+"""
+
+
+def test_helpers_do_not_hold_the_servers_session_keyring(tmp_path: Path) -> None:
+    """A server whose session keyring is a real one (a login session's, with
+    the person's keys): its helpers hold another, empty one."""
+    python = "/usr/bin/python3"
+    usable = os.uname().machine in ("x86_64", "aarch64") and os.access(python, os.X_OK)
+    require("system python3 on x86_64/aarch64", present=usable, how="apt-get install python3")
+    root = _tree(tmp_path / "root", "word")
+    code = SERVER.replace("PY", repr(python)).replace("ROOT", repr(str(root)))
+    env = {**os.environ, helpers.ENV: "launcher"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr.decode()[-2000:]
+    ours, theirs = (int(x) for x in out.stdout.split())
+    require("keyctl", present=ours > 0, how="a machine whose seccomp filter allows keyctl")
+    assert theirs > 0 and theirs != ours, (ours, theirs)

@@ -84,3 +84,98 @@ def test_a_drop_before_the_call_registers_still_reaches_it() -> None:
         return inv.cancelled and call.cancelled(), other.cancelled
 
     assert asyncio.run(main()) == (True, False)
+
+
+class _Transport:
+    """What DropWatch reads of the SDK's session transport."""
+
+    def __init__(self, scope: Any) -> None:
+        self.idle_scope = scope
+        self._requests_in_flight = 0
+
+
+async def _dropped_call(*, another_request: bool) -> float:
+    """A call whose client disconnects before the answer, in a session whose
+    idle deadline is an hour away; the deadline left (seconds from now)."""
+    import anyio
+
+    with anyio.CancelScope() as scope:
+        scope.deadline = anyio.current_time() + 3600
+        transport = _Transport(scope)
+        sessions = type("Manager", (), {"_server_instances": {"s1": transport}})()
+        watch = DropWatch(None, InFlight(), sessions, 10, grace=2.0)
+        gate = asyncio.Event()
+
+        async def app(scope_: Any, receive: Any, send: Any) -> None:
+            if (await receive())["body"] != CALL:  # the other request: answered at once
+                return
+            gate.set()  # the client is gone; the call ends unanswered
+            await asyncio.sleep(0.05)
+            if another_request:  # the client came back meanwhile (another POST of its session)
+                await watch(SCOPE, _receiver([{"type": "http.request", "body": b"{}"}], asyncio.Event()), _nothing)
+
+        watch.app = app
+        receive = _receiver([{"type": "http.request", "body": CALL, "more_body": False}], gate)
+        await watch(SCOPE, receive, _nothing)
+        left = scope.deadline - anyio.current_time()
+        scope.deadline = float("inf")
+    return left
+
+
+async def _nothing(message: dict[str, Any]) -> None:
+    return None
+
+
+def test_a_session_whose_call_was_dropped_gets_the_short_grace() -> None:
+    assert asyncio.run(_dropped_call(another_request=False)) <= 2.0
+
+
+def test_a_session_that_came_back_keeps_its_idle_time() -> None:
+    assert asyncio.run(_dropped_call(another_request=True)) > 3000
+
+
+ARENAS = """
+import ctypes, os, sys, threading
+sys.path[:0] = [{src!r}]
+from tooldeck.mcp.lifecycle import limit_malloc_arenas
+if {limit}:
+    assert limit_malloc_arenas()
+libc = ctypes.CDLL("libc.so.6")
+libc.malloc.restype = libc.fdopen.restype = ctypes.c_void_p
+libc.free.argtypes = libc.fclose.argtypes = [ctypes.c_void_p]
+libc.malloc_info.argtypes = [ctypes.c_int, ctypes.c_void_p]
+gate = threading.Barrier(8)
+def busy():
+    blocks = [libc.malloc(4096) for _ in range(64)]  # each thread allocates while the others hold theirs
+    gate.wait()
+    for b in blocks:
+        libc.free(b)
+threads = [threading.Thread(target=busy) for _ in range(8)]
+for t in threads: t.start()
+for t in threads: t.join()
+out = os.memfd_create("info")
+f = libc.fdopen(os.dup(out), b"w")
+libc.malloc_info(0, f)
+libc.fclose(f)
+os.lseek(out, 0, 0)
+print(os.read(out, 1 << 20).count(b"<heap nr="))
+"""
+
+
+def test_the_http_server_keeps_few_malloc_arenas() -> None:
+    """glibc's own report (``malloc_info``) of a process whose eight threads
+    allocate at once: one arena per thread without the limit, two with it."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_ARENA_MAX"}
+
+    def arenas(limit: bool) -> int:
+        code = ARENAS.format(src=src, limit=limit)
+        return int(subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, env=env).stdout)
+
+    assert arenas(limit=False) > 2  # the test can tell
+    assert arenas(limit=True) <= 2

@@ -14,11 +14,15 @@ from __future__ import annotations
 
 import json
 import os
+import random
+import signal
 import socket
 import struct
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import pytest
@@ -71,10 +75,11 @@ class _Session:
         msg = self.request("tools/call", {"name": name, "arguments": arguments})
         return self.client.post(self.url, headers=self.headers, json=msg).text
 
-    def cancelled(self, name: str, arguments: dict, after: float) -> None:
+    def cancelled(self, name: str, arguments: dict, after: float | Callable[[], Any]) -> None:
+        """The call, cancelled ``after`` seconds in (or once ``after()`` returns)."""
         msg = self.request("tools/call", {"name": name, "arguments": arguments})
         with self.client.stream("POST", self.url, headers=self.headers, json=msg):
-            time.sleep(after)
+            _wait(after)
             note = {"requestId": msg["id"], "reason": "test"}
             self.client.post(
                 self.url,
@@ -82,18 +87,26 @@ class _Session:
                 json={"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note},
             )
 
-    def reset(self, port: int, name: str, arguments: dict, after: float) -> None:
+    def reset(self, port: int, name: str, arguments: dict, after: float | Callable[[], Any]) -> None:
+        """The call on a connection of its own, reset ``after`` seconds in (or once ``after()`` returns)."""
         body = json.dumps(self.request("tools/call", {"name": name, "arguments": arguments})).encode()
         head = "".join(f"{k}: {v}\r\n" for k, v in self.headers.items())
         raw = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{head}Content-Length: {len(body)}\r\n\r\n"
         with socket.create_connection(("127.0.0.1", port)) as s:
             s.sendall(raw.encode() + body)
-            time.sleep(after)
+            _wait(after)
             s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST on close
 
     def close(self) -> None:
         self.client.delete(self.url, headers=self.headers)
         self.client.close()
+
+
+def _wait(after: float | Callable[[], Any]) -> None:
+    if callable(after):
+        after()
+    else:
+        time.sleep(after)
 
 
 def _settled(pid: int, idle: tuple[int, int], seconds: float) -> tuple[int, int]:
@@ -139,6 +152,26 @@ def test_cancelled_calls_and_reset_connections_leave_nothing_behind(tmp_path: Pa
         assert "lookup" in warm.call("file_search", {"pattern": "lookup", "max_results": 5})
 
 
+def _initialize(client: httpx2.Client, url: str) -> httpx2.Response:
+    init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    return client.post(url, headers=ACCEPT, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+
+
+def _room_after(client: httpx2.Client, url: str, seconds: float) -> float:
+    """Seconds until the full server admits a new session. Asking never
+    touches the sessions that fill it (a request to a session would keep it
+    alive); a session admitted is closed again at once."""
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < seconds:
+        r = _initialize(client, url)
+        if r.status_code == 200:
+            client.delete(url, headers={**ACCEPT, "mcp-session-id": r.headers["mcp-session-id"]})
+            return time.monotonic() - t0
+        assert r.status_code == 503, r.text
+        time.sleep(0.1)
+    raise AssertionError(f"no session expired in {seconds} s")
+
+
 def test_idle_sessions_are_closed_and_the_cap_says_so(tmp_path: Path) -> None:
     root, state = tmp_path / "root", tmp_path / "state"
     root.mkdir()
@@ -147,15 +180,146 @@ def test_idle_sessions_are_closed_and_the_cap_says_so(tmp_path: Path) -> None:
     with run_http(
         root, state, f"127.0.0.1:{free_port()}", extra=["--session-idle", "1.5", "--max-sessions", "3"]
     ) as server:
-        sessions = [_Session(server.url) for _ in range(3)]
+        sessions = [_Session(server.url)]
+        first_done = time.monotonic()  # its last request (notifications/initialized) was answered
+        sessions += [_Session(server.url) for _ in range(2)]
         with httpx2.Client(timeout=30) as client:
-            init = {"protocolVersion": VERSION, "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
-            msg = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}
-            r = client.post(server.url, headers=ACCEPT, json=msg)
+            r = _initialize(client, server.url)
             assert r.status_code == 503
             assert "3 MCP sessions are open" in r.json()["error"]["message"]
             assert "--max-sessions" in r.json()["error"]["message"]
-            time.sleep(3)  # never closed with DELETE: they expire
+            _room_after(client, server.url, 20)  # never closed with DELETE: they expire
+            assert time.monotonic() - first_done >= 1.4  # not before its idle time (1.5 s)
             r = client.post(server.url, headers=sessions[0].headers, json={"jsonrpc": "2.0", "id": 9, "method": "ping"})
             assert r.status_code == 404  # the session is gone, with its state
             assert _Session(server.url).sid  # and room for new ones
+
+
+def test_a_session_never_initialized_goes_after_a_short_grace(tmp_path: Path) -> None:
+    """``initialize`` without ``notifications/initialized``: closed after the
+    grace (a quarter of --session-idle), while a session in use keeps the
+    full idle time."""
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    (root / "a.txt").write_text("hello\n")
+    with run_http(
+        root, state, f"127.0.0.1:{free_port()}", extra=["--session-idle", "12", "--max-sessions", "2"]
+    ) as server:
+        used = _Session(server.url)
+        assert "hello" in used.call("read_file", {"path": "a.txt"})
+        with httpx2.Client(timeout=30) as client:
+            half = _initialize(client, server.url)  # never initialized
+            assert half.status_code == 200
+            t0 = time.monotonic()
+            assert _initialize(client, server.url).status_code == 503
+            waited = _room_after(client, server.url, 11)
+            assert 2.5 <= time.monotonic() - t0 < 11, waited  # the grace (3 s), not the idle time (12 s)
+            ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+            gone = {**used.headers, "mcp-session-id": half.headers["mcp-session-id"]}
+            assert client.post(server.url, headers=gone, json=ping).status_code == 404
+            assert client.post(server.url, headers=used.headers, json=ping).status_code == 200
+
+
+def test_sigint_mid_batch_then_the_next_start_leaves_one_side_before_any_call(tmp_path: Path) -> None:
+    """SIGINT ends the server at once (``os._exit``), in the middle of an
+    apply_patch's renames when it comes then. The next ``tooldeck serve``
+    recovers the journal while it starts: once it listens, before any call,
+    every file of the batch is on one side and no temp file or journal is
+    left (read from the file system)."""
+    from tests.workspace.test_crash_recovery import leftovers, make_tree, side, write_patches
+
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    names = make_tree(root, 300)
+    patches = write_patches(tmp_path, names)
+    rng = random.Random(30)
+    full, cut = float("inf"), 0
+    for k in range(9):
+        with run_http(root, state, f"127.0.0.1:{free_port()}") as server:
+            now = side(root, names)
+            assert now in ("A", "B"), f"after kill {k - 1}: {now}"
+            assert not leftovers(root, state), leftovers(root, state)[:5]
+            session = _Session(server.url)
+            if k == 0:  # an undisturbed patch tells how long one takes
+                t0 = time.monotonic()
+                assert "error" not in session.call("apply_patch", {"input": patches[now].read_text()})[:200]
+                full = time.monotonic() - t0
+                assert side(root, names) != now
+                continue
+            call = threading.Thread(target=_quiet_call, args=(session, patches[now].read_text()))
+            call.start()
+            time.sleep(rng.uniform(0.4, 1.05) * full)
+            server.proc.send_signal(signal.SIGINT)
+            assert server.proc.wait(10) == 0
+            call.join(30)
+            cut += bool(leftovers(root, state)) or side(root, names) not in ("A", "B")
+    assert cut, "no SIGINT came in the middle of a batch: the test proved nothing"
+
+
+def _quiet_call(session: _Session, patch: str) -> None:
+    try:
+        session.call("apply_patch", {"input": patch})
+    except httpx2.HTTPError:
+        pass  # the server stopped mid-call
+
+
+def _cmdline_pids(cmdline: bytes) -> list[int]:
+    """Processes whose command line is ``cmdline`` (NUL-separated), from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/cmdline").read_bytes() == cmdline:
+                    found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def _until(what: str, check: Callable[[], Any], seconds: float) -> Any:
+    deadline = time.monotonic() + seconds
+    while not (value := check()):
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        time.sleep(0.02)
+    return value
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_cancelled_or_dropped_call_stops_its_work(tmp_path: Path) -> None:
+    """The work of a call is seen in /proc: a shell command ``cat`` of a FIFO
+    that nobody writes, which would wait until the profile's idle limit
+    (15 s). Once the client cancels the call (``notifications/cancelled``)
+    or resets its connection, the ``cat`` process is gone within 8 s: the
+    cancellation reached the work, it did not just end the HTTP exchange."""
+    require("/proc", present=os.path.isdir("/proc/self/fd"), how="Linux with /proc mounted")
+    root, state = tmp_path / "root", tmp_path / "state"
+    root.mkdir()
+    state.mkdir()
+    env = {"TOOLDECK_CONFIG": str(state / "no-user-config.toml")}  # the default profile: `cat` runs unasked
+    with run_http(root, state, f"127.0.0.1:{free_port()}", env=env) as server:
+        s = _Session(server.url)
+        for k in range(4):
+            fifo = f"wait-{os.getpid()}-{k}.fifo"
+            os.mkfifo(root / fifo)
+            marker = b"/usr/bin/cat\0" + fifo.encode() + b"\0"
+            started: list[int] = []
+
+            def running(m: bytes = marker, into: list[int] = started) -> None:
+                into += _until("the call's cat started", lambda: _cmdline_pids(m), 30)
+
+            args = {"program": "cat", "arguments": [fifo]}
+            if k % 2 == 0:
+                s.cancelled("shell", args, running)
+            else:
+                s.reset(server.port, "shell", args, running)
+            how = "cancelled" if k % 2 == 0 else "reset"
+            _until(f"cat stopped once its call was {how}", lambda p=started: not any(_alive(q) for q in p), 8)
+        assert "hello" in s.call("shell", {"program": "echo", "arguments": ["hello"]})  # the server goes on

@@ -107,3 +107,42 @@ def test_agent_tools_are_listed_called_and_announced(tmp_path: Path) -> None:
             assert seen == ["prompts"]
 
     asyncio.run(scenario())
+
+
+def test_sessions_that_ended_are_not_kept(tmp_path: Path) -> None:
+    """Every request a session makes (initialized, prompts/list) registers it
+    for list_changed. Once it has ended, nothing of it stays alive: counted
+    among the interpreter's live objects (its dispatcher), not through the
+    extras' own view. (The per-request ServerSession kept to notify held its
+    dispatcher: 256 of them stayed for the server's life.)"""
+    import gc
+
+    from mcp.shared.jsonrpc_dispatcher import JSONRPCDispatcher
+
+    root, prompts = tmp_path / "root", tmp_path / "prompts"
+    root.mkdir()
+    prompts.mkdir()
+    (prompts / "triage.chatmd").write_text("<user>{{input}}</user>")
+    rt = Runtime.for_dirs([root], state_dir=tmp_path / "state")
+    extras = ServerExtras(rt, prompts, poll_seconds=60)
+    server = create_server(Toolbox([]), extras=extras)
+
+    def dispatchers() -> int:
+        gc.collect()
+        return sum(1 for o in gc.get_objects() if isinstance(o, JSONRPCDispatcher))
+
+    async def one_session() -> None:
+        async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            for _ in range(3):
+                assert [p.name for p in (await s.list_prompts()).prompts] == ["triage"]
+
+    async def scenario() -> tuple[int, int]:
+        await one_session()  # what the first session warms up
+        before = dispatchers()
+        for _ in range(6):
+            await one_session()
+        return before, dispatchers()
+
+    before, after = asyncio.run(scenario())
+    assert after <= before, (before, after)

@@ -19,13 +19,22 @@ pair. Replies go straight to the thread that waits for them: no hop through
 a reader thread of the server (each hop is a wake-up, which costs
 milliseconds on a loaded machine).
 
-If the server closes a call's pair before the child ended (the caller gave
-up, or the server is gone), the child is killed. An empty read on the
+Each child leads a process group of its own: when it ends (or is killed)
+its group is killed too, so a helper's own children (a preprocessor, a
+decompressor, anything it left in the background) never outlive it. If the
+server closes a call's pair before the child ended (the caller gave up, or
+the server is gone), the child and its group are killed. An empty read on the
 server's channel means no new request will come: the launcher returns once
 its children have ended, and, as PID 1 of its namespace (``bwrap
 --as-pid-1``), takes whatever is left there with it. Being PID 1 also means
 no process of the namespace can signal it (the kernel drops signals to a
 namespace's init that it has no handler for; SIGINT's is set to ignore).
+
+The launcher joins a fresh, empty session keyring at start (``keyctl``):
+otherwise it and its helpers would hold the server's, and with it every key
+the person's session keeps there (a helper runs with the same uid). Where
+``keyctl`` is refused (a container's seccomp filter), helpers are refused it
+too.
 
 Made non-dumpable first: a helper it started (same uid, no capability) can
 then neither trace it (``ptrace``) nor read its memory or take its
@@ -47,6 +56,8 @@ import sys
 
 MAX_FDS = 5
 PR_SET_DUMPABLE = 4
+KEYCTL_JOIN_SESSION_KEYRING = 1
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "riscv64": 219, "i686": 288, "armv7l": 311, "ppc64le": 312, "s390x": 280}
 
 
 def _send(sock: socket.socket, message: dict[str, object], fds: tuple[int, ...] = ()) -> None:
@@ -85,7 +96,17 @@ def _start(req: dict[str, object], fds: list[int]) -> subprocess.Popen[bytes]:
         cwd=req.get("cwd") or "/",  # type: ignore[arg-type]
         env=env if isinstance(env, dict) else {},
         close_fds=True,
+        process_group=0,  # a group of its own: its children are killed with it (not a session: see launcher.py)
     )
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill what is left of the process group a child led. Called while the
+    leader is not yet reaped, so the group's number cannot be another's."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        pass  # nobody left in it
 
 
 class Launcher:
@@ -137,17 +158,23 @@ class Launcher:
         if entry is not None:
             self.sel.unregister(entry[0])
             signal.pidfd_send_signal(entry[1], signal.SIGKILL)
+            _kill_group(pid)
 
     def reap(self) -> None:
-        """Reap every child that ended: ours are reported, orphans of theirs
-        (re-parented to this process, PID 1 of the namespace) just reaped."""
+        """Reap every child that ended: ours are reported (their process
+        group killed first, while the ended leader still holds its number),
+        orphans of theirs (re-parented to this process, PID 1 of the
+        namespace) just reaped."""
         while True:
             try:
-                pid, status, usage = os.wait4(-1, os.WNOHANG)
+                ended = os.waitid(os.P_ALL, 0, os.WEXITED | os.WNOHANG | os.WNOWAIT)
             except ChildProcessError:
                 return
-            if pid == 0:
+            if ended is None or ended.si_pid == 0:
                 return
+            if ended.si_pid in self.children:
+                _kill_group(ended.si_pid)
+            pid, status, usage = os.wait4(ended.si_pid, 0)
             entry = self.children.pop(pid, None)
             if entry is None:
                 continue
@@ -172,8 +199,17 @@ class Launcher:
             self.reap()
 
 
+def _fresh_keyring(libc: ctypes.CDLL) -> None:
+    """Leave the server's session keyring for a new, empty one (inherited by the helpers)."""
+    number = SYS_KEYCTL.get(os.uname().machine)
+    if number is not None:
+        libc.syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None)  # refused: nothing to do (see above)
+
+
 def main() -> None:
-    ctypes.CDLL(None).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    _fresh_keyring(libc)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # PID 1 of its namespace: no signal from inside reaches it
     ctrl = int(sys.argv[1])
     os.set_inheritable(ctrl, False)

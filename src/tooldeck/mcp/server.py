@@ -381,7 +381,7 @@ async def _awaited(call: asyncio.Task[ToolResult], ctx: Any, inv: Invocation, in
     """The call's result; None when a dropped connection cancelled it. A
     cancellation of this handler itself (notifications/cancelled, the
     session closing) propagates, and reaches the call and its invocation."""
-    with inflight.track(getattr(ctx, "session_id", None), getattr(ctx, "request_id", None), inv, call):
+    with inflight.track(_session_of(ctx), getattr(ctx, "request_id", None), inv, call):
         try:
             return await call
         except asyncio.CancelledError:
@@ -389,6 +389,17 @@ async def _awaited(call: asyncio.Task[ToolResult], ctx: Any, inv: Invocation, in
             if task is not None and task.cancelling():
                 raise
             return None
+
+
+def _session_of(ctx: Any) -> str | None:
+    """The session id the request came with: its ``mcp-session-id`` header,
+    the key :class:`~tooldeck.mcp.lifecycle.DropWatch` reports a dropped
+    connection under (the SDK's request context has no ``session_id``:
+    without the header every call was tracked under "" and no drop reached
+    its call)."""
+    headers = getattr(getattr(ctx, "request", None), "headers", None)
+    sid = headers.get("mcp-session-id") if headers is not None else None
+    return sid or getattr(ctx, "session_id", None)
 
 
 class ToolDeckServer(Server):

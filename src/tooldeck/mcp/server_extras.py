@@ -20,9 +20,9 @@ adds the rest of SPEC §6 to the same low-level ``Server``:
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("tooldeck.mcp")
 
 RESOURCE_NOT_FOUND = -32002
-MAX_CLIENTS = 256
 
 
 def _mcp_error(exc: ToolError) -> MCPError:
@@ -72,7 +71,11 @@ class ServerExtras:
         self._factory = agent_factory
         self._agent_box: Toolbox | None = None
         self._agent_signature: tuple[tuple[str, str], ...] = ()
-        self._sessions: list[Any] = []
+        # each client's Connection, held weakly: forgotten when its session ends. (The
+        # ServerSession a handler gets is made per request and holds that request's
+        # dispatcher: up to 256 of them were kept, with the state of every session
+        # that had ended, for the server's life.)
+        self._clients: weakref.WeakSet[Any] = weakref.WeakSet()
         self._bus: SubscriptionBus | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watcher: asyncio.Task[None] | None = None
@@ -112,22 +115,23 @@ class ServerExtras:
             await self._bus.publish(PromptsListChanged())
             if tools_changed:
                 await self._bus.publish(ToolsListChanged())
-        for session in list(self._sessions):
-            try:
-                await session.send_prompt_list_changed()
-                if tools_changed:
-                    await session.send_tool_list_changed()
-            except Exception:  # a client that went away
-                log.debug("list_changed not delivered; forgetting that client", exc_info=True)
-                with contextlib.suppress(ValueError):
-                    self._sessions.remove(session)
+        notes = [types.PromptListChangedNotification()]
+        if tools_changed:
+            notes.append(types.ToolListChangedNotification())
+        for client in list(self._clients):
+            for note in notes:
+                data = note.model_dump(by_alias=True, mode="json", exclude_none=True)
+                try:
+                    await client.notify(data["method"], data.get("params"))  # best effort: never raises
+                except Exception:
+                    log.debug("list_changed not delivered", exc_info=True)
 
     def _attach(self, ctx: Any) -> None:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
-        if ctx.session not in self._sessions:
-            self._sessions.append(ctx.session)
-            del self._sessions[:-MAX_CLIENTS]  # HTTP clients that left without an error are forgotten
+        client = getattr(ctx.session, "_connection", None)  # the SDK's Connection: one per client session
+        if client is not None:
+            self._clients.add(client)
         if self.library is not None and (self._watcher is None or self._watcher.done()):
             self._watcher = self._loop.create_task(self.library.watch(self.poll_seconds))
 

@@ -21,7 +21,15 @@ from typing import Any
 import anyio
 
 from tooldeck.core.toolbox import Toolbox
-from tooldeck.mcp.lifecycle import MAX_SESSIONS, SESSION_IDLE, DropWatch, InFlight, exit_now
+from tooldeck.mcp.lifecycle import (
+    MAX_SESSIONS,
+    SESSION_IDLE,
+    DropWatch,
+    InFlight,
+    exit_now,
+    grace_for,
+    limit_malloc_arenas,
+)
 from tooldeck.tokens import warm_up
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -152,7 +160,8 @@ def http_app(
         session_idle_timeout=limits.idle,
         max_sessions=limits.max_sessions,
     )
-    app = DropWatch(app, inflight, getattr(server, "_session_manager", None), limits.max_sessions)
+    sessions = getattr(server, "_session_manager", None)
+    app = DropWatch(app, inflight, sessions, limits.max_sessions, grace_for(limits.idle))
     if not is_loopback(host) and not token:
         raise ValueError("a bearer token is required when binding to a non-loopback address")
     guarded = BearerAuth(app, token) if token else app
@@ -208,6 +217,7 @@ async def run_http(
 ) -> None:
     import uvicorn
 
+    limit_malloc_arenas()  # a server that runs for days: freed heap is not kept per thread
     token = resolve_token(host, port)
     box = toolbox if isinstance(toolbox, Toolbox) else toolbox()  # HTTP: no race to win, build first
     app = http_app(box, host, token, extras, dashboard, limits)
