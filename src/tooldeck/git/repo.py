@@ -103,17 +103,16 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
     if not os.path.isdir(directory):
         raise ToolError(ErrorCode.NOT_FOUND, f"{shown} is not a directory; pass repo_root= a checkout directory")
     probe = Git(directory, timeout)
-    res = probe.run(
-        [
-            "rev-parse",
-            "--path-format=absolute",
-            "--show-toplevel",
-            "--absolute-git-dir",
-            "--git-common-dir",
-            "--show-object-format",
-        ],
-        ok=(0, 128),
-    )
+    discover = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+    discover.append("--show-object-format")
+    # HEAD's commit and branch in the same process (spares two); an unborn branch, a
+    # file named HEAD or no repository at all fail it: then ask without them
+    res = probe.run([*discover, "HEAD^{commit}", "--symbolic-full-name", "HEAD"], ok=(0, 128))
+    head: list[str] = []
+    if res.code == 0 and len(res.text.splitlines()) == 6:
+        head = res.text.splitlines()[4:]
+    else:
+        res = probe.run(discover, ok=(0, 128))
     if res.code != 0:
         msg = git_message(res.stderr)
         if "must be run in a work tree" in msg:
@@ -131,6 +130,12 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
     repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
     if lines[3].strip() in EMPTY_TREES:
         repo._cache["empty_tree"] = EMPTY_TREES[lines[3].strip()]
+    if head:
+        repo._cache["head"] = head[0].strip()
+        if head[1].startswith("refs/heads/"):
+            repo._cache["branch"] = head[1].strip().removeprefix("refs/heads/")
+        elif head[1].strip() == "HEAD":  # detached
+            repo._cache["branch"] = None
     return repo
 
 
@@ -255,12 +260,18 @@ def worktrees(repo: Repo) -> list[Worktree]:
 
 
 def head_commit(repo: Repo) -> str | None:
-    """The object id of HEAD, or None on an unborn branch."""
+    """The object id of HEAD, or None on an unborn branch (as :func:`open_repo` found it)."""
+    if "head" in repo._cache:
+        return str(repo._cache["head"])
     res = repo.git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok=(0, 1, 128))
     return res.text.strip() or None if res.code == 0 else None
 
 
 def current_branch(repo: Repo) -> str | None:
+    """HEAD's branch (short name), None when detached or not a branch."""
+    if "branch" in repo._cache:
+        found = repo._cache["branch"]
+        return str(found) if found is not None else None
     res = repo.git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], ok=(0, 1))
     return res.text.strip() or None if res.code == 0 else None
 

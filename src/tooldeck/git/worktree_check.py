@@ -110,11 +110,17 @@ def blob_texts(git: Any, ids: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def sides_match_blobs(git: Any, patches: Sequence[str]) -> list[bool]:
+def sides_match_blobs(
+    git: Any, patches: Sequence[str], full_ids: Sequence[tuple[str, str]] | None = None
+) -> list[bool]:
     """Per single-file patch: whether every side git names by a blob id of
     its object store is that blob's content (read from the store, not the
-    working tree)."""
+    working tree). ``full_ids``: each patch's (old, new) ids from the raw
+    listing; a patch's abbreviated id they extend is asked for in full (git
+    then finds it without resolving an abbreviation among every loose object)."""
     ids = [blob_ids(p) for p in patches]
+    if full_ids is not None:
+        ids = [(_full(old, fo), _full(new, fn)) for (old, new), (fo, fn) in zip(ids, full_ids, strict=True)]
     blobs = blob_texts(git, [i for pair in ids for i in pair if i])
     out: list[bool] = []
     for patch, (old, new) in zip(patches, ids, strict=True):
@@ -127,6 +133,13 @@ def sides_match_blobs(git: Any, patches: Sequence[str]) -> list[bool]:
                 ok = side_matches_blob(patch, side, blob)
         out.append(ok)
     return out
+
+
+def _full(abbrev: str | None, full: str) -> str | None:
+    """``full`` when it is the object ``abbrev`` names, else ``abbrev``."""
+    if abbrev is not None and full.startswith(abbrev) and full.strip("0"):
+        return full
+    return abbrev
 
 
 def unverified_note(header: str) -> str:
