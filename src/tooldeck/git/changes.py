@@ -301,7 +301,8 @@ def load_patches(
     # git may read either side from the working tree by name (worktree_check): check every side
     shown = [fc for fc in tracked if fc.patch]
     full_ids = [(fc.old_id, fc.new_id) for fc in shown]
-    checked = sides_match_blobs(repo.git, [fc.patch for fc in shown], full_ids)  # type: ignore[misc]
+    objects = os.path.join(repo.common_dir, "objects")
+    checked = sides_match_blobs(repo.git, [fc.patch for fc in shown], full_ids, objects)  # type: ignore[misc]
     for fc, ok in zip(shown, checked, strict=True):
         if not ok or (changes.spec.worktree and not patch_matches_worktree(repo.toplevel, fc.path, fc.patch)):
             fc.patch = unverified_note(_header(fc))
