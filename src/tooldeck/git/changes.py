@@ -148,19 +148,28 @@ def list_changes(
     they pass :data:`MAX_PRELOAD_BYTES`: then the listing comes alone and
     :func:`load_patches` fetches only the patches that can be shown. Untracked
     files are listed meanwhile, in parallel with git."""
-    untracked: Future[tuple[list[FileChange], int]] | None = None
-    note = stalled_rules_note(repo) if spec.worktree else None  # ls-files opens every .gitignore
-    if spec.worktree and note is None:
-        untracked = _POOL.submit(list_untracked, repo, paths)
+    untracked: Future[tuple[str | None, list[FileChange], int]] | None = None
+    if spec.worktree:
+        untracked = _POOL.submit(_untracked_or_note, repo, paths)
     try:
         files, preloaded = _listing(repo, spec, paths, patches)
     except BaseException:
         if untracked is not None:
             untracked.cancel()
         raise
-    listed = untracked.result() if untracked is not None else ([], 0)
-    files.extend(listed[0])
-    return ChangeSet(spec, files, listed[1], paths, note, preloaded)
+    note, extra, skipped = untracked.result() if untracked is not None else (None, [], 0)
+    files.extend(extra)
+    return ChangeSet(spec, files, skipped, paths, note, preloaded)
+
+
+def _untracked_or_note(repo: Repo, paths: Sequence[str] | None) -> tuple[str | None, list[FileChange], int]:
+    """The untracked files (and how many were left out), or the note saying
+    why they cannot be listed safely (``ls-files --exclude-standard`` opens
+    every ``.gitignore``: a FIFO among them would stall it)."""
+    note = stalled_rules_note(repo)
+    if note is not None:
+        return note, [], 0
+    return None, *list_untracked(repo, paths)
 
 
 def _listing(

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.git.runner import DEFAULT_TIMEOUT, Git, git_message, refuse_option
 
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tdk-git-config")
 DEFAULT_BRANCH_CANDIDATES = ("main", "master", "trunk", "develop")
 EMPTY_TREES = {  # object format -> id of the empty tree
     "sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
@@ -103,6 +105,8 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
     if not os.path.isdir(directory):
         raise ToolError(ErrorCode.NOT_FOUND, f"{shown} is not a directory; pass repo_root= a checkout directory")
     probe = Git(directory, timeout)
+    # the filter drivers are asked for meanwhile (same repository, read-only): one process less to wait for
+    filters = _POOL.submit(_blank_filters, probe)
     discover = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
     discover.append("--show-object-format")
     # HEAD's commit and branch in the same process (spares two); an unborn branch, a
@@ -125,7 +129,7 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
         raise ToolError(ErrorCode.GIT_ERROR, f"git rev-parse gave unexpected output for {shown}: {res.text[:200]!r}")
     toplevel, git_dir, common_dir = (os.path.realpath(x) for x in lines[:3])
     check_git_entry(toplevel, git_dir, shown)
-    extra = _blank_filters(Git(toplevel, timeout))
+    extra = filters.result()
     jj_root = toplevel if os.path.isdir(os.path.join(toplevel, ".jj")) else None
     repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
     if lines[3].strip() in EMPTY_TREES:
