@@ -177,6 +177,8 @@ class IgnoreRules:
         ``present``: which of :data:`IGNORE_FILES` the caller's own listing of
         the folder holds (a walker has one); only those are stat'ed, saving two
         calls in most folders. Without it, each rule file name is stat'ed."""
+        if present is not None and not present:
+            return None  # the folder holds no rule file: nothing to stat, read or cache
         base = os.path.join(self.root, rel_dir) if rel_dir else self.root
         stamp: list[tuple[str, int, int]] = []
         for name in IGNORE_FILES:

@@ -21,7 +21,7 @@ import os
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from typing import Any, NamedTuple
 
 from tooldeck.core.errors import ToolError
@@ -99,8 +99,10 @@ def _admitted_files(
         out = ignored_files(prefix, names, rules.file_checks(specs))
         if out:
             keep = [k not in out for k in range(len(names))]
-            files = files.select(keep)
             rels = list(compress(rels, keep))
+            if opts.rels:
+                return rels
+            files = files.select(keep)
     if opts.rels:
         return rels
     rows = zip(rels, repeat(False), files.links, repeat(depth), files.sizes, files.mtimes)
@@ -234,19 +236,42 @@ def walk(
     sizes: bool = False,
     stamps: bool = False,
     stop: Callable[[], None] | None = None,
-    _rels: bool = False,
 ) -> Iterator[Entry]:
     """Yield entries under ``root/start_rel`` depth-first in path order (a
     folder, then everything below it, then its next sibling). ``stamps``
     fills files' ``size`` and ``mtime_ns`` (from the listing's own stat).
     ``stop`` is called before each folder is opened (a cancelled call's
-    check raises: the walk stops and closes the folders it holds).
-    ``_rels`` (with ``include_dirs=False``; :func:`walk_files`) yields each
-    file's relative path instead of its entry."""
+    check raises: the walk stops and closes the folders it holds)."""
+    opts = _Opts(respect_ignore, sizes, stamps, False)
+    for run in _runs(rules, start_rel, max_depth, include_dirs, opts, stop):
+        yield from run
+
+
+def walk_files(rules: IgnoreRules, start_rel: str = "", **kw: Any) -> Iterator[str]:
+    """Relative paths of the admitted files under ``start_rel`` (the walk's
+    runs of paths flattened in C: no generator step, no entry per file)."""
+    opts = _Opts(kw.pop("respect_ignore", True), kw.pop("sizes", False), kw.pop("stamps", False), True)
+    max_depth = kw.pop("max_depth", None)
+    stop = kw.pop("stop", None)
+    if kw:
+        raise TypeError(f"walk_files() got unexpected arguments {sorted(kw)}")
+    return chain.from_iterable(_runs(rules, start_rel, max_depth, False, opts, stop))
+
+
+def _runs(
+    rules: IgnoreRules,
+    start_rel: str,
+    max_depth: int | None,
+    include_dirs: bool,
+    opts: _Opts,
+    stop: Callable[[], None] | None,
+) -> Iterator[list[Any]]:
+    """:func:`walk`'s entries (or with ``opts.rels`` the files' paths) as
+    runs: lists that together are the walk, in order."""
     root = rules.root
+    respect_ignore = opts.respect_ignore
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
-    opts = _Opts(respect_ignore, sizes, stamps, _rels and not include_dirs)
     first = _first_frame(rules, start_rel, opts)
     if first is None:
         return
@@ -264,7 +289,7 @@ def walk(
                 item = items[i]
                 i += 1
                 if item.__class__ is list:
-                    yield from item  # type: ignore[misc]  # a run of admitted files
+                    yield item  # a run of admitted files
                     continue
                 name, ino = item  # type: ignore[misc]
                 rel = prefix + name
@@ -276,7 +301,7 @@ def walk(
                 if skip and rel in skip:
                     continue
                 if include_dirs:
-                    yield Entry(rel, True, False, depth + 1)
+                    yield [Entry(rel, True, False, depth + 1)]
                 if max_depth is not None and depth + 1 >= max_depth:
                     continue
                 if stop is not None:
@@ -299,8 +324,3 @@ def walk(
         for frame in stack:
             if frame[5] is not None:
                 os.close(frame[5])
-
-
-def walk_files(rules: IgnoreRules, start_rel: str = "", **kw: object) -> Iterator[str]:
-    """Relative paths of the admitted files under ``start_rel``."""
-    return walk(rules, start_rel, include_dirs=False, _rels=True, **kw)  # type: ignore[arg-type,return-value]
