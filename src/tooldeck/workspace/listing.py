@@ -52,25 +52,28 @@ def list_fd(fd: int, sizes: bool, stamps: bool = False) -> tuple[Files, Dirs] | 
     except OSError:
         return None
     ents.sort(key=_name)
-    if ("\n" + TEMP_PREFIX) in "\n" + "\n".join(map(_name, ents)):  # rare: then one by one
+    names = list(map(_name, ents))
+    if ("\n" + TEMP_PREFIX) in "\n" + "\n".join(names):  # rare: then one by one
         ents = [e for e in ents if not e.name.startswith(TEMP_PREFIX)]
+        names = list(map(_name, ents))
     want_stat = sizes or stamps
     try:
-        return _split(ents, want_stat, stamps)
+        return _split(ents, names, want_stat, stamps)
     except OSError:  # an entry vanished or cannot be stat'ed: sort them out one by one
         return _split_careful(ents, want_stat, stamps)
 
 
-def _split(ents: list[os.DirEntry[str]], want_stat: bool, stamps: bool) -> tuple[Files, Dirs]:
-    """:func:`list_fd`'s split of sorted entries (raises on the first failing entry)."""
+def _split(ents: list[os.DirEntry[str]], names: list[str], want_stat: bool, stamps: bool) -> tuple[Files, Dirs]:
+    """:func:`list_fd`'s split of sorted entries (and their ``names``; raises on the first failing entry)."""
     kinds = [e.is_dir(follow_symlinks=False) for e in ents]
     if True in kinds:
         # stat needs the descriptor open (fd-based entries stat relative to it)
         dirs = [(e.name, e.stat(follow_symlinks=False).st_ino) for e in compress(ents, kinds)]
-        ents = list(compress(ents, map(not_, kinds)))
+        files_only = list(map(not_, kinds))
+        ents = list(compress(ents, files_only))
+        names = list(compress(names, files_only))
     else:
         dirs = []
-    names = list(map(_name, ents))
     links = list(map(_is_link, ents))
     if want_stat:
         sts = [e.stat(follow_symlinks=False) for e in ents]
