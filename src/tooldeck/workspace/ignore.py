@@ -265,33 +265,40 @@ def ignored_files(prefix: str, names: list[str], checks: list[tuple[re.Pattern[s
     ``prefix`` (its root-relative path with a trailing "/") at once, with the
     chain of :meth:`IgnoreRules.file_checks`: which indexes are ignored.
 
-    Each rule file's :attr:`DirSpec.batch` regex runs once over the folder's
-    paths joined by newlines (C-level); only the paths its matches touch go
-    through pathspec, which decides (the last rule that applies wins)."""
+    Each rule file's :attr:`DirSpec.literals` are looked for once in the
+    folder's names joined by newlines (C-level); only the names they are
+    found in go through the quick regex, then pathspec, which decides (the
+    last rule that applies wins)."""
     verdict: dict[int, bool] = {}
+    joined = "\n".join(names)
+    one_line_each = joined.count("\n") == len(names) - 1  # no name holds a newline
     for quick, spec, off in checks:
         below = prefix[off:]
         check = spec.spec.check_file
-        for k in _candidates(spec, below, names, quick):
+        for k in _candidates(spec, below, names, quick, joined if one_line_each else None):
             res = check(below + names[k]).include
             if res is not None:
                 verdict[k] = res
     return {k for k, ignored in verdict.items() if ignored}
 
 
-def _candidates(spec: DirSpec, below: str, names: list[str], quick: re.Pattern[str] | None) -> Iterable[int]:
-    """Indexes of ``names`` (under ``below``) some rule of ``spec`` may apply to:
-    a superset of those its quick regex matches."""
-    every = range(len(names))
+def _candidates(
+    spec: DirSpec, below: str, names: list[str], quick: re.Pattern[str] | None, joined: str | None
+) -> Iterable[int]:
+    """Indexes of ``names`` (under ``below``; ``joined``: them joined by
+    newlines, or None) some rule of ``spec`` may apply to: a superset of
+    those its quick regex matches."""
+    every: Iterable[int] = range(len(names))
     lits = spec.literals
-    if lits is not None and not lits.search(below):
-        joined = "\n".join(names)
-        if joined.count("\n") == len(names) - 1:  # no name holds a newline: one line each
-            starts = [m.start() for m in lits.finditer(joined)]
-            if not starts:
-                return ()
+    if lits is not None and joined is not None and not lits.search(below):
+        starts = [m.start() for m in lits.finditer(joined)]
+        if not starts:
+            return ()
+        if len(starts) <= 4:  # the usual few: count the newlines before each
+            every = sorted({joined.count("\n", 0, at) for at in starts})
+        else:
             offsets = list(accumulate(map(_PLUS_ONE, map(len, names)), initial=0))  # where each name starts
-            every = sorted({bisect_right(offsets, at) - 1 for at in starts})  # type: ignore[assignment]
+            every = sorted({bisect_right(offsets, at) - 1 for at in starts})
     if quick is None:
         return every
     return [k for k in every if quick.match(below + names[k])]
