@@ -41,17 +41,20 @@ def side_lines(patch: str, new: bool) -> dict[int, str] | None:
     out: dict[int, str] = {}
     number = 0
     in_hunk = False
+    group = 2 if new else 1
     for line in patch.split("\n"):
-        m = _HUNK.match(line)
-        if m:
-            number, in_hunk = int(m.group(2 if new else 1)), True
+        first = line[:1]
+        if first == "@":
+            m = _HUNK.match(line)
+            if m:
+                number, in_hunk = int(m.group(group)), True
+                continue
+        if not in_hunk or not first or first == "\\":
             continue
-        if not in_hunk or not line or line.startswith("\\"):
-            continue
-        if line[0] == " " or line[0] == mine:
+        if first == " " or first == mine:
             out[number] = line[1:]
             number += 1
-        elif line[0] != other:
+        elif first != other:
             in_hunk = False  # the next file's header or trailing text
     return out
 
