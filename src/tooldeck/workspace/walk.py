@@ -41,7 +41,7 @@ from tooldeck.workspace.listing import Dirs, Files, list_fd
 _Item = list["Entry"] | tuple[str, int]  # a run of admitted files, ready to yield, or one folder
 _Frame = tuple[str, int, list[DirSpec], list[_Item], int, int | None]
 # a folder's file names joined by newlines hold a denied suffix only if this matches (checked one by one then)
-_DENY_SUFFIX_HINT = re.compile("(?:" + "|".join(re.escape(s) for s in DENY_FILE_SUFFIXES) + ")\n")
+_DENY_SUFFIX_HINT = re.compile("(?:" + "|".join(re.escape(s) for s in DENY_FILE_SUFFIXES) + ")(?:\n|$)")
 
 
 class Entry(NamedTuple):
@@ -90,15 +90,17 @@ def _admitted_files(
     if (
         respect_ignore
         and files.names
-        and (_DENY_SUFFIX_HINT.search("\n".join(files.names) + "\n") or not DENY_FILES.isdisjoint(files.names))
+        and (_DENY_SUFFIX_HINT.search("\n".join(files.names)) or not DENY_FILES.isdisjoint(files.names))
     ):
         files = files.select([not (n in DENY_FILES or n.endswith(DENY_FILE_SUFFIXES)) for n in files.names])
     names = files.names
     rels = list(map(prefix.__add__, names)) if prefix else names
     if respect_ignore and (specs or rules.has_root_rules) and rels:
         out = ignored_files(prefix, names, rules.file_checks(specs))
-        if out:
-            keep = [k not in out for k in range(len(names))]
+        if out:  # a few of the folder's files, usually: mark them rather than test every index
+            keep = [True] * len(names)
+            for k in out:
+                keep[k] = False
             rels = list(compress(rels, keep))
             if opts.rels:
                 return rels
