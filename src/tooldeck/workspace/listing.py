@@ -22,6 +22,7 @@ _name = attrgetter("name")
 _size = attrgetter("st_size")
 _mtime = attrgetter("st_mtime_ns")
 _is_link = os.DirEntry.is_symlink
+_is_dir = os.DirEntry.is_dir  # follows a link: only used where there is none
 
 
 class Files(NamedTuple):
@@ -65,16 +66,18 @@ def list_fd(fd: int, sizes: bool, stamps: bool = False) -> tuple[Files, Dirs] | 
 
 def _split(ents: list[os.DirEntry[str]], names: list[str], want_stat: bool, stamps: bool) -> tuple[Files, Dirs]:
     """:func:`list_fd`'s split of sorted entries (and their ``names``; raises on the first failing entry)."""
-    kinds = [e.is_dir(follow_symlinks=False) for e in ents]
+    links = list(map(_is_link, ents))
+    # is_dir() alone follows a link: with none among them it reads the entry's own type, in C
+    kinds = [e.is_dir(follow_symlinks=False) for e in ents] if True in links else list(map(_is_dir, ents))
     if True in kinds:
         # stat needs the descriptor open (fd-based entries stat relative to it)
         dirs = [(e.name, e.stat(follow_symlinks=False).st_ino) for e in compress(ents, kinds)]
         files_only = list(map(not_, kinds))
         ents = list(compress(ents, files_only))
         names = list(compress(names, files_only))
+        links = list(compress(links, files_only))
     else:
         dirs = []
-    links = list(map(_is_link, ents))
     if want_stat:
         sts = [e.stat(follow_symlinks=False) for e in ents]
         file_sizes = list(map(_size, sts))
