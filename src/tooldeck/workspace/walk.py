@@ -13,6 +13,12 @@ listed.
 
 The state directory (:mod:`tooldeck.workspace.hidden`) is skipped whatever
 the rules, ``respect_ignore=False`` included: it is outside every root.
+
+The cost of a big tree is per file, so a folder is handled as a whole: its
+listing comes by columns (:mod:`tooldeck.workspace.listing`), its files are
+judged together (:func:`tooldeck.workspace.ignore.ignored_files`) and become
+runs of ready entries between its subfolders; :func:`walk_files` flattens
+the runs of paths in C.
 """
 
 from __future__ import annotations
