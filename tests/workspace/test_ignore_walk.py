@@ -202,3 +202,25 @@ def test_quick_precheck_never_changes_a_decision(patterns: list[str], parts: lis
     fast = DirSpec.build("", spec)
     path = "/".join(parts) + ("/" if is_dir else "")
     assert fast.check(path) == spec.check_file(path).include
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    patterns=st.lists(st.sampled_from(PATTERNS), min_size=1, max_size=6),
+    folder=st.lists(st.sampled_from(SEGMENTS), max_size=3),
+    names=st.lists(st.sampled_from([*SEGMENTS, "new\nline.log", "doc.md", "xbuild", "a.log.txt"]), max_size=8),
+)
+def test_a_folder_judged_at_once_equals_each_file_judged_alone(
+    patterns: list[str], folder: list[str], names: list[str]
+) -> None:
+    """The walk decides a folder's files together (a literal of each pattern
+    looked for in the names joined, then the quick regex, then pathspec):
+    the same verdict as pathspec on each path."""
+    from tooldeck.workspace.ignore import ignored_files
+
+    spec = GitIgnoreSpec.from_lines(patterns)
+    fast = DirSpec.build("", spec)
+    names = sorted(set(names))
+    prefix = "/".join(folder) + "/" if folder else ""
+    out = ignored_files(prefix, names, [(fast.quick, fast, 0)])
+    assert out == {k for k, n in enumerate(names) if spec.check_file(prefix + n).include}

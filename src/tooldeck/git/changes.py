@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from tooldeck.core.errors import ToolError
@@ -27,7 +28,9 @@ from tooldeck.workspace.hidden import is_hidden
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
+MAX_PRELOAD_BYTES = 4_000_000  # patches fetched with the listing up to this size (else only those shown)
 MAX_NAMED_PATHS = 1000  # a patch call names at most this many files (else the listing's own pathspec)
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tdk-git-untracked")
 _DIFF_FLAGS = (*DIFF_SAFETY, "--no-relative", "--src-prefix=a/", "--dst-prefix=b/", "-M", "--ignore-submodules=dirty")
 
 
@@ -42,6 +45,8 @@ class FileChange:
     old_mode: str = ""
     new_mode: str = ""
     patch: str | None = None
+    old_id: str = ""  # full blob ids from the listing ("0…0": not in the object store)
+    new_id: str = ""
 
     @property
     def binary(self) -> bool:
@@ -63,6 +68,8 @@ class ChangeSet:
     untracked_skipped: int = 0  # untracked files beyond MAX_UNTRACKED
     paths: Sequence[str] | None = None  # the pathspec the listing was limited to
     untracked_note: str | None = None  # why untracked files were not listed (a FIFO rule file)
+    # patches that came with the listing: (context flag, patch of each tracked file by id())
+    preloaded: tuple[str, dict[int, str]] | None = None
 
     @property
     def added(self) -> int:
@@ -100,6 +107,7 @@ def parse_raw_numstat(data: str) -> list[FileChange]:
                 fc = FileChange(letter, tokens[i + 1])
                 i += 2
             fc.old_mode, fc.new_mode = old_mode, new_mode
+            fc.old_id, fc.new_id = meta[2], meta[3]
             raw.append(fc)
             continue
         added, deleted, path = tok.split("\t", 2)
@@ -125,18 +133,60 @@ def _coalesce_unmerged(files: list[FileChange]) -> list[FileChange]:
     return out
 
 
-def list_changes(repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None) -> ChangeSet:
-    """Every changed file of ``spec`` (limited to ``paths``, repository-relative)."""
-    res = repo.git.run(["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", *spec.args, *_pathspec(paths)])
-    files = parse_raw_numstat(res.text)
-    skipped = 0
-    note = None
+def context_flag(context: int | None) -> str:
+    """git's flag for ``context`` lines around each hunk (None: whole functions)."""
+    return "--function-context" if context is None else f"-U{context}"
+
+
+def list_changes(
+    repo: Repo, spec: DiffSpec, paths: Sequence[str] | None = None, *, patches: str | None = None
+) -> ChangeSet:
+    """Every changed file of ``spec`` (limited to ``paths``, repository-relative).
+
+    ``patches`` (a :func:`context_flag`, for :func:`load_patches` later) asks the
+    same ``git diff`` for the patches too (one process instead of two), unless
+    they pass :data:`MAX_PRELOAD_BYTES`: then the listing comes alone and
+    :func:`load_patches` fetches only the patches that can be shown. Untracked
+    files are listed meanwhile, in parallel with git."""
+    untracked: Future[tuple[str | None, list[FileChange], int]] | None = None
     if spec.worktree:
-        note = stalled_rules_note(repo)  # ls-files --exclude-standard opens every .gitignore
-        if note is None:
-            untracked, skipped = list_untracked(repo, paths)
-            files.extend(untracked)
-    return ChangeSet(spec, files, skipped, paths, note)
+        untracked = _POOL.submit(_untracked_or_note, repo, paths)
+    try:
+        files, preloaded = _listing(repo, spec, paths, patches)
+    except BaseException:
+        if untracked is not None:
+            untracked.cancel()
+        raise
+    note, extra, skipped = untracked.result() if untracked is not None else (None, [], 0)
+    files.extend(extra)
+    return ChangeSet(spec, files, skipped, paths, note, preloaded)
+
+
+def _untracked_or_note(repo: Repo, paths: Sequence[str] | None) -> tuple[str | None, list[FileChange], int]:
+    """The untracked files (and how many were left out), or the note saying
+    why they cannot be listed safely (``ls-files --exclude-standard`` opens
+    every ``.gitignore``: a FIFO among them would stall it)."""
+    note = stalled_rules_note(repo)
+    if note is not None:
+        return note, [], 0
+    return None, *list_untracked(repo, paths)
+
+
+def _listing(
+    repo: Repo, spec: DiffSpec, paths: Sequence[str] | None, patches: str | None
+) -> tuple[list[FileChange], tuple[str, dict[int, str]] | None]:
+    """:func:`list_changes`' tracked files, with their patches when asked and small enough."""
+    args = ["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", "--no-abbrev"]
+    if patches is not None:
+        res = repo.git.run_capped([*args, "-p", patches, *spec.args, *_pathspec(paths)], MAX_PRELOAD_BYTES)
+        meta, _, text = res.text.partition("\0\0") if res is not None else ("", "", "")
+        # the patches follow the last record and an empty one. A conflicted file turns the
+        # listing into combined records (``::``) without its counts: then the two calls
+        if res is not None and "\0::" not in "\0" + meta:
+            files = parse_raw_numstat(meta)
+            return files, (patches, _assign(files, split_patches(text)))
+    res = repo.git.run([*args, *spec.args, *_pathspec(paths)])
+    return parse_raw_numstat(res.text), None
 
 
 def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
@@ -243,32 +293,51 @@ def load_patches(
             fc.patch = untracked_patch(repo, fc)
     if not tracked:
         return
-    ctx_flag = "--function-context" if context is None else f"-U{context}"
-    limit: list[str] = list(changes.paths or [])  # never more than the listing saw
-    named = sorted({p for f in tracked for p in f.paths})
-    if len(named) <= MAX_NAMED_PATHS:
-        # the files the listing found, by name (literal pathspecs): git then stats only those in
-        # the working tree instead of every tracked file again (3,000 files: 40 -> 12 ms)
-        limit = named
-    res = repo.git.run(["diff", *_DIFF_FLAGS, "-p", ctx_flag, *changes.spec.args, *_pathspec(limit)])
-    chunks = split_patches(res.text)
-    by_header = {chunk.split("\n", 1)[0] + "\n": chunk for chunk in chunks}
-    unmatched: list[FileChange] = []
+    ctx_flag = context_flag(context)
+    if changes.preloaded is not None and changes.preloaded[0] == ctx_flag:
+        found = changes.preloaded[1]
+    else:
+        limit: list[str] = list(changes.paths or [])  # never more than the listing saw
+        named = sorted({p for f in tracked for p in f.paths})
+        if len(named) <= MAX_NAMED_PATHS:
+            # the files the listing found, by name (literal pathspecs): git then stats only those in
+            # the working tree instead of every tracked file again (3,000 files: 40 -> 12 ms)
+            limit = named
+        res = repo.git.run(["diff", *_DIFF_FLAGS, "-p", ctx_flag, *changes.spec.args, *_pathspec(limit)])
+        found = _assign(tracked, split_patches(res.text))
     for fc in tracked:
+        chunk = found.get(id(fc))
+        if chunk is not None:
+            fc.patch = chunk
+    # git may read either side from the working tree by name (worktree_check): check every side
+    shown = [fc for fc in tracked if fc.patch]
+    full_ids = [(fc.old_id, fc.new_id) for fc in shown]
+    objects = os.path.join(repo.common_dir, "objects")
+    checked = sides_match_blobs(repo.git, [fc.patch for fc in shown], full_ids, objects)  # type: ignore[misc]
+    for fc, ok in zip(shown, checked, strict=True):
+        if not ok or (changes.spec.worktree and not patch_matches_worktree(repo.toplevel, fc.path, fc.patch)):
+            fc.patch = unverified_note(_header(fc))
+
+
+def _assign(files: Sequence[FileChange], chunks: list[str]) -> dict[int, str]:
+    """Each tracked file's patch among ``chunks`` (by ``id()`` of the file),
+    matched by its ``diff --git`` header; chunks whose names git writes
+    differently than expected go to the files left, in order."""
+    by_header = {chunk.split("\n", 1)[0] + "\n": chunk for chunk in chunks}
+    out: dict[int, str] = {}
+    unmatched: list[FileChange] = []
+    for fc in files:
+        if fc.untracked:
+            continue
         chunk = by_header.pop(_header(fc), None)
         if chunk is None:
             unmatched.append(fc)
         else:
-            fc.patch = chunk
-    # Names git writes differently than we expect: pair the rest in order.
+            out[id(fc)] = chunk
     rest = [c for c in chunks if c.split("\n", 1)[0] + "\n" in by_header]
     for fc, chunk in zip(unmatched, rest, strict=False):
-        fc.patch = chunk
-    # git may read either side from the working tree by name (worktree_check): check every side
-    shown = [fc for fc in tracked if fc.patch]
-    for fc, ok in zip(shown, sides_match_blobs(repo.git, [fc.patch for fc in shown]), strict=True):
-        if not ok or (changes.spec.worktree and not patch_matches_worktree(repo.toplevel, fc.path, fc.patch)):
-            fc.patch = unverified_note(_header(fc))
+        out[id(fc)] = chunk
+    return out
 
 
 def hunk_headers(patch: str) -> list[str]:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.git.runner import DEFAULT_TIMEOUT, Git, git_message, refuse_option
 
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tdk-git-config")
 DEFAULT_BRANCH_CANDIDATES = ("main", "master", "trunk", "develop")
 EMPTY_TREES = {  # object format -> id of the empty tree
     "sha1": "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
@@ -103,17 +105,18 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
     if not os.path.isdir(directory):
         raise ToolError(ErrorCode.NOT_FOUND, f"{shown} is not a directory; pass repo_root= a checkout directory")
     probe = Git(directory, timeout)
-    res = probe.run(
-        [
-            "rev-parse",
-            "--path-format=absolute",
-            "--show-toplevel",
-            "--absolute-git-dir",
-            "--git-common-dir",
-            "--show-object-format",
-        ],
-        ok=(0, 128),
-    )
+    # the filter drivers are asked for meanwhile (same repository, read-only): one process less to wait for
+    filters = _POOL.submit(_blank_filters, probe)
+    discover = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
+    discover.append("--show-object-format")
+    # HEAD's commit and branch in the same process (spares two); an unborn branch, a
+    # file named HEAD or no repository at all fail it: then ask without them
+    res = probe.run([*discover, "HEAD^{commit}", "--symbolic-full-name", "HEAD"], ok=(0, 128))
+    head: list[str] = []
+    if res.code == 0 and len(res.text.splitlines()) == 6:
+        head = res.text.splitlines()[4:]
+    else:
+        res = probe.run(discover, ok=(0, 128))
     if res.code != 0:
         msg = git_message(res.stderr)
         if "must be run in a work tree" in msg:
@@ -126,11 +129,17 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
         raise ToolError(ErrorCode.GIT_ERROR, f"git rev-parse gave unexpected output for {shown}: {res.text[:200]!r}")
     toplevel, git_dir, common_dir = (os.path.realpath(x) for x in lines[:3])
     check_git_entry(toplevel, git_dir, shown)
-    extra = _blank_filters(Git(toplevel, timeout))
+    extra = filters.result()
     jj_root = toplevel if os.path.isdir(os.path.join(toplevel, ".jj")) else None
     repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
     if lines[3].strip() in EMPTY_TREES:
         repo._cache["empty_tree"] = EMPTY_TREES[lines[3].strip()]
+    if head:
+        repo._cache["head"] = head[0].strip()
+        if head[1].startswith("refs/heads/"):
+            repo._cache["branch"] = head[1].strip().removeprefix("refs/heads/")
+        elif head[1].strip() == "HEAD":  # detached
+            repo._cache["branch"] = None
     return repo
 
 
@@ -255,12 +264,18 @@ def worktrees(repo: Repo) -> list[Worktree]:
 
 
 def head_commit(repo: Repo) -> str | None:
-    """The object id of HEAD, or None on an unborn branch."""
+    """The object id of HEAD, or None on an unborn branch (as :func:`open_repo` found it)."""
+    if "head" in repo._cache:
+        return str(repo._cache["head"])
     res = repo.git.run(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], ok=(0, 1, 128))
     return res.text.strip() or None if res.code == 0 else None
 
 
 def current_branch(repo: Repo) -> str | None:
+    """HEAD's branch (short name), None when detached or not a branch."""
+    if "branch" in repo._cache:
+        found = repo._cache["branch"]
+        return str(found) if found is not None else None
     res = repo.git.run(["symbolic-ref", "--quiet", "--short", "HEAD"], ok=(0, 1))
     return res.text.strip() or None if res.code == 0 else None
 

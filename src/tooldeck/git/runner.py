@@ -28,6 +28,8 @@ from __future__ import annotations
 import functools
 import os
 import subprocess
+import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -165,5 +167,67 @@ class Git:
             raise ToolError(ErrorCode.GIT_ERROR, f"git {args[0] if args else ''} failed: {git_message(result.stderr)}")
         return result
 
+    def run_capped(self, args: Sequence[str], max_bytes: int) -> GitResult | None:
+        """:meth:`run` (exit status 0 only) that stops reading once git has
+        printed more than ``max_bytes``: git is then killed and None returned
+        (the caller asks for less). A diff too large to show is never loaded whole."""
+        argv = self.argv(args)
+        with tempfile.TemporaryFile() as err:
+            try:
+                proc = helpers.popen(
+                    self.policy, argv, cwd=self.cwd, env=safe_env(), stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE, stderr=err,
+                )  # fmt: skip
+            except OSError:
+                return self.run(args)  # the same error as an uncapped call
+            fired = threading.Event()
+
+            def expire() -> None:
+                fired.set()
+                proc.kill()
+
+            timer = threading.Timer(self.timeout, expire)
+            timer.start()
+            try:
+                out = _read_capped(proc, max_bytes)
+                if out is None:
+                    proc.kill()
+                proc.wait()
+            finally:
+                timer.cancel()
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                if proc.stdout is not None:
+                    proc.stdout.close()
+            if fired.is_set():
+                raise ToolError(
+                    ErrorCode.TIMEOUT,
+                    f"git {args[0] if args else ''} took longer than {self.timeout:g}s; narrow the request "
+                    "(a path, a smaller count or compare range)",
+                )
+            if out is None:
+                return None
+            err.seek(0)
+            result = GitResult(proc.returncode, out, err.read().decode("utf-8", "replace"))
+        if proc.returncode != 0:
+            raise ToolError(ErrorCode.GIT_ERROR, f"git {args[0] if args else ''} failed: {git_message(result.stderr)}")
+        return result
+
     def text(self, args: Sequence[str], *, ok: Sequence[int] = (0,)) -> str:
         return self.run(args, ok=ok).text
+
+
+def _read_capped(proc: subprocess.Popen[bytes], max_bytes: int) -> bytes | None:
+    """All of ``proc``'s stdout, or None once it passes ``max_bytes``."""
+    assert proc.stdout is not None
+    chunks: list[bytes] = []
+    total = 0
+    while True:
+        chunk = proc.stdout.read1(1 << 16)
+        if not chunk:
+            return b"".join(chunks)
+        total += len(chunk)
+        if total > max_bytes:
+            return None
+        chunks.append(chunk)

@@ -16,8 +16,10 @@ replaced by a note, never shown.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -39,17 +41,20 @@ def side_lines(patch: str, new: bool) -> dict[int, str] | None:
     out: dict[int, str] = {}
     number = 0
     in_hunk = False
+    group = 2 if new else 1
     for line in patch.split("\n"):
-        m = _HUNK.match(line)
-        if m:
-            number, in_hunk = int(m.group(2 if new else 1)), True
+        first = line[:1]
+        if first == "@":
+            m = _HUNK.match(line)
+            if m:
+                number, in_hunk = int(m.group(group)), True
+                continue
+        if not in_hunk or not first or first == "\\":
             continue
-        if not in_hunk or not line or line.startswith("\\"):
-            continue
-        if line[0] == " " or line[0] == mine:
+        if first == " " or first == mine:
             out[number] = line[1:]
             number += 1
-        elif line[0] != other:
+        elif first != other:
             in_hunk = False  # the next file's header or trailing text
     return out
 
@@ -87,14 +92,51 @@ def patch_matches_worktree(toplevel: str, rel: str, patch: str) -> bool:
     return all(safe.get(n) == text for n, text in wanted.items())
 
 
-def blob_texts(git: Any, ids: Iterable[str]) -> dict[str, str]:
-    """The content of each blob id, read from the object store in one
-    ``git cat-file --batch`` (an id git cannot resolve is left out)."""
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    data = git.run(["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode()).stdout
+_HASHES = {40: hashlib.sha1, 64: hashlib.sha256}  # full id length -> the object format's hash
+MAX_LOOSE_BYTES = 4 << 20  # a larger loose object is left to cat-file
+
+
+def loose_blob(objects_dir: str, oid: str) -> str | None:
+    """The content of blob ``oid`` (a full id) when it is a loose object of
+    ``objects_dir``, else None. Authentic whatever file it came from: the
+    object's own hash must be ``oid`` (so a planted or swapped file can only
+    make it None, never change what is compared)."""
+    hash_fn = _HASHES.get(len(oid))
+    if hash_fn is None:
+        return None
+    try:
+        fd = os.open(os.path.join(objects_dir, oid[:2], oid[2:]), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            packed = fh.read(MAX_LOOSE_BYTES + 1)
+        if len(packed) > MAX_LOOSE_BYTES:
+            return None
+        raw = zlib.decompressobj().decompress(packed, MAX_LOOSE_BYTES + 64)
+    except (OSError, zlib.error):
+        return None
+    head, nul, body = raw.partition(b"\0")
+    if not nul or head != b"blob %d" % len(body) or hash_fn(raw).hexdigest() != oid:
+        return None
+    return body.decode("utf-8", "replace")
+
+
+def blob_texts(git: Any, ids: Iterable[str], objects_dir: str | None = None) -> dict[str, str]:
+    """The content of each blob id, read from the object store: the loose
+    objects of ``objects_dir`` directly (full ids), the rest in one ``git
+    cat-file --batch`` (an id git cannot resolve is left out)."""
     out: dict[str, str] = {}
+    wanted = sorted(set(ids))
+    if objects_dir is not None:
+        for oid in wanted:
+            text = loose_blob(objects_dir, oid)
+            if text is not None:
+                out[oid] = text
+        wanted = [oid for oid in wanted if oid not in out]
+    if not wanted:
+        return out
+    data = git.run(["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode()).stdout
     pos = 0
     for oid in wanted:
         end = data.find(b"\n", pos)
@@ -110,12 +152,22 @@ def blob_texts(git: Any, ids: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def sides_match_blobs(git: Any, patches: Sequence[str]) -> list[bool]:
+def sides_match_blobs(
+    git: Any,
+    patches: Sequence[str],
+    full_ids: Sequence[tuple[str, str]] | None = None,
+    objects_dir: str | None = None,
+) -> list[bool]:
     """Per single-file patch: whether every side git names by a blob id of
     its object store is that blob's content (read from the store, not the
-    working tree)."""
+    working tree). ``full_ids``: each patch's (old, new) ids from the raw
+    listing; a patch's abbreviated id they extend is asked for in full (git
+    then finds it without resolving an abbreviation among every loose object,
+    and a loose one is read from ``objects_dir`` without a git process)."""
     ids = [blob_ids(p) for p in patches]
-    blobs = blob_texts(git, [i for pair in ids for i in pair if i])
+    if full_ids is not None:
+        ids = [(_full(old, fo), _full(new, fn)) for (old, new), (fo, fn) in zip(ids, full_ids, strict=True)]
+    blobs = blob_texts(git, [i for pair in ids for i in pair if i], objects_dir)
     out: list[bool] = []
     for patch, (old, new) in zip(patches, ids, strict=True):
         ok = True
@@ -127,6 +179,17 @@ def sides_match_blobs(git: Any, patches: Sequence[str]) -> list[bool]:
                 ok = side_matches_blob(patch, side, blob)
         out.append(ok)
     return out
+
+
+def _full(abbrev: str | None, full: str) -> str | None:
+    """``full`` when it is the object ``abbrev`` names, else ``abbrev``; None
+    when the listing says this side is the working tree's (all zeros: not
+    taken from the object store; the caller checks it against a safe read)."""
+    if full and not full.strip("0"):
+        return None
+    if abbrev is not None and full.startswith(abbrev):
+        return full
+    return abbrev
 
 
 def unverified_note(header: str) -> str:

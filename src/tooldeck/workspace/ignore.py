@@ -12,8 +12,10 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Collection
+from bisect import bisect_right
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 
 from pathspec import GitIgnoreSpec
 
@@ -80,6 +82,9 @@ class DirSpec:
     base: str  # the directory, relative to the root ("" = root)
     spec: GitIgnoreSpec
     quick: re.Pattern[str] | None
+    # a literal every path a pattern matches contains (one per pattern, none holding "/"),
+    # as one alternation: a folder whose names hold none of them needs no check at all
+    literals: re.Pattern[str] | None = None
 
     @classmethod
     def build(cls, base: str, spec: GitIgnoreSpec) -> DirSpec:
@@ -94,14 +99,36 @@ class DirSpec:
         try:
             quick = re.compile("|".join(sources)) if sources else re.compile(r"(?!)")
         except re.error:
-            quick = None
-        return cls(base, spec, quick)
+            return cls(base, spec, None)
+        found = [_literal(getattr(p, "pattern", None)) for p in spec.patterns if p.include is not None]
+        if not found or any(lit is None for lit in found):
+            return cls(base, spec, quick)
+        ordered = sorted({lit for lit in found if lit}, key=len, reverse=True)
+        return cls(base, spec, quick, re.compile("|".join(map(re.escape, ordered))))
 
     def check(self, path: str) -> bool | None:
         """True = ignored, False = re-included, None = no pattern applies."""
         if self.quick is not None and self.quick.match(path) is None:
             return None
         return self.spec.check_file(path).include
+
+
+_WILDCARDS = re.compile(r"[*?]+")
+_PLUS_ONE = (1).__add__
+
+
+def _literal(pattern: object) -> str | None:
+    """The longest run of plain characters of a gitignore pattern, without
+    "/" (every path it matches contains it), or None when there is none or
+    the pattern has escapes or character classes (not worth reading)."""
+    if not isinstance(pattern, str):
+        return None
+    text = pattern.rstrip(" \t")
+    if "\\" in text or "[" in text:
+        return None
+    text = text.removeprefix("!")
+    pieces = [piece for chunk in _WILDCARDS.split(text) for piece in chunk.split("/") if piece]
+    return max(pieces, key=len) if pieces else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +177,8 @@ class IgnoreRules:
         ``present``: which of :data:`IGNORE_FILES` the caller's own listing of
         the folder holds (a walker has one); only those are stat'ed, saving two
         calls in most folders. Without it, each rule file name is stat'ed."""
+        if present is not None and not present:
+            return None  # the folder holds no rule file: nothing to stat, read or cache
         base = os.path.join(self.root, rel_dir) if rel_dir else self.root
         stamp: list[tuple[str, int, int]] = []
         for name in IGNORE_FILES:
@@ -204,7 +233,7 @@ class IgnoreRules:
     def file_checks(self, specs: list[DirSpec]) -> list[tuple[re.Pattern[str] | None, DirSpec, int]]:
         """:meth:`decide`'s chain for the files of one folder, prepared once
         per folder: (quick regex, spec, offset of the path below its base),
-        root-wide rules first. :func:`ignored_file` applies it."""
+        root-wide rules first. :func:`ignored_files` applies it."""
         chain = [self._root_extra, *specs] if self._root_extra is not None else specs
         return [(sp.quick, sp, len(sp.base) + 1 if sp.base else 0) for sp in chain]
 
@@ -231,16 +260,45 @@ class IgnoreRules:
         return False
 
 
-def ignored_file(rel: str, checks: list[tuple[re.Pattern[str] | None, DirSpec, int]]) -> bool:
-    """:meth:`IgnoreRules.decide` for a file, with the chain of
-    :meth:`IgnoreRules.file_checks` (the walk's per-file test: no call per
-    rule for the paths no pattern could match)."""
-    ignored = False
+def ignored_files(prefix: str, names: list[str], checks: list[tuple[re.Pattern[str] | None, DirSpec, int]]) -> set[int]:
+    """:meth:`IgnoreRules.decide` for the files ``names`` of the folder
+    ``prefix`` (its root-relative path with a trailing "/") at once, with the
+    chain of :meth:`IgnoreRules.file_checks`: which indexes are ignored.
+
+    Each rule file's :attr:`DirSpec.literals` are looked for once in the
+    folder's names joined by newlines (C-level); only the names they are
+    found in go through the quick regex, then pathspec, which decides (the
+    last rule that applies wins)."""
+    verdict: dict[int, bool] = {}
+    joined = "\n".join(names)
+    one_line_each = joined.count("\n") == len(names) - 1  # no name holds a newline
     for quick, spec, off in checks:
-        sub = rel[off:] if off else rel
-        if quick is not None and quick.match(sub) is None:
-            continue
-        res = spec.spec.check_file(sub).include
-        if res is not None:
-            ignored = res
-    return ignored
+        below = prefix[off:]
+        check = spec.spec.check_file
+        for k in _candidates(spec, below, names, quick, joined if one_line_each else None):
+            res = check(below + names[k]).include
+            if res is not None:
+                verdict[k] = res
+    return {k for k, ignored in verdict.items() if ignored}
+
+
+def _candidates(
+    spec: DirSpec, below: str, names: list[str], quick: re.Pattern[str] | None, joined: str | None
+) -> Iterable[int]:
+    """Indexes of ``names`` (under ``below``; ``joined``: them joined by
+    newlines, or None) some rule of ``spec`` may apply to: a superset of
+    those its quick regex matches."""
+    every: Iterable[int] = range(len(names))
+    lits = spec.literals
+    if lits is not None and joined is not None and not lits.search(below):
+        starts = [m.start() for m in lits.finditer(joined)]
+        if not starts:
+            return ()
+        if len(starts) <= 4:  # the usual few: count the newlines before each
+            every = sorted({joined.count("\n", 0, at) for at in starts})
+        else:
+            offsets = list(accumulate(map(_PLUS_ONE, map(len, names)), initial=0))  # where each name starts
+            every = sorted({bisect_right(offsets, at) - 1 for at in starts})
+    if quick is None:
+        return every
+    return [k for k in every if quick.match(below + names[k])]

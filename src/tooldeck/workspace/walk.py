@@ -13,14 +13,22 @@ listed.
 
 The state directory (:mod:`tooldeck.workspace.hidden`) is skipped whatever
 the rules, ``respect_ignore=False`` included: it is outside every root.
+
+The cost of a big tree is per file, so a folder is handled as a whole: its
+listing comes by columns (:mod:`tooldeck.workspace.listing`), its files are
+judged together (:func:`tooldeck.workspace.ignore.ignored_files`) and become
+runs of ready entries between its subfolders; :func:`walk_files` flattens
+the runs of paths in C.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterator
-from typing import NamedTuple
+from itertools import chain, compress, repeat
+from typing import Any, NamedTuple
 
 from tooldeck.core.errors import ToolError
 from tooldeck.workspace.dirfd import DIR_FLAGS, open_dir
@@ -32,12 +40,14 @@ from tooldeck.workspace.ignore import (
     IGNORE_FILES,
     DirSpec,
     IgnoreRules,
-    ignored_file,
+    ignored_files,
 )
-from tooldeck.workspace.tempnames import TEMP_PREFIX
+from tooldeck.workspace.listing import Dirs, Files, list_fd
 
-_Listing = list[tuple[str, bool, bool, int, int]]
-_Frame = tuple[str, int, list[DirSpec], _Listing, int, int | None]
+_Item = list["Entry"] | tuple[str, int]  # a run of admitted files, ready to yield, or one folder
+_Frame = tuple[str, int, list[DirSpec], list[_Item], int, int | None]
+# a folder's file names joined by newlines hold a denied suffix only if this matches (checked one by one then)
+_DENY_SUFFIX_HINT = re.compile("(?:" + "|".join(re.escape(s) for s in DENY_FILE_SUFFIXES) + ")(?:\n|$)")
 
 
 class Entry(NamedTuple):
@@ -57,48 +67,82 @@ new_entry = tuple.__new__  # an Entry without the Python-level NamedTuple constr
 MAX_HELD_FDS = 64  # deeper folders are reopened from the root instead of held open
 
 
-def _list_fd(fd: int, sizes: bool, stamps: bool = False) -> _Listing | None:
-    """Sorted ``(name, is_dir, is_symlink, n, mtime_ns)`` of the open folder
-    ``fd`` (``n``: a directory's inode, a file's size when ``sizes``;
-    ``mtime_ns`` a file's when ``stamps``, else 0). A write in progress (a
-    tooldeck temp file) is never listed, whatever the rules."""
-    want_stat = sizes or stamps
-    try:
-        out: _Listing = []
-        append = out.append
-        with os.scandir(fd) as it:
-            for e in it:
-                name = e.name
-                if name.startswith(TEMP_PREFIX):  # is_temp_name, inlined: one call less per entry
-                    continue
-                try:
-                    is_link = e.is_symlink()
-                    is_dir = e.is_dir(follow_symlinks=False)
-                    # stat needs the descriptor open (fd-based entries stat relative to it)
-                    if is_dir:
-                        append((name, True, is_link, e.stat(follow_symlinks=False).st_ino, 0))
-                    elif want_stat:
-                        st = e.stat(follow_symlinks=False)
-                        append((name, False, is_link, st.st_size, st.st_mtime_ns if stamps else 0))
-                    else:
-                        append((name, False, is_link, 0, 0))
-                except OSError:
-                    continue
-        out.sort()
-        return out
-    except OSError:
-        return None
-
-
-def _rule_files(entries: _Listing) -> list[str]:
+def _rule_files(files: Files) -> list[str]:
     """Which of :data:`IGNORE_FILES` a sorted listing holds (one bisection per
     name: a folder of thousands of files is not scanned)."""
+    names = files.names
     found = []
     for name in IGNORE_FILES:
-        i = bisect_left(entries, (name,))
-        if i < len(entries) and entries[i][0] == name:
+        i = bisect_left(names, name)
+        if i < len(names) and names[i] == name:
             found.append(name)
     return found
+
+
+class _Opts(NamedTuple):
+    respect_ignore: bool
+    sizes: bool
+    stamps: bool
+    rels: bool  # files as their relative paths only (:func:`walk_files`), no Entry built
+
+
+def _admitted_files(
+    rules: IgnoreRules, prefix: str, depth: int, specs: list[DirSpec], files: Files, opts: _Opts
+) -> list[Entry] | list[str]:
+    """The entries of the files of one folder that the rules admit (in order):
+    the deny list and the ignore rules applied to the whole folder at once,
+    the entries built in C (``map`` over columns, no Python loop body per file)."""
+    respect_ignore = opts.respect_ignore
+    if (
+        respect_ignore
+        and files.names
+        and (_DENY_SUFFIX_HINT.search("\n".join(files.names)) or not DENY_FILES.isdisjoint(files.names))
+    ):
+        files = files.select([not (n in DENY_FILES or n.endswith(DENY_FILE_SUFFIXES)) for n in files.names])
+    names = files.names
+    rels = list(map(prefix.__add__, names)) if prefix else names
+    if respect_ignore and (specs or rules.has_root_rules) and rels:
+        out = ignored_files(prefix, names, rules.file_checks(specs))
+        if out:  # a few of the folder's files, usually: mark them rather than test every index
+            keep = [True] * len(names)
+            for k in out:
+                keep[k] = False
+            rels = list(compress(rels, keep))
+            if opts.rels:
+                return rels
+            files = files.select(keep)
+    if opts.rels:
+        return rels
+    rows = zip(rels, repeat(False), files.links, repeat(depth), files.sizes, files.mtimes)
+    return list(map(new_entry, repeat(Entry), rows))
+
+
+def _plan(
+    rules: IgnoreRules,
+    rel_dir: str,
+    depth: int,
+    specs: list[DirSpec],
+    listing: tuple[Files, Dirs],
+    opts: _Opts,
+) -> list[_Item]:
+    """What the walk yields for one folder, in path order: runs of admitted
+    file entries (ready to yield) between the folders (still to judge and open)."""
+    files, dirs = listing
+    prefix = f"{rel_dir}/" if rel_dir else ""
+    admitted: list[Any] = _admitted_files(rules, prefix, depth + 1, specs, files, opts)
+    if not dirs:
+        return [admitted] if admitted else []
+    items: list[_Item] = []
+    lo = 0
+    for d in dirs:
+        hi = bisect_left(admitted, prefix + d[0] if opts.rels else (prefix + d[0],), lo)
+        if hi > lo:
+            items.append(admitted[lo:hi])
+        items.append(d)
+        lo = hi
+    if lo < len(admitted):
+        items.append(admitted[lo:])
+    return items
 
 
 def _open_child(root: str, parent_fd: int | None, rel: str, name: str, expect_ino: int) -> int | None:
@@ -126,7 +170,7 @@ def _open_start(root: str, start_rel: str) -> int | None:
         return None
 
 
-def _first_frame(rules: IgnoreRules, start_rel: str, respect_ignore: bool, sizes: bool, stamps: bool) -> _Frame | None:
+def _first_frame(rules: IgnoreRules, start_rel: str, opts: _Opts) -> _Frame | None:
     """The walk's frame of its start folder, or None when there is nothing to walk
     (hidden, not a folder reached without a link, unreadable)."""
     root = rules.root
@@ -135,15 +179,15 @@ def _first_frame(rules: IgnoreRules, start_rel: str, respect_ignore: bool, sizes
         start_rel = ""
     if is_hidden(os.path.join(root, start_rel) if start_rel else root):
         return None
-    chain = _rules_above(rules, start_rel) if respect_ignore else []
+    chain = _rules_above(rules, start_rel) if opts.respect_ignore else []
     start_fd = _open_start(root, start_rel)
     if start_fd is None:
         return None
-    first = _list_fd(start_fd, sizes, stamps)
+    first = list_fd(start_fd, opts.sizes, opts.stamps)
     if first is None:
         os.close(start_fd)
         return None
-    return (start_rel, 0, chain, first, 0, start_fd)
+    return (start_rel, 0, chain, _plan(rules, start_rel, 0, chain, first, opts), 0, start_fd)
 
 
 def _child_frame(
@@ -155,9 +199,7 @@ def _child_frame(
     depth: int,
     specs: list[DirSpec],
     held: int,
-    respect_ignore: bool,
-    sizes: bool,
-    stamps: bool,
+    opts: _Opts,
 ) -> _Frame | None:
     """The walk's frame of the folder ``rel`` (listed, its rule files read),
     or None when it cannot be opened or listed. Its descriptor is kept open
@@ -166,7 +208,7 @@ def _child_frame(
     child_fd = _open_child(rules.root, parent_fd, rel, name, ino)
     if child_fd is None:
         return None
-    children = _list_fd(child_fd, sizes, stamps)
+    children = list_fd(child_fd, opts.sizes, opts.stamps)
     kept: int | None = child_fd
     if held >= MAX_HELD_FDS or children is None:
         os.close(child_fd)  # too deep to hold: its children reopen from the root
@@ -174,11 +216,11 @@ def _child_frame(
     if children is None:
         return None
     child_specs = specs
-    if respect_ignore:
-        spec = rules.dir_spec(rel, _rule_files(children))
+    if opts.respect_ignore:
+        spec = rules.dir_spec(rel, _rule_files(children[0]))
         if spec is not None:
             child_specs = [*specs, spec]
-    return (rel, depth, child_specs, children, 0, kept)
+    return (rel, depth, child_specs, _plan(rules, rel, depth, child_specs, children, opts), 0, kept)
 
 
 def _rules_above(rules: IgnoreRules, start_rel: str) -> list[DirSpec]:
@@ -208,10 +250,37 @@ def walk(
     fills files' ``size`` and ``mtime_ns`` (from the listing's own stat).
     ``stop`` is called before each folder is opened (a cancelled call's
     check raises: the walk stops and closes the folders it holds)."""
+    opts = _Opts(respect_ignore, sizes, stamps, False)
+    for run in _runs(rules, start_rel, max_depth, include_dirs, opts, stop):
+        yield from run
+
+
+def walk_files(rules: IgnoreRules, start_rel: str = "", **kw: Any) -> Iterator[str]:
+    """Relative paths of the admitted files under ``start_rel`` (the walk's
+    runs of paths flattened in C: no generator step, no entry per file)."""
+    opts = _Opts(kw.pop("respect_ignore", True), kw.pop("sizes", False), kw.pop("stamps", False), True)
+    max_depth = kw.pop("max_depth", None)
+    stop = kw.pop("stop", None)
+    if kw:
+        raise TypeError(f"walk_files() got unexpected arguments {sorted(kw)}")
+    return chain.from_iterable(_runs(rules, start_rel, max_depth, False, opts, stop))
+
+
+def _runs(
+    rules: IgnoreRules,
+    start_rel: str,
+    max_depth: int | None,
+    include_dirs: bool,
+    opts: _Opts,
+    stop: Callable[[], None] | None,
+) -> Iterator[list[Any]]:
+    """:func:`walk`'s entries (or with ``opts.rels`` the files' paths) as
+    runs: lists that together are the walk, in order."""
     root = rules.root
+    respect_ignore = opts.respect_ignore
     if max_depth is not None and max_depth < 1:
         return  # depth 0 is the start folder itself: it has no entries to show
-    first = _first_frame(rules, start_rel, respect_ignore, sizes, stamps)
+    first = _first_frame(rules, start_rel, opts)
     if first is None:
         return
     skip = hidden_below(root)  # the state directory, when this root holds it
@@ -221,43 +290,35 @@ def walk(
     held: int | None = None  # the fd of the frame being listed (off the stack meanwhile)
     try:
         while stack:
-            rel_dir, depth, specs, entries, i, fd = stack.pop()
+            rel_dir, depth, specs, items, i, fd = stack.pop()
             held = fd
             prefix = f"{rel_dir}/" if rel_dir else ""
-            judge = respect_ignore and bool(specs or check)
-            file_checks = rules.file_checks(specs) if judge else []
-            while i < len(entries):
-                name, is_dir, is_link, n, mtime = entries[i]
+            while i < len(items):
+                item = items[i]
                 i += 1
-                rel = prefix + name
-                if not is_dir:
-                    # denied_name for a file, inlined (temp names never reach a listing)
-                    if respect_ignore and (name in DENY_FILES or name.endswith(DENY_FILE_SUFFIXES)):
-                        continue
-                    if judge and ignored_file(rel, file_checks):
-                        continue
-                    yield new_entry(Entry, (rel, False, is_link, depth + 1, n, mtime))
+                if item.__class__ is list:
+                    yield item  # a run of admitted files
                     continue
+                name, ino = item  # type: ignore[misc]
+                rel = prefix + name
                 if respect_ignore:
                     if name in DENY_DIRS:
                         continue
-                    if judge and rules.decide(rel, True, specs):
+                    if (specs or check) and rules.decide(rel, True, specs):
                         continue
                 if skip and rel in skip:
                     continue
                 if include_dirs:
-                    yield Entry(rel, True, is_link, depth + 1)
+                    yield [Entry(rel, True, False, depth + 1)]
                 if max_depth is not None and depth + 1 >= max_depth:
                     continue
                 if stop is not None:
                     stop()
-                child = _child_frame(
-                    rules, fd, rel, name, n, depth + 1, specs, len(stack), respect_ignore, sizes, stamps
-                )
+                child = _child_frame(rules, fd, rel, name, ino, depth + 1, specs, len(stack), opts)
                 if child is None:
                     continue
                 # pre-order: finish this folder after the child
-                stack.append((rel_dir, depth, specs, entries, i, fd))
+                stack.append((rel_dir, depth, specs, items, i, fd))
                 held = None
                 stack.append(child)
                 break
@@ -271,9 +332,3 @@ def walk(
         for frame in stack:
             if frame[5] is not None:
                 os.close(frame[5])
-
-
-def walk_files(rules: IgnoreRules, start_rel: str = "", **kw: object) -> Iterator[str]:
-    """Relative paths of the admitted files under ``start_rel``."""
-    for entry in walk(rules, start_rel, include_dirs=False, **kw):  # type: ignore[arg-type]
-        yield entry.rel

@@ -11,7 +11,7 @@ import os
 
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.git.artifacts import Snapshot, write_snapshot
-from tooldeck.git.changes import ChangeSet, list_changes, load_patches
+from tooldeck.git.changes import ChangeSet, context_flag, list_changes, load_patches
 from tooldeck.git.compare import DiffSpec, parse_compare
 from tooldeck.git.history import blame, commit_info, commit_patches, log, parse_line_range
 from tooldeck.git.repo import current_branch, empty_tree, head_commit, resolve_commit
@@ -95,7 +95,9 @@ def _artifacts(rt: Runtime, t: Target, cs: ChangeSet, detail: str) -> tuple[Snap
 def _changes_text(
     rt: Runtime, t: Target, args: GitInput, budget: Budget, spec: DiffSpec, paths: list[str] | None, header: list[str]
 ) -> str:
-    cs = list_changes(t.repo, spec, paths)
+    # the patches the detail shows come with the listing (one git process instead of two)
+    wanted = {"files": context_flag(0), "patches": context_flag(3), "full": context_flag(None)}.get(args.detail)
+    cs = list_changes(t.repo, spec, paths, patches=wanted)
     footer: list[str] = []
     snap = None
     if args.artifacts:

@@ -1,0 +1,83 @@
+"""How many git processes a diff costs, and that the cheaper paths show
+exactly what the longer ones did (issue 35: a diff ran eight git processes)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.git.gitkit import GitCLI
+from tooldeck.confine import helpers
+from tooldeck.git import changes
+
+BODY = "def compute(values):\n" + "".join(f"    step_{i} = {i}\n" for i in range(12)) + "    return values\n"
+
+
+@pytest.fixture
+def worked(repo: GitCLI) -> GitCLI:
+    """Edited, renamed, deleted, staged and untracked files."""
+    repo.commit("one", {f"pkg/m{i}.py": BODY.replace("values", f"values_{i}") for i in range(6)})
+    repo.commit("two", {"pkg/m4.py": BODY.replace("return", "return  ")})
+    repo.write("pkg/m0.py", BODY.replace("values", "values_0").replace("step_3 = 3", "step_3 = 33"))
+    repo("mv", "pkg/m1.py", "pkg/moved one.py")
+    (repo.path / "pkg" / "m2.py").unlink()
+    repo.write("pkg/m3.py", "replaced\n")
+    repo("add", "pkg/m3.py")
+    repo.write("new.py", "print('new')\n")
+    return repo
+
+
+@pytest.fixture
+def spawned(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[str]]]:
+    """The argv of every git process started (recorded, then started as usual)."""
+    seen: list[list[str]] = []
+    real = helpers.popen
+
+    def recording(policy: Any, argv: Any, **kw: Any) -> Any:
+        seen.append(list(argv))
+        return real(policy, argv, **kw)
+
+    monkeypatch.setattr(helpers, "popen", recording)
+    yield seen
+
+
+def _git_ops(seen: list[list[str]]) -> list[str]:
+    ops = []
+    for argv in seen:
+        rest = argv[2:]
+        while rest and rest[0] == "-c":
+            rest = rest[2:]
+        ops.append(rest[0] if rest else "?")
+    return ops
+
+
+@pytest.mark.parametrize("detail", ["summary", "files", "patches"])
+def test_a_diff_runs_one_git_diff_and_few_processes(worked: GitCLI, call, spawned, detail: str) -> None:
+    out = call.ok("git", {"op": "diff", "detail": detail})
+    assert "pkg/m0.py" in out and "new.py" in out
+    ops = _git_ops(spawned)
+    assert ops.count("diff") == 1, ops
+    # discovery (HEAD and branch included), filter check, the diff, untracked files, and the blob check
+    assert len(ops) <= 5, ops
+
+
+@pytest.mark.parametrize("detail", ["files", "patches", "full"])
+@pytest.mark.parametrize("compare", ["uncommitted", "staged", "last"])
+def test_patches_from_the_listing_equal_those_fetched_apart(
+    worked: GitCLI, call, monkeypatch: pytest.MonkeyPatch, detail: str, compare: str
+) -> None:
+    args = {"op": "diff", "detail": detail, "compare": compare}
+    together = call.ok("git", args)
+    monkeypatch.setattr(changes, "MAX_PRELOAD_BYTES", 10)  # every listing's patches now "too large"
+    apart = call.ok("git", args)
+    assert together == apart
+    assert "@@" in together
+
+
+def test_detached_head_and_branch_come_from_discovery(worked: GitCLI, call) -> None:
+    assert f"(branch {worked('symbolic-ref', '--short', 'HEAD').strip()})" in call.ok("git", {"op": "diff"})
+    worked("checkout", "-q", "--detach")
+    out = call.ok("git", {"op": "diff"})
+    assert "(detached HEAD)" in out and f"HEAD {worked.sha()[:7]} → working tree" in out
