@@ -81,7 +81,8 @@ def canonical_name(name: str) -> str:
     return ALIASES.get(name, name)
 
 
-def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
+def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str, str] | None = None) -> list[Tool]:
+    """Every tool of ``domains``; ``origin`` (when given) receives each tool's domain module."""
     # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
     # less the tools the person switched off (build_toolbox); on a named workspace, the root domains
     # over a runtime of that workspace's roots (switched-off tools stay off there too)
@@ -91,7 +92,10 @@ def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
     tools: list[Tool] = []
     for module_name in domains:
         module = importlib.import_module(module_name)
-        tools.extend(module.tools(rt))
+        made = module.tools(rt)
+        if origin is not None:
+            origin.update((t.name, module_name) for t in made)
+        tools.extend(made)
     return tools
 
 
@@ -202,6 +206,7 @@ class CatalogToolbox(Toolbox):
         self.profile = profile
         self.switches = switches or ToolSwitches()
         self.generation = 0
+        self.origin: dict[str, str] = {}  # tool name -> its domain module
         rt.on_workspace_change(self._rebuild)
 
     def _rebuild(self, _workspace: object) -> None:
@@ -218,7 +223,8 @@ def build_toolbox(
 ) -> CatalogToolbox:
     """The catalog for a host: the profile's tools, then the person's ``switches``
     (unknown names raise ValueError naming the nearest tool)."""
-    every = build_tools(rt)
+    origin: dict[str, str] = {}
+    every = build_tools(rt, origin=origin)
     switches = switches or ToolSwitches()
     unknown = switches.unknown(t.name for t in every)
     if unknown:
@@ -227,9 +233,22 @@ def build_toolbox(
     if switches.disabled:  # a tool the person switched off is off for agent sessions too
         rt.settings[DISABLED_KEY] = _switched_off(rt) | {canonical_name(n) for n in switches.disabled}
     kwargs.setdefault("timeout", tool_timeout())
-    return CatalogToolbox(
+    box = CatalogToolbox(
         rt, profile, tools, switches, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs
     )
+    box.origin = origin
+    return box
+
+
+def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None) -> Toolbox:
+    """The tools of one domain module as :func:`build_toolbox` would serve them
+    (same profile, no switches: a host with switches builds the whole catalog
+    first). For a server that must answer a first call before the whole
+    catalog is imported (:mod:`tooldeck.mcp.early`); its runtime is shared."""
+    if domain not in DOMAINS:
+        raise ValueError(f"{domain!r} is no catalog domain")
+    tools = select_profile(build_tools(rt, (domain,)), profile)
+    return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, timeout=tool_timeout())
 
 
 def config_switches(rt: Runtime) -> ToolSwitches:

@@ -172,16 +172,30 @@ def _serve_early(args: ServeArgs) -> int:
     exit_on_signals()  # SIGINT/SIGTERM: stop at once, worker processes first
     handshake = _handshake(args)
 
+    import threading
+
+    start_lock = threading.Lock()  # Runtime.start returns at once to a second caller: it must wait
+
+    def started(rt: Runtime) -> Runtime:
+        with start_lock:
+            return rt.start()
+
     def build(rt: Runtime) -> object:
         from tooldeck.catalog import build_toolbox
 
-        return build_toolbox(rt.start(), args.profile)
+        return build_toolbox(started(rt), args.profile)
+
+    def build_domain(rt: Runtime, domain: str) -> object:
+        from tooldeck.catalog import build_domain_toolbox
+
+        return build_domain_toolbox(started(rt), domain, args.profile)
 
     plan = early.Plan(
         cache=handshake[0] if handshake is not None else None,
         prompts=early.prompts_served(args.prompts),
         prepare=lambda: _prepare(args, worker=False),
         build=build,
+        build_domain=build_domain,
         load_sdk=_load_sdk,
     )
 

@@ -59,6 +59,7 @@ from tooldeck.mcp.wire import (
 
 log = logging.getLogger("tooldeck.mcp")
 
+DOMAINS_KEY = "tool_domains"  # in the handshake cache: tool name -> its catalog domain module
 DISABLE_ENV = "TOOLDECK_EARLY_FRONT"  # "0": the SDK answers everything (the reference path)
 
 
@@ -100,6 +101,7 @@ class Ready:
     extras: Any  # ServerExtras
     catalog: Any  # tooldeck.mcp.host.Catalog
     activity: Any  # tooldeck.mcp.host.Activity
+    domain: Callable[[str], Any] | None = None  # domain module -> the Toolbox of its tools (built alone)
 
 
 class EarlyFront:
@@ -122,13 +124,22 @@ class EarlyFront:
         self._owed = 0  # deferred requests the front did not answer
         self._lists: list[asyncio.Task[None]] = []
         self._calls: dict[str, asyncio.Task[None]] = {}
+        self._domains: dict[str, asyncio.Future[Any]] = {}
         self._ready: asyncio.Future[Ready] = asyncio.get_running_loop().create_future()
         self._sdk: asyncio.Queue[bytes] = asyncio.Queue()
 
     # start-up ------------------------------------------------------------------
-    def ready(self, extras: Any, catalog: Any, activity: Any) -> None:
+    def ready(self, extras: Any, catalog: Any, activity: Any, domain: Callable[[str], Any] | None = None) -> None:
         if not self._ready.done():
-            self._ready.set_result(Ready(extras, catalog, activity))
+            self._ready.set_result(Ready(extras, catalog, activity, domain))
+
+    def built(self, box: Any) -> None:
+        """The whole catalog is built: remember which domain serves each tool,
+        so the next start can build just that one for an early call."""
+        origin = getattr(box, "origin", None)
+        if self.cache is not None and origin and self.cache.data.get(DOMAINS_KEY) != origin:
+            self.cache.data[DOMAINS_KEY] = dict(origin)
+            self.dirty = True
 
     def failed(self) -> None:
         """The start-up failed before the catalog: nothing more is taken early."""
@@ -320,10 +331,7 @@ class EarlyFront:
 
         try:
             ready = await self._ready
-            try:
-                box = await ready.catalog.get()
-            except Exception:
-                box = None
+            box = await self._box_for(ready, message["params"]["name"])
             tool = box.get(message["params"]["name"]) if box is not None else None
             if tool is None or not tool.annotations.read_only:  # the cached list was stale
                 self._late_defer(line)
@@ -345,6 +353,27 @@ class EarlyFront:
         finally:
             self._calls.pop(key, None)
             self._check_finished()
+
+    async def _box_for(self, ready: Ready, name: str) -> Any:
+        """The whole catalog when built; before that, the Toolbox of the one
+        domain that served ``name`` last time (built alone, a fraction of the
+        catalog's imports); None when the catalog failed to build."""
+        box = ready.catalog.built()
+        domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
+        if box is None and isinstance(domain, str) and ready.domain is not None:
+            task = self._domains.get(domain)
+            if task is None:
+                task = self._domains[domain] = asyncio.ensure_future(asyncio.to_thread(ready.domain, domain))
+            try:
+                part = await asyncio.shield(task)
+            except Exception:
+                part = None
+            if part is not None and name in part:
+                return part
+        try:
+            return await ready.catalog.get()
+        except Exception:
+            return None
 
     def _late_defer(self, line: bytes) -> None:
         if self.handed:
@@ -370,13 +399,12 @@ class Plan:
     prompts: bool  # a prompts folder is served
     prepare: Callable[[], Any]  # -> (runtime, extras, toolbox or None) | exit status
     build: Callable[[Any], Any]  # runtime -> Toolbox
+    build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
     load_sdk: Callable[[], None]  # imports the SDK server (and starts what may wait for it)
 
 
 async def serve(plan: Plan) -> int:
     """Serve stdio through the early front, then the SDK; the exit status."""
-    from tooldeck.mcp.host import Activity, Catalog
-
     loop = asyncio.get_running_loop()
     switch = sys.getswitchinterval()
     sys.setswitchinterval(0.001)  # the front gets the GIL within 1 ms of a request, not 5
@@ -386,6 +414,7 @@ async def serve(plan: Plan) -> int:
 
         async def start() -> tuple[Any, Any, Any] | int:
             prepared = await loop.run_in_executor(None, plan.prepare)
+            from tooldeck.mcp.host import Activity, Catalog  # the core: imported by prepare
             if isinstance(prepared, int):
                 front.failed()
                 return prepared
@@ -393,9 +422,9 @@ async def serve(plan: Plan) -> int:
             catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
             catalog.start()
             activity = Activity(_warm_up)
-            front.ready(extras, catalog, activity)
+            front.ready(extras, catalog, activity, None if box is not None else (lambda d: plan.build_domain(rt, d)))
             try:
-                await catalog.get()
+                front.built(await catalog.get())
             except Exception:
                 pass  # reported by the requests that need it (the SDK's answers)
             await loop.run_in_executor(None, plan.load_sdk)
