@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import os
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -46,6 +47,11 @@ ROOT_DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.shell",
     "tooldeck.tools.index",
 )
+
+# One domain is imported and built at a time, whichever thread asks: two threads
+# importing the same cycle of modules at once can see one half initialised (a
+# server builds one domain for an early call while the whole catalog builds).
+_BUILDING = threading.RLock()
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
 ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}
@@ -91,8 +97,9 @@ def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str,
                                             if t.name not in _switched_off(rt)])  # fmt: skip
     tools: list[Tool] = []
     for module_name in domains:
-        module = importlib.import_module(module_name)
-        made = module.tools(rt)
+        with _BUILDING:
+            module = importlib.import_module(module_name)
+            made = module.tools(rt)
         if origin is not None:
             origin.update((t.name, module_name) for t in made)
         tools.extend(made)

@@ -327,10 +327,10 @@ class EarlyFront:
         return False
 
     async def _call(self, key: str, message: dict[str, Any], line: bytes) -> None:
-        from tooldeck.core.invocation import Invocation
-
         try:
-            ready = await self._ready
+            ready = await self._ready  # the core is imported (by the start-up thread) from here on
+            from tooldeck.core.invocation import Invocation
+
             box = await self._box_for(ready, message["params"]["name"])
             tool = box.get(message["params"]["name"]) if box is not None else None
             if tool is None or not tool.annotations.read_only:  # the cached list was stale
@@ -350,6 +350,11 @@ class EarlyFront:
             await self._send(reply(message["id"], result))
         except asyncio.CancelledError:
             pass  # notifications/cancelled: no answer
+        except Exception as exc:  # the front itself failed: still one answer
+            log.exception("early tools/call failed")
+            from tooldeck.mcp.wire import internal_error
+
+            await self._send(reply(message["id"], internal_error(exc)))
         finally:
             self._calls.pop(key, None)
             self._check_finished()
