@@ -7,11 +7,12 @@ declaration aliases (``read_dir``, ``get_contents``) map to model-visible names.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,10 +49,39 @@ ROOT_DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.index",
 )
 
-# One domain is imported and built at a time, whichever thread asks: two threads
-# importing the same cycle of modules at once can see one half initialised (a
-# server builds one domain for an early call while the whole catalog builds).
-_BUILDING = threading.RLock()
+class _Turns:
+    """One domain is imported and built at a time, whichever thread asks: two
+    threads importing the same cycle of modules at once can see one half
+    initialised (a server builds one domain for an early call while the whole
+    catalog builds). A single-domain build (``urgent``) goes before the next
+    domain of a whole-catalog build; a thread already in a turn goes on."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._owner: int | None = None
+        self._urgent = 0
+
+    @contextlib.contextmanager
+    def turn(self, urgent: bool = False) -> Iterator[None]:
+        me = threading.get_ident()
+        if self._owner == me:
+            yield
+            return
+        with self._cond:
+            self._urgent += urgent
+            while self._owner is not None or (not urgent and self._urgent):
+                self._cond.wait()
+            self._urgent -= urgent
+            self._owner = me
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._owner = None
+                self._cond.notify_all()
+
+
+_TURNS = _Turns()
 
 # ChatMD declaration name -> model-visible tool name (seed 000).
 ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}
@@ -87,8 +117,11 @@ def canonical_name(name: str) -> str:
     return ALIASES.get(name, name)
 
 
-def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str, str] | None = None) -> list[Tool]:
-    """Every tool of ``domains``; ``origin`` (when given) receives each tool's domain module."""
+def build_tools(
+    rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str, str] | None = None, urgent: bool = False
+) -> list[Tool]:
+    """Every tool of ``domains``; ``origin`` (when given) receives each tool's
+    domain module; ``urgent``: before the domains other threads wait to build."""
     # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
     # less the tools the person switched off (build_toolbox); on a named workspace, the root domains
     # over a runtime of that workspace's roots (switched-off tools stay off there too)
@@ -97,7 +130,7 @@ def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str,
                                             if t.name not in _switched_off(rt)])  # fmt: skip
     tools: list[Tool] = []
     for module_name in domains:
-        with _BUILDING:
+        with _TURNS.turn(urgent):
             module = importlib.import_module(module_name)
             made = module.tools(rt)
         if origin is not None:
@@ -254,7 +287,7 @@ def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None) -
     catalog is imported (:mod:`tooldeck.mcp.early`); its runtime is shared."""
     if domain not in DOMAINS:
         raise ValueError(f"{domain!r} is no catalog domain")
-    tools = select_profile(build_tools(rt, (domain,)), profile)
+    tools = select_profile(build_tools(rt, (domain,), urgent=True), profile)
     return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, timeout=tool_timeout())
 
 

@@ -194,6 +194,7 @@ def _serve_early(args: ServeArgs) -> int:
         cache=handshake[0] if handshake is not None else None,
         prompts=early.prompts_served(args.prompts),
         prepare=lambda: _prepare(args, worker=False),
+        start=started,
         build=build,
         build_domain=build_domain,
         load_sdk=_load_sdk,

@@ -161,12 +161,14 @@ class EarlyFront:
         """Wait for the calls taken early (the end of input waits for them)."""
         while self._calls:
             await asyncio.gather(*list(self._calls.values()), return_exceptions=True)
+            await asyncio.sleep(0)  # the done callbacks run
 
     async def settle(self) -> bool:
         """At the end of input: wait for every answer the front owes; True
         when nothing is left for the SDK to answer."""
         while self._lists or self._calls:
             await asyncio.gather(*self._lists, *self._calls.values(), return_exceptions=True)
+            await asyncio.sleep(0)  # the done callbacks run
             self._lists = [t for t in self._lists if not t.done()]
         return self._owed == 0
 
@@ -218,7 +220,8 @@ class EarlyFront:
             self._spawn(self._resources(message), self._lists)
         elif message.get("method") == "tools/call" and self._takes(message):
             key = id_token(message["id"])
-            self._calls[key] = asyncio.get_running_loop().create_task(self._call(key, message, line))
+            task = self._calls[key] = asyncio.get_running_loop().create_task(self._call(message, line))
+            task.add_done_callback(lambda t, k=key: self._call_done(k, t))  # cancelled unstarted too
         elif not self._cancel(line, message):
             self._defer(line, message)
 
@@ -326,7 +329,12 @@ class EarlyFront:
                 return (tool.get("annotations") or {}).get("readOnlyHint") is True
         return False
 
-    async def _call(self, key: str, message: dict[str, Any], line: bytes) -> None:
+    def _call_done(self, key: str, task: asyncio.Task[None]) -> None:
+        if self._calls.get(key) is task:
+            del self._calls[key]
+        self._check_finished()
+
+    async def _call(self, message: dict[str, Any], line: bytes) -> None:
         try:
             ready = await self._ready  # the core is imported (by the start-up thread) from here on
             from tooldeck.core.invocation import Invocation
@@ -355,9 +363,6 @@ class EarlyFront:
             from tooldeck.mcp.wire import internal_error
 
             await self._send(reply(message["id"], internal_error(exc)))
-        finally:
-            self._calls.pop(key, None)
-            self._check_finished()
 
     async def _box_for(self, ready: Ready, name: str) -> Any:
         """The whole catalog when built; before that, the Toolbox of the one
@@ -403,6 +408,7 @@ class Plan:
     cache: HandshakeCache | None
     prompts: bool  # a prompts folder is served
     prepare: Callable[[], Any]  # -> (runtime, extras, toolbox or None) | exit status
+    start: Callable[[Any], Any]  # Runtime.start, once whichever thread asks first
     build: Callable[[Any], Any]  # runtime -> Toolbox
     build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
     load_sdk: Callable[[], None]  # imports the SDK server (and starts what may wait for it)
@@ -424,6 +430,7 @@ async def serve(plan: Plan) -> int:
                 front.failed()
                 return prepared
             rt, extras, box = prepared
+            await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
             catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
             catalog.start()
             activity = Activity(_warm_up)
