@@ -49,6 +49,7 @@ ROOT_DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.index",
 )
 
+
 class _Turns:
     """One domain is imported and built at a time, whichever thread asks: two
     threads importing the same cycle of modules at once can see one half

@@ -198,6 +198,7 @@ def _serve_early(args: ServeArgs) -> int:
         build=build,
         build_domain=build_domain,
         load_sdk=_load_sdk,
+        worker=_start_worker,
     )
 
     async def main() -> None:
@@ -208,15 +209,17 @@ def _serve_early(args: ServeArgs) -> int:
 
 
 def _load_sdk() -> None:
-    """The stdio server's modules (the SDK), then the token worker (after the
-    heavy imports: a busy machine gives them the CPU first, before any call)."""
+    """The stdio server's modules (the SDK)."""
     import mcp.server.stdio  # noqa: F401
 
     import tooldeck.mcp.server
     import tooldeck.mcp.transports  # noqa: F401
+
+
+def _start_worker() -> None:
     from tooldeck.tokenizer import start_worker
 
-    start_worker()
+    start_worker()  # the encoder loads in a child process on another core from here on
 
 
 def _prepare(args: ServeArgs, sdk: bool = False, worker: bool = True) -> tuple[Runtime, object, object] | int:
@@ -245,10 +248,8 @@ def _prepare(args: ServeArgs, sdk: bool = False, worker: bool = True) -> tuple[R
         return box
     if sdk:
         _load_sdk()
-    elif worker:
-        from tooldeck.tokenizer import start_worker
-
-        start_worker()  # the encoder loads in a child process on another core from here on
+    if worker:
+        _start_worker()  # after the heavy imports: a busy machine gives them the CPU first
     return rt, extras, box
 
 

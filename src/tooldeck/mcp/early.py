@@ -411,7 +411,8 @@ class Plan:
     start: Callable[[Any], Any]  # Runtime.start, once whichever thread asks first
     build: Callable[[Any], Any]  # runtime -> Toolbox
     build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
-    load_sdk: Callable[[], None]  # imports the SDK server (and starts what may wait for it)
+    load_sdk: Callable[[], None]  # imports the SDK server
+    worker: Callable[[], Any] = lambda: None  # starts the token worker
 
 
 async def serve(plan: Plan) -> int:
@@ -423,14 +424,19 @@ async def serve(plan: Plan) -> int:
         front = EarlyFront(plan.cache, writer, plan.prompts)
         pump = loop.create_task(front.pump(readline))
 
+        prepared = loop.run_in_executor(None, plan.prepare)
+
         async def start() -> tuple[Any, Any, Any] | int:
-            prepared = await loop.run_in_executor(None, plan.prepare)
+            nonlocal prepared
+            prepared = await prepared
             from tooldeck.mcp.host import Activity, Catalog  # the core: imported by prepare
+
             if isinstance(prepared, int):
                 front.failed()
                 return prepared
             rt, extras, box = prepared
             await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
+            plan.worker()  # the token worker loads in a child process, on another core
             catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
             catalog.start()
             activity = Activity(_warm_up)
@@ -445,10 +451,14 @@ async def serve(plan: Plan) -> int:
         work = loop.create_task(start())
         done = loop.create_task(front.finished.wait())
         await asyncio.wait({work, done}, return_when=asyncio.FIRST_COMPLETED)
-        if not work.done() and await front.settle():  # input ended, all answered: no SDK needed
-            if front.dirty and front.cache is not None:
-                front.cache.save()
-            return 0
+        if not work.done():
+            checked = await prepared  # a usage error (a missing root...) still exits 2
+            if isinstance(checked, int):
+                return checked
+            if await front.settle():  # input ended, all answered: no SDK needed
+                if front.dirty and front.cache is not None:
+                    front.cache.save()
+                return 0
         got = await work
         if isinstance(got, int):
             return got

@@ -111,6 +111,7 @@ class Tap:
         self.answered = dict(front.answered) if front is not None else {}
         self.version = front.version if front is not None else None
         self._save = save
+        self.writes: list[Any] = []  # the saves in flight (the host awaits them before exiting)
         self._noted: dict[str, str] = {}
         self._wanted = {"initialize", *LISTS}  # not yet seen incoming
 

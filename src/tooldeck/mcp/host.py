@@ -136,5 +136,3 @@ class Activity:
                 await asyncio.to_thread(fn)
             except Exception:
                 log.debug("warm-up failed", exc_info=True)
-
-

@@ -8,6 +8,7 @@ protection). Bound to any other address, every request must carry
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import ipaddress
@@ -90,8 +91,8 @@ async def run_sdk_stdio(catalog: Any, activity: Any, extras: Any, readline: Any,
     stdin, stdout = sdk_streams(readline, raw, answer_pending, tap)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
-    if front.cache is not None:  # the end of input: what the Tap recorded is written before the exit
-        front.cache.save()
+    if tap.writes:  # the end of input: what the Tap recorded is on disk before the exit
+        await asyncio.gather(*tap.writes, return_exceptions=True)
 
 
 def _tap(handshake: Any, persist: bool = True) -> Any:
@@ -99,8 +100,6 @@ def _tap(handshake: Any, persist: bool = True) -> Any:
     in a worker thread, off the event loop) and settles the front's."""
     if handshake is None:
         return None
-    import asyncio
-
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
     from tooldeck.mcp.handshake_front import Tap
@@ -111,9 +110,10 @@ def _tap(handshake: Any, persist: bool = True) -> Any:
 
     def save() -> None:
         if persist:
-            loop.run_in_executor(None, cache.write, cache.snapshot())
+            tap.writes.append(loop.run_in_executor(None, cache.write, cache.snapshot()))
 
-    return Tap(cache, front, save)
+    tap = Tap(cache, front, save)
+    return tap
 
 
 class BearerAuth:
