@@ -220,3 +220,29 @@ def test_an_sdk_client_sees_the_same_server_cold_and_warm(served: tuple[Path, Pa
     warm = asyncio.run(session())
     assert cold == reference and warm == reference
     assert reference[5] == reference[6]
+
+
+def test_the_end_of_input_after_early_answers_exits_cleanly_and_warms_the_cache(served: tuple[Path, Path]) -> None:
+    """A short session: answered by the front, stdin closed once the answers are in
+    (the runtime is up, the SDK perhaps not): exit 0, and the next start is warm."""
+    root, state = served
+    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_env(state))
+    assert proc.stdin is not None and proc.stdout is not None
+    for message in (
+        _init("2025-11-25"),
+        INITIALIZED,
+        _req(1, "tools/list"),
+        _call(2, "read_file", {"path": "hello.txt"}),
+    ):
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+    proc.stdin.flush()
+    got = {}
+    while len(got) < 3:
+        msg = json.loads(proc.stdout.readline())
+        got[msg["id"]] = msg
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0
+    assert "hello" in got[2]["result"]["content"][0]["text"]
+    [cache] = (state / "mcp-handshake").glob("*.json")
+    data = json.loads(cache.read_text())
+    assert data["tools/list"]["2025-11-25"] == got[1]["result"] and data["tool_domains"]["read_file"]

@@ -102,6 +102,7 @@ class Ready:
     catalog: Any  # tooldeck.mcp.host.Catalog
     activity: Any  # tooldeck.mcp.host.Activity
     domain: Callable[[str], Any] | None = None  # domain module -> the Toolbox of its tools (built alone)
+    worker: Callable[[], Any] = lambda: None  # starts the token worker (once)
 
 
 class EarlyFront:
@@ -129,9 +130,9 @@ class EarlyFront:
         self._sdk: asyncio.Queue[bytes] = asyncio.Queue()
 
     # start-up ------------------------------------------------------------------
-    def ready(self, extras: Any, catalog: Any, activity: Any, domain: Callable[[str], Any] | None = None) -> None:
+    def ready(self, ready: Ready) -> None:
         if not self._ready.done():
-            self._ready.set_result(Ready(extras, catalog, activity, domain))
+            self._ready.set_result(ready)
 
     def built(self, box: Any) -> None:
         """The whole catalog is built: remember which domain serves each tool,
@@ -344,6 +345,7 @@ class EarlyFront:
             if tool is None or not tool.annotations.read_only:  # the cached list was stale
                 self._late_defer(line)
                 return
+            ready.worker()  # a call counts tokens: in the worker from now on
             ready.activity.request_started()
             try:
                 name, args = message["params"]["name"], message["params"].get("arguments")
@@ -424,11 +426,10 @@ async def serve(plan: Plan) -> int:
         front = EarlyFront(plan.cache, writer, plan.prompts)
         pump = loop.create_task(front.pump(readline))
 
-        prepared = loop.run_in_executor(None, plan.prepare)
+        preparing = loop.run_in_executor(None, plan.prepare)
 
         async def start() -> tuple[Any, Any, Any] | int:
-            nonlocal prepared
-            prepared = await prepared
+            prepared = await preparing
             from tooldeck.mcp.host import Activity, Catalog  # the core: imported by prepare
 
             if isinstance(prepared, int):
@@ -436,15 +437,16 @@ async def serve(plan: Plan) -> int:
                 return prepared
             rt, extras, box = prepared
             await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
-            plan.worker()  # the token worker loads in a child process, on another core
             catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
             catalog.start()
             activity = Activity(_warm_up)
-            front.ready(extras, catalog, activity, None if box is not None else (lambda d: plan.build_domain(rt, d)))
+            domain = None if box is not None else (lambda d: plan.build_domain(rt, d))
+            front.ready(Ready(extras, catalog, activity, domain, plan.worker))
             try:
                 front.built(await catalog.get())
             except Exception:
                 pass  # reported by the requests that need it (the SDK's answers)
+            plan.worker()  # the token worker: its encoder load must not take the CPU from the catalog
             await loop.run_in_executor(None, plan.load_sdk)
             return extras, catalog, activity
 
@@ -452,7 +454,7 @@ async def serve(plan: Plan) -> int:
         done = loop.create_task(front.finished.wait())
         await asyncio.wait({work, done}, return_when=asyncio.FIRST_COMPLETED)
         if not work.done():
-            checked = await prepared  # a usage error (a missing root...) still exits 2
+            checked = await preparing  # a usage error (a missing root...) still exits 2
             if isinstance(checked, int):
                 return checked
             if await front.settle():  # input ended, all answered: no SDK needed
@@ -465,8 +467,6 @@ async def serve(plan: Plan) -> int:
         sys.setswitchinterval(switch)
         extras, catalog, activity = got
         sdk_readline = await front.handoff()
-        if front.dirty and front.cache is not None:
-            loop.run_in_executor(None, front.cache.save)
         from tooldeck.mcp.transports import run_sdk_stdio
 
         await run_sdk_stdio(catalog, activity, extras, sdk_readline, writer, front)

@@ -115,6 +115,9 @@ class Tap:
         self._noted: dict[str, str] = {}
         self._wanted = {"initialize", *LISTS}  # not yet seen incoming
 
+    def save_now(self) -> None:
+        self._save()
+
     @property
     def active(self) -> bool:
         return bool(self._wanted or self._noted or self.answered)

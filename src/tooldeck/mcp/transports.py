@@ -88,6 +88,8 @@ async def run_sdk_stdio(catalog: Any, activity: Any, extras: Any, readline: Any,
 
     cache = front.cache if front.cache is not None else HandshakeCache("", {})  # no cache: the Tap still swallows
     tap = _tap((cache, front), persist=front.cache is not None)
+    if front.dirty:  # answers the front built: written off the loop, awaited before the exit
+        tap.save_now()
     stdin, stdout = sdk_streams(readline, raw, answer_pending, tap)
     async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
         await server.run(read_stream, write_stream, server.create_initialization_options())
