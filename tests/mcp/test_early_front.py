@@ -246,3 +246,20 @@ def test_the_end_of_input_after_early_answers_exits_cleanly_and_warms_the_cache(
     [cache] = (state / "mcp-handshake").glob("*.json")
     data = json.loads(cache.read_text())
     assert data["tools/list"]["2025-11-25"] == got[1]["result"] and data["tool_domains"]["read_file"]
+
+
+def test_calls_that_may_ask_the_person_wait_for_the_sdk(served: tuple[Path, Path]) -> None:
+    """The shell may ask the person (elicitation needs the SDK session); a tool
+    that changes files is not the front's either: both are answered by the SDK."""
+    root, state = served
+    _run(root, state, [_init("2025-11-25"), INITIALIZED, _req(1, "tools/list")])  # warm
+    lines = [
+        _init("2025-11-25"),
+        INITIALIZED,
+        _call("sh", "shell", {"program": "ls", "arguments": []}),
+        _call("fa", "file_actions", {"action": "create", "path": "new.txt", "content": "x"}),
+        _call("rf", "read_file", {"path": "hello.txt"}),
+    ]
+    raw, rc = _run(root, state, lines)
+    by_writer = {json.loads(x)["id"]: _front_wrote(x) for x in raw}
+    assert rc == 0 and by_writer == {0: True, "sh": False, "fa": False, "rf": True}

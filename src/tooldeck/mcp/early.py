@@ -25,9 +25,10 @@ Importing the MCP SDK costs ~0.4 s, so the SDK is kept off that path:
    for one is applied here, before or after the hand-over.
 
 What is taken early is chosen conservatively: a request of an unusual shape,
-a call with a progress token, a call of a tool that changes anything or may
-ask the person (elicitation needs the SDK session), a first page with a
-cursor: all of them wait for the SDK. A line that is not JSON is answered at
+a call with a progress token, a call of a tool that changes anything, reaches
+the network (open-world) or may ask the person (the shell's and the agents'
+domains: elicitation needs the SDK session), a first page with a cursor: all
+of them wait for the SDK. A line that is not JSON is answered at
 once with the same error the SDK path gives (:func:`~tooldeck.mcp.stdio.error_reply`).
 The end of input during the early phase ends the process once the requests
 read are answered (the SDK is loaded only when one of them needs it).
@@ -87,11 +88,25 @@ def _plain_call(message: dict[str, Any]) -> bool:
     return isinstance(params.get("name"), str) and (args is None or isinstance(args, dict))
 
 
-def _first_page(message: dict[str, Any]) -> bool:
-    if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
+# Domains whose tools may ask the person (the shell's `ask`, through the SDK
+# session's elicitation) or run agents: their calls wait for the SDK.
+_SDK_DOMAINS = ("tooldeck.tools.shell", "tooldeck.tools.agents")
+
+
+def _early_domain(domain: object) -> bool:
+    return isinstance(domain, str) and domain not in _SDK_DOMAINS
+
+
+def _early_tool(tool: Any, domain: object) -> bool:
+    """A tool the front may run: it changes nothing (read-only), reaches
+    nothing outside the machine (not open-world) and cannot ask the person."""
+    if tool is None or not _early_domain(domain):
         return False
-    params = message.get("params")
-    return params is None or (isinstance(params, dict) and set(params) <= {"_meta"})
+    return bool(tool.annotations.read_only and not tool.annotations.open_world)
+
+
+def _first_page(message: dict[str, Any]) -> bool:
+    return plain_list({**message, "method": LISTS[0]})  # the same shape rule as the other lists
 
 
 @dataclass
@@ -320,14 +335,16 @@ class EarlyFront:
         ready = self._ready.result() if self._ready.done() else None
         box = ready.catalog.built() if ready is not None else None
         if box is not None:
-            tool = box.get(name)
-            return tool is not None and tool.annotations.read_only
+            return _early_tool(box.get(name), getattr(box, "origin", {}).get(name))
         cached = self._cached("tools/list")
         if cached is None:
             return True  # decided once the catalog is built (else it goes to the SDK then)
+        domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
         for tool in cached.get("tools", []):
             if tool.get("name") == name:
-                return (tool.get("annotations") or {}).get("readOnlyHint") is True
+                hints = tool.get("annotations") or {}
+                safe = hints.get("readOnlyHint") is True and hints.get("openWorldHint") is False
+                return safe and _early_domain(domain)
         return False
 
     def _call_done(self, key: str, task: asyncio.Task[None]) -> None:
@@ -340,9 +357,9 @@ class EarlyFront:
             ready = await self._ready  # the core is imported (by the start-up thread) from here on
             from tooldeck.core.invocation import Invocation
 
-            box = await self._box_for(ready, message["params"]["name"])
+            box, domain = await self._box_for(ready, message["params"]["name"])
             tool = box.get(message["params"]["name"]) if box is not None else None
-            if tool is None or not tool.annotations.read_only:  # the cached list was stale
+            if not _early_tool(tool, domain):  # the cached list was stale
                 self._late_defer(line)
                 return
             ready.worker()  # a call counts tokens: in the worker from now on
@@ -366,10 +383,11 @@ class EarlyFront:
 
             await self._send(reply(message["id"], internal_error(exc)))
 
-    async def _box_for(self, ready: Ready, name: str) -> Any:
-        """The whole catalog when built; before that, the Toolbox of the one
-        domain that served ``name`` last time (built alone, a fraction of the
-        catalog's imports); None when the catalog failed to build."""
+    async def _box_for(self, ready: Ready, name: str) -> tuple[Any, str | None]:
+        """(Toolbox, the domain of ``name`` in it): the whole catalog when
+        built; before that, the Toolbox of the one domain that served ``name``
+        last time (built alone, a fraction of the catalog's imports); None
+        when the catalog failed to build."""
         box = ready.catalog.built()
         domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
         if box is None and isinstance(domain, str) and ready.domain is not None:
@@ -381,11 +399,12 @@ class EarlyFront:
             except Exception:
                 part = None
             if part is not None and name in part:
-                return part
+                return part, domain
         try:
-            return await ready.catalog.get()
+            box = await ready.catalog.get()
         except Exception:
-            return None
+            return None, None
+        return box, getattr(box, "origin", {}).get(name)
 
     def _late_defer(self, line: bytes) -> None:
         if self.handed:
