@@ -7,10 +7,12 @@ declaration aliases (``read_dir``, ``get_contents``) map to model-visible names.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import os
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +49,41 @@ ROOT_DOMAINS: tuple[str, ...] = (
     "tooldeck.tools.index",
 )
 
+
+class _Turns:
+    """One domain is imported and built at a time, whichever thread asks: two
+    threads importing the same cycle of modules at once can see one half
+    initialised (a server builds one domain for an early call while the whole
+    catalog builds). A single-domain build (``urgent``) goes before the next
+    domain of a whole-catalog build; a thread already in a turn goes on."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._owner: int | None = None
+        self._urgent = 0
+
+    @contextlib.contextmanager
+    def turn(self, urgent: bool = False) -> Iterator[None]:
+        me = threading.get_ident()
+        if self._owner == me:
+            yield
+            return
+        with self._cond:
+            self._urgent += urgent
+            while self._owner is not None or (not urgent and self._urgent):
+                self._cond.wait()
+            self._urgent -= urgent
+            self._owner = me
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._owner = None
+                self._cond.notify_all()
+
+
+_TURNS = _Turns()
+
 # ChatMD declaration name -> model-visible tool name (seed 000).
 ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}
 
@@ -81,7 +118,11 @@ def canonical_name(name: str) -> str:
     return ALIASES.get(name, name)
 
 
-def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
+def build_tools(
+    rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str, str] | None = None, urgent: bool = False
+) -> list[Tool]:
+    """Every tool of ``domains``; ``origin`` (when given) receives each tool's
+    domain module; ``urgent``: before the domains other threads wait to build."""
     # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
     # less the tools the person switched off (build_toolbox); on a named workspace, the root domains
     # over a runtime of that workspace's roots (switched-off tools stay off there too)
@@ -90,8 +131,12 @@ def build_tools(rt: Runtime, domains: Iterable[str] = DOMAINS) -> list[Tool]:
                                             if t.name not in _switched_off(rt)])  # fmt: skip
     tools: list[Tool] = []
     for module_name in domains:
-        module = importlib.import_module(module_name)
-        tools.extend(module.tools(rt))
+        with _TURNS.turn(urgent):
+            module = importlib.import_module(module_name)
+            made = module.tools(rt)
+        if origin is not None:
+            origin.update((t.name, module_name) for t in made)
+        tools.extend(made)
     return tools
 
 
@@ -202,6 +247,7 @@ class CatalogToolbox(Toolbox):
         self.profile = profile
         self.switches = switches or ToolSwitches()
         self.generation = 0
+        self.origin: dict[str, str] = {}  # tool name -> its domain module
         rt.on_workspace_change(self._rebuild)
 
     def _rebuild(self, _workspace: object) -> None:
@@ -218,7 +264,8 @@ def build_toolbox(
 ) -> CatalogToolbox:
     """The catalog for a host: the profile's tools, then the person's ``switches``
     (unknown names raise ValueError naming the nearest tool)."""
-    every = build_tools(rt)
+    origin: dict[str, str] = {}
+    every = build_tools(rt, origin=origin)
     switches = switches or ToolSwitches()
     unknown = switches.unknown(t.name for t in every)
     if unknown:
@@ -227,9 +274,22 @@ def build_toolbox(
     if switches.disabled:  # a tool the person switched off is off for agent sessions too
         rt.settings[DISABLED_KEY] = _switched_off(rt) | {canonical_name(n) for n in switches.disabled}
     kwargs.setdefault("timeout", tool_timeout())
-    return CatalogToolbox(
+    box = CatalogToolbox(
         rt, profile, tools, switches, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, **kwargs
     )
+    box.origin = origin
+    return box
+
+
+def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None) -> Toolbox:
+    """The tools of one domain module as :func:`build_toolbox` would serve them
+    (same profile, no switches: a host with switches builds the whole catalog
+    first). For a server that must answer a first call before the whole
+    catalog is imported (:mod:`tooldeck.mcp.early`); its runtime is shared."""
+    if domain not in DOMAINS:
+        raise ValueError(f"{domain!r} is no catalog domain")
+    tools = select_profile(build_tools(rt, (domain,), urgent=True), profile)
+    return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, timeout=tool_timeout())
 
 
 def config_switches(rt: Runtime) -> ToolSwitches:

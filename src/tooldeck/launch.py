@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tooldeck.mcp.handshake_cache import HandshakeCache
-    from tooldeck.mcp.handshake_front import Front
     from tooldeck.runtime import Runtime
 
 EXIT_USAGE = 2
@@ -84,9 +83,8 @@ def run_serve(args: ServeArgs) -> int:
     """Serve the catalog over MCP (stdio, or HTTP with ``args.http``); returns
     the exit status (2 for a usage error found before serving).
 
-    Over stdio the heavy start-up (:func:`_prepare`: the catalog's modules,
-    the runtime, the SDK) runs in a thread while the handshake front answers
-    ``initialize`` from the handshake cache (:mod:`tooldeck.mcp.handshake_front`)."""
+    Over a piped stdin (what a client gives) the early front answers while
+    the runtime, the catalog and then the SDK load (:mod:`tooldeck.mcp.early`)."""
     bind: tuple[str, int] | None = None
     limits = None
     if args.http is not None:
@@ -101,9 +99,10 @@ def run_serve(args: ServeArgs) -> int:
         return _usage("--session-idle and --max-sessions apply to HTTP sessions: add --http HOST:PORT")
     if bind is None and _stdin_is_terminal():
         _explain_stdio(args)
+    if bind is None and _early(args):
+        return _serve_early(args)
     handshake = _handshake(args) if bind is None else None
-    front = handshake[1] if handshake is not None else None
-    prepared = front.run_while(lambda: _prepare(args, sdk=True)) if front is not None else _prepare(args)
+    prepared = _prepare(args)
     if isinstance(prepared, int):
         return prepared
     rt, extras, box = prepared
@@ -156,11 +155,79 @@ def _explain_stdio(args: ServeArgs) -> None:
     )
 
 
-def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object, object] | int:
+def _early(args: ServeArgs) -> bool:
+    from tooldeck.mcp import early
+    from tooldeck.mcp.handshake_front import stdin_is_pipe
+
+    return early.enabled() and stdin_is_pipe()
+
+
+def _serve_early(args: ServeArgs) -> int:
+    """Serve stdio through the early front (:mod:`tooldeck.mcp.early`)."""
+    import asyncio
+
+    from tooldeck.mcp import early
+    from tooldeck.mcp.lifecycle import exit_now, exit_on_signals
+
+    exit_on_signals()  # SIGINT/SIGTERM: stop at once, worker processes first
+    handshake = _handshake(args)
+
+    import threading
+
+    start_lock = threading.Lock()  # Runtime.start returns at once to a second caller: it must wait
+
+    def started(rt: Runtime) -> Runtime:
+        with start_lock:
+            return rt.start()
+
+    def build(rt: Runtime) -> object:
+        from tooldeck.catalog import build_toolbox
+
+        return build_toolbox(started(rt), args.profile)
+
+    def build_domain(rt: Runtime, domain: str) -> object:
+        from tooldeck.catalog import build_domain_toolbox
+
+        return build_domain_toolbox(started(rt), domain, args.profile)
+
+    plan = early.Plan(
+        cache=handshake[0] if handshake is not None else None,
+        prompts=early.prompts_served(args.prompts),
+        prepare=lambda: _prepare(args, worker=False),
+        start=started,
+        build=build,
+        build_domain=build_domain,
+        load_sdk=_load_sdk,
+        worker=_start_worker,
+    )
+
+    async def main() -> None:
+        exit_now(await early.serve(plan))  # the answers are out: skip the interpreter's slow finalisation
+
+    asyncio.run(main())
+    return 0
+
+
+def _load_sdk() -> None:
+    """The stdio server's modules (the SDK)."""
+    import mcp.server.stdio  # noqa: F401
+
+    import tooldeck.mcp.server
+    import tooldeck.mcp.transports  # noqa: F401
+
+
+def _start_worker() -> None:
+    from tooldeck.tokens import start_worker
+
+    start_worker()  # the encoder loads in a child process on another core from here on
+
+
+def _prepare(args: ServeArgs, sdk: bool = False, worker: bool = True) -> tuple[Runtime, object, object] | int:
     """The runtime, the server extras and the catalog when single tools are
     switched (built here: an unknown tool name is a usage error before
     serving; else None, built while serving), or an exit status for a usage
-    error. ``sdk``: also import the stdio server's modules (the SDK) now."""
+    error. ``sdk``: also import the stdio server's modules (the SDK) now;
+    ``worker``: start the token worker now."""
     from tooldeck.catalog import PROFILES
     from tooldeck.runtime import Runtime
     from tooldeck.startup import allowed_parents, announce_authority
@@ -180,15 +247,9 @@ def _prepare(args: ServeArgs, sdk: bool = False) -> tuple[Runtime, object, objec
     if isinstance(box, int):
         return box
     if sdk:
-        import mcp.server.stdio  # noqa: F401 - the SDK, imported here while the front answers
-
-        import tooldeck.mcp.server
-        import tooldeck.mcp.transports  # noqa: F401
-    from tooldeck.tokens import start_worker
-
-    # the encoder loads in a child process on another core from here on: after the
-    # heavy imports (a busy machine gives them the CPU first), before any call
-    start_worker()
+        _load_sdk()
+    if worker:
+        _start_worker()  # after the heavy imports: a busy machine gives them the CPU first
     return rt, extras, box
 
 
@@ -207,10 +268,10 @@ def _switched_catalog(rt: Runtime, args: ServeArgs) -> object | int | None:
         return _usage(str(exc))
 
 
-def _handshake(args: ServeArgs) -> tuple[HandshakeCache, Front | None] | None:
-    """(HandshakeCache, Front or None) for a stdio server, None when the cache
-    is off (``TOOLDECK_HANDSHAKE_CACHE=0``). The front only reads a piped
-    stdin, as a client gives it; otherwise the cache is still recorded."""
+def _handshake(args: ServeArgs) -> tuple[HandshakeCache, None] | None:
+    """(HandshakeCache, None) for a stdio server, None when the cache is off
+    (``TOOLDECK_HANDSHAKE_CACHE=0``). The early front answers from it; the
+    SDK path records it."""
     from dataclasses import asdict
 
     from tooldeck.mcp import handshake_cache as hc
@@ -218,10 +279,7 @@ def _handshake(args: ServeArgs) -> tuple[HandshakeCache, Front | None] | None:
     if not hc.enabled():
         return None
     key = hc.cache_key(asdict(args), args.roots, args.prompts)
-    cache = hc.HandshakeCache.load(hc.cache_path(hc.state_dir(args.state_dir), key), key)
-    from tooldeck.mcp.handshake_front import Front, stdin_is_pipe
-
-    return cache, (Front(cache) if stdin_is_pipe() else None)
+    return hc.HandshakeCache.load(hc.cache_path(hc.state_dir(args.state_dir), key), key), None
 
 
 def _server_extras(rt: object, prompts: str | None) -> object:

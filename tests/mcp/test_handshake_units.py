@@ -6,6 +6,7 @@ import json
 import os
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIO
 from pydantic import ValidationError
 
 from tooldeck.mcp.handshake_cache import HandshakeCache, cache_key, cache_path, prune, state_dir
-from tooldeck.mcp.handshake_front import Front, Tap, plain_initialize
+from tooldeck.mcp.handshake_front import Tap, plain_initialize
 from tooldeck.store.db import default_state_dir
 
 BASE: dict[str, Any] = {
@@ -128,41 +129,22 @@ def test_saving_keeps_only_the_newest_files_and_sweeps_dead_temps(tmp_path: Path
     assert prune(str(folder)) == []  # already within the bound
 
 
-def test_front_answers_buffers_and_taps(tmp_path: Path) -> None:
+def test_tap_swallows_what_the_front_sent_and_corrects_a_stale_list(tmp_path: Path) -> None:
     cache = _cache(tmp_path)
     init_result = {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "t", "version": "0"}}
-    cache.record("initialize", "2025-06-18", init_result)
-    cache.record("tools/list", "2025-06-18", {"tools": []})
-    in_r, in_w = os.pipe()
-    out_r, out_w = os.pipe()
-    lines = [
-        BASE,
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": "L", "method": "tools/list"},
-    ]
-    os.write(in_w, "".join(json.dumps(m) + "\n" for m in lines).encode() + b'{"partial')
-    front = Front(cache, in_r, out_w)
-    def startup_work() -> int:  # the SDK "loads" until the front has answered both requests
-        deadline = time.monotonic() + 60
-        while len(front.answered) < 2 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return 42
-
-    assert front.run_while(startup_work) == 42
-    os.close(out_w)
-    sent = [json.loads(x) for x in os.read(out_r, 1 << 16).decode().splitlines()]
-    assert [m["id"] for m in sent] == [1, "L"] and sent[0]["result"] == init_result
-    assert bytes(front.prefix).endswith(b'{"partial')  # every byte read is kept for the SDK
+    front = SimpleNamespace(
+        version="2025-06-18",
+        answered={"1": ("initialize", init_result), '"L"': ("tools/list", {"tools": []})},
+    )
     saved: list[int] = []
     tap = Tap(cache, front, lambda: saved.append(1))
     sdk_init = json.dumps({"jsonrpc": "2.0", "id": 1, "result": init_result}, separators=(",", ":")) + "\n"
     assert tap.outgoing(sdk_init) == []  # swallowed: the client already has it
+    assert cache.result("initialize", "2025-06-18") == init_result  # the SDK agreed: recorded from its answer
     other = '{"jsonrpc":"2.0","id":"L","result":{"tools":[{"name":"x","inputSchema":{}}]}}\n'
     assert tap.outgoing(other) == ['{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}\n']
     assert saved and cache.result("tools/list", "2025-06-18") == {"tools": [{"name": "x", "inputSchema": {}}]}
     assert not tap.active or tap.outgoing("x\n") == ["x\n"]
-    for fd in (in_r, in_w, out_r):
-        os.close(fd)
 
 
 def test_key_follows_the_persons_approvals(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -84,13 +84,13 @@ def test_provider_follows_the_current_workspace(tmp_path: Path) -> None:
     (b / "two.txt").write_text("2")
     current = {"ws": Workspace.from_dirs([a])}
     provider = ResourceProvider(lambda: current["ws"], page_size=1)
-    assert [r.name for r in provider.list(None).resources] == ["one.txt"]
+    assert [r["name"] for r in provider.list(None)["resources"]] == ["one.txt"]
     current["ws"] = Workspace.from_dirs([a, b])  # roots switched while serving
     page1 = provider.list(None)
-    page2 = provider.list(page1.next_cursor)
-    assert [str(r.uri) for r in page1.resources + page2.resources] == [
+    page2 = provider.list(page1["nextCursor"])
+    assert [r["uri"] for r in page1["resources"] + page2["resources"]] == [
         file_uri(str((a / "one.txt").resolve())),
         file_uri(str((b / "two.txt").resolve())),
     ]
-    assert page2.next_cursor is None
+    assert "nextCursor" not in page2
     assert provider.read(file_uri(str((b / "two.txt").resolve()))).contents[0].text == "2"  # type: ignore[union-attr]

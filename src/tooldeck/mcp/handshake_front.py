@@ -1,29 +1,19 @@
-"""Answering the MCP handshake over stdio before the SDK is imported.
+"""The handshake cache's bookkeeping between the early front and the SDK.
 
-A client spawns ``tooldeck serve`` and sends ``initialize`` at once; the SDK
-takes ~0.65 s to import and the catalog ~0.4 s more. :class:`Front` runs on
-the main thread while a start-up thread does that work: it reads stdin with
-the standard library, answers ``initialize`` (and then plain ``tools/list``,
-``resources/templates/list`` and ``prompts/list`` requests)
-from the :mod:`handshake cache <tooldeck.mcp.handshake_cache>` and keeps
-every byte it read. When the start-up thread is done, those bytes are handed
-to the SDK's reader first, so the SDK sees the whole conversation from its
-first line: it processes the ``initialize`` itself (its session state is then
-exactly that of a normal start), and :class:`Tap` swallows its answers to the
-requests the front already answered (same id).
+The early front (:mod:`tooldeck.mcp.early`) answers ``initialize`` and the
+lists a client sends right after it before the SDK is imported, from the
+:mod:`handshake cache <tooldeck.mcp.handshake_cache>` or built by
+:mod:`tooldeck.mcp.wire`. When the SDK takes the stream over it is replayed
+``initialize`` and those list requests, so its session state is exactly
+that of a normal start; :class:`Tap` swallows its answers to requests the
+front already answered (same id), compares them with what the front sent
+(a stale ``tools/list`` is corrected with ``notifications/tools/list_changed``)
+and records them in the cache, which is thereby only ever written from the
+SDK's own answers.
 
-Nothing is answered that the SDK would not answer the same way: the front
-only takes a first line that is a well-formed ``initialize`` of the shape the
-SDK accepts, with a cached result for the version the SDK would negotiate;
-anything else (no cache, another first request, a malformed line) stops the
-front, and the SDK answers it as it always did, only later. The cache is
-written from the SDK's own answers (:class:`Tap` captures them), and a cached
-``tools/list`` that turns out stale is corrected with
-``notifications/tools/list_changed``.
-
-Only the stdio host takes this path, and only when stdin is a pipe or socket
-(what an MCP client gives its server); HTTP clients connect to a server that
-is already up.
+Only a first line that is a well-formed ``initialize`` of the shape the
+SDK accepts (:func:`plain_initialize`) is answered early; anything else
+goes to the SDK, whose answer is right by definition.
 """
 
 from __future__ import annotations
@@ -32,17 +22,13 @@ import json
 import logging
 import os
 import re
-import select
-import sys
-import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 from tooldeck.mcp.handshake_cache import HandshakeCache
 
 log = logging.getLogger("tooldeck.mcp")
 
-T = TypeVar("T")
 _CAPABILITIES = {"experimental", "sampling", "elicitation", "roots", "extensions", "tasks"}
 _CLIENT_INFO = {"name", "version", "title", "description", "websiteUrl"}
 LIST_CHANGED = json.dumps({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
@@ -53,7 +39,7 @@ LISTS = ("tools/list", "resources/templates/list", "prompts/list")
 _LIST_BYTES = tuple(f'"{m}"'.encode() for m in LISTS)
 
 
-def _plain_id(value: object) -> bool:
+def plain_id(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool)
 
 
@@ -69,7 +55,7 @@ def plain_initialize(message: object) -> dict[str, Any] | None:
     by definition)."""
     if not isinstance(message, dict) or set(message) != {"jsonrpc", "id", "method", "params"}:
         return None
-    if message["jsonrpc"] != "2.0" or message["method"] != "initialize" or not _plain_id(message["id"]):
+    if message["jsonrpc"] != "2.0" or message["method"] != "initialize" or not plain_id(message["id"]):
         return None
     params = message["params"]
     if not isinstance(params, dict) or not set(params) <= {"protocolVersion", "capabilities", "clientInfo", "_meta"}:
@@ -89,9 +75,9 @@ def plain_initialize(message: object) -> dict[str, Any] | None:
     return params
 
 
-def _plain_list(message: object) -> bool:
+def plain_list(message: object) -> bool:
     """A request of one of :data:`LISTS` for the first page (no cursor)."""
-    if not isinstance(message, dict) or message.get("method") not in LISTS or not _plain_id(message.get("id")):
+    if not isinstance(message, dict) or message.get("method") not in LISTS or not plain_id(message.get("id")):
         return False
     if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
         return False
@@ -99,109 +85,8 @@ def _plain_list(message: object) -> bool:
     return params is None or (isinstance(params, dict) and set(params) <= {"_meta"})
 
 
-def _reply(ident: object, result: dict[str, Any]) -> bytes:
-    return (json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}) + "\n").encode()
-
-
-class Front:
-    """Reads and answers stdin until the start-up work is done (see the module
-    docstring). ``prefix`` is every byte read, for the SDK's reader; ``eof``
-    whether stdin already ended; ``answered`` maps request ids answered here
-    to (method, the cached result sent) for :class:`Tap`."""
-
-    def __init__(self, cache: HandshakeCache, fd_in: int = 0, fd_out: int = 1) -> None:
-        self.cache = cache
-        self._in, self._out = fd_in, fd_out
-        self.prefix = bytearray()
-        self.eof = False
-        self.answered: dict[str, tuple[str, dict[str, Any]]] = {}
-        self.version: str | None = None  # negotiated here, when initialize was answered here
-        self._scanned = 0
-        self._stopped = False  # stop reading: the SDK answers everything from here on
-
-    def run_while(self, work: Callable[[], T]) -> T:
-        """Run ``work`` in a start-up thread and serve stdin meanwhile; returns
-        (or raises) what ``work`` did."""
-        wake_r, wake_w = os.pipe()
-        box: dict[str, Any] = {}
-
-        def target() -> None:
-            try:
-                box["result"] = work()
-            except BaseException as exc:  # re-raised on the main thread
-                box["error"] = exc
-            finally:
-                os.write(wake_w, b"x")
-
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(0.001)  # hand the GIL to a request that arrived within 1 ms, not 5
-        thread = threading.Thread(target=target, name="tooldeck-startup", daemon=True)
-        thread.start()
-        try:
-            while True:
-                watch = [wake_r] if self._stopped or self.eof else [wake_r, self._in]
-                ready, _, _ = select.select(watch, [], [])
-                if wake_r in ready:
-                    break
-                chunk = os.read(self._in, 1 << 16)
-                if not chunk:
-                    self.eof = True
-                    continue
-                self.prefix += chunk
-                self._process()
-            thread.join()
-        finally:
-            sys.setswitchinterval(switch)
-            os.close(wake_r)
-            os.close(wake_w)
-        if "error" in box:
-            raise box["error"]
-        return box["result"]  # type: ignore[no-any-return]
-
-    def _process(self) -> None:
-        while not self._stopped:
-            end = self.prefix.find(b"\n", self._scanned)
-            if end < 0:
-                return
-            line = bytes(self.prefix[self._scanned : end])
-            self._scanned = end + 1
-            if line.strip():
-                self._line(line)
-
-    def _line(self, line: bytes) -> None:
-        first = self.version is None
-        if not first and not any(m in line for m in _LIST_BYTES):
-            return  # buffered for the SDK; only a first-page list of LISTS is answered here
-        try:
-            message = json.loads(line)
-        except (ValueError, RecursionError):
-            message = None
-        if first:
-            self._initialize(message)
-        elif _plain_list(message):
-            assert self.version is not None and isinstance(message, dict)
-            key, method = id_token(message["id"]), message["method"]
-            cached = self.cache.result(method, self.version)
-            if cached is not None and key not in self.answered:
-                self._send(_reply(message["id"], cached))
-                self.answered[key] = (method, cached)
-
-    def _initialize(self, message: object) -> None:
-        params = plain_initialize(message)
-        version = self.cache.negotiate(params["protocolVersion"]) if params is not None else None
-        cached = self.cache.result("initialize", version) if version is not None else None
-        if cached is None or cached.get("protocolVersion") != version:
-            self._stopped = True  # the SDK answers this first line, and everything after it
-            return
-        assert isinstance(message, dict)
-        self._send(_reply(message["id"], cached))
-        self.answered[id_token(message["id"])] = ("initialize", cached)
-        self.version = version
-
-    def _send(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._out, view) :]
+def reply(ident: object, result: dict[str, Any]) -> bytes:
+    return (json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}, ensure_ascii=False) + "\n").encode()
 
 
 _HEAD_ID = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(result|error)":')
@@ -221,13 +106,17 @@ class Tap:
 
     ``save`` persists the cache (the host runs it off the event loop)."""
 
-    def __init__(self, cache: HandshakeCache, front: Front | None, save: Callable[[], None]) -> None:
+    def __init__(self, cache: HandshakeCache, front: Any, save: Callable[[], None]) -> None:
         self.cache = cache
         self.answered = dict(front.answered) if front is not None else {}
         self.version = front.version if front is not None else None
         self._save = save
+        self.writes: list[Any] = []  # the saves in flight (the host awaits them before exiting)
         self._noted: dict[str, str] = {}
         self._wanted = {"initialize", *LISTS}  # not yet seen incoming
+
+    def save_now(self) -> None:
+        self._save()
 
     @property
     def active(self) -> bool:
@@ -240,14 +129,14 @@ class Tap:
             message = json.loads(text)
         except (ValueError, RecursionError):
             return
-        if not isinstance(message, dict) or not _plain_id(message.get("id")):
+        if not isinstance(message, dict) or not plain_id(message.get("id")):
             return
         method = message.get("method")
         if method == "initialize" and method in self._wanted:
             self._wanted.discard(method)
             if plain_initialize(message) is not None:
                 self._note(message["id"], method)
-        elif method in self._wanted and _plain_list(message):
+        elif method in self._wanted and plain_list(message):
             self._wanted.discard(method)
             self._note(message["id"], method)
 
@@ -292,6 +181,9 @@ class Tap:
     def _settle(self, method: str, sent: dict[str, Any], text: str) -> list[str]:
         real = self._result(text)
         if real == sent:
+            if self.version is not None and self.cache.result(method, self.version) != real:
+                self.cache.record(method, self.version, real)  # the front built it: the SDK agrees
+                self._save()
             return []
         assert self.version is not None
         self.cache.record(method, self.version, real)  # None (an error) forgets the entry

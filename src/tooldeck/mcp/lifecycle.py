@@ -40,9 +40,10 @@ import sys
 import time
 import weakref
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
-from tooldeck.core.invocation import Invocation
+if TYPE_CHECKING:  # exit_now and exit_on_signals are installed before the core is imported
+    from tooldeck.core.invocation import Invocation
 
 log = logging.getLogger("tooldeck.mcp")
 

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
-import mcp_types as types
-
 from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 
 if TYPE_CHECKING:
@@ -70,7 +68,9 @@ class ResourceProvider:
             for rel in walk_files(ws.rules(root)):
                 yield root.path, rel
 
-    def list(self, cursor: str | None) -> types.ListResourcesResult:
+    def list(self, cursor: str | None) -> dict[str, Any]:
+        """A page of ``resources/list`` in wire form (the early front sends it
+        as it is; the SDK's handler validates it into its model)."""
         start = 0
         if cursor:
             if not cursor.isdigit():
@@ -82,24 +82,33 @@ class ResourceProvider:
         resources = []
         for root_path, rel in page[: self.page_size]:
             abs_path = f"{root_path.rstrip('/')}/{rel}"
-            resources.append(types.Resource(name=ws.display(abs_path), uri=file_uri(abs_path), mime_type=_mime(rel)))
-        return types.ListResourcesResult(resources=resources, next_cursor=str(start + self.page_size) if more else None)
+            entry = {"name": ws.display(abs_path), "uri": file_uri(abs_path)}
+            mime = _mime(rel)
+            resources.append(entry if mime is None else {**entry, "mimeType": mime})
+        out: dict[str, Any] = {"resources": resources}
+        if more:
+            out["nextCursor"] = str(start + self.page_size)
+        return out
 
-    def templates(self) -> types.ListResourceTemplatesResult:
+    def templates(self) -> dict[str, Any]:
+        """``resources/templates/list`` in wire form (one template per root)."""
         ws = self.workspace()
-        return types.ListResourceTemplatesResult(
-            resource_templates=[
-                types.ResourceTemplate(
-                    name=root.id,
-                    uri_template=file_uri(root.path.rstrip("/")) + "/{+path}",
-                    description=f"A file of root {root.id!r}: path relative to {root.path}"
+        return {
+            "resourceTemplates": [
+                {
+                    "name": root.id,
+                    "uriTemplate": file_uri(root.path.rstrip("/")) + "/{+path}",
+                    "description": f"A file of root {root.id!r}: path relative to {root.path}"
                     + (f" ({root.description})" if root.description else ""),
-                )
+                }
                 for root in ws.roots
             ]
-        )
+        }
 
-    def read(self, uri: str) -> types.ReadResourceResult:
+    def read(self, uri: str) -> Any:
+        """A ``types.ReadResourceResult`` (the SDK's model: served by the SDK only)."""
+        import mcp_types as types
+
         from tooldeck.workspace.content import read_bytes
 
         ws = self.workspace()

@@ -18,9 +18,7 @@ Nothing a client sends can stop the server: every handler catches everything.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
@@ -30,13 +28,13 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from tooldeck import __version__
 from tooldeck.core.invocation import Append, Invocation, Progress
-from tooldeck.core.output import ImagePart, TextPart
-from tooldeck.core.tool import CUSTOM_INPUT_SCHEMA, Tool
+from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import Toolbox, ToolResult
 from tooldeck.mcp.elicit import approver_for
+from tooldeck.mcp.host import Activity, Catalog
 from tooldeck.mcp.lifecycle import InFlight
 from tooldeck.mcp.person import CURRENT_CALL, PersonAsker, tools_changed
-from tooldeck.mcp.schema_wire import compact_schema
+from tooldeck.mcp.wire import INSTRUCTIONS, internal_error, to_call_result, tool_wire, with_text
 from tooldeck.shell.approval import approver_scope
 
 if TYPE_CHECKING:
@@ -44,72 +42,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("tooldeck.mcp")
 
-INSTRUCTIONS = (
-    "tooldeck: safe, token-efficient coding tools over this workspace (RepoPrompt/ochat tool names). "
-    "Read: get_file_tree, read_file, file_search (grep), get_code_structure (codemaps), find_symbol, git. "
-    "Change: apply_patch (V4A, several files), apply_edits (one file), file_actions. Run: shell. "
-    "Errors read `error [code]: message`; the message says how to recover."
-)
+__all__ = ["INSTRUCTIONS", "Activity", "Catalog", "create_server", "to_call_result", "to_mcp_tool", "with_text"]
 
 
 def to_mcp_tool(t: Tool) -> types.Tool:
-    ann = t.annotations
-    schema = compact_schema(t.parameters) if t.kind == "function" else CUSTOM_INPUT_SCHEMA
-    description = t.description
-    if t.kind == "custom":
-        description += "\nPass the raw input as the `input` string."
-    return types.Tool(
-        name=t.name,
-        description=description,
-        input_schema=schema,
-        annotations=types.ToolAnnotations(
-            title=ann.title,
-            read_only_hint=ann.read_only,
-            destructive_hint=ann.destructive,
-            idempotent_hint=ann.idempotent,
-            open_world_hint=ann.open_world,
-        ),
-    )
-
-
-def to_call_result(result: ToolResult) -> dict[str, Any]:
-    """The ``tools/call`` result in wire form (camelCase keys).
-
-    A plain dict, not a ``types.CallToolResult``: the SDK validates a handler's
-    result against the protocol surface anyway, so building a model first
-    would only validate and dump the same data twice on every call."""
-    if result.error is not None:
-        text = f"error [{result.error.code}]: {result.error.message}"
-        return {"content": [{"type": "text", "text": text}], "isError": True}
-    assert result.output is not None
-    content: list[dict[str, Any]] = []
-    for part in result.output.parts:
-        if isinstance(part, TextPart):
-            content.append({"type": "text", "text": part.text})
-        elif isinstance(part, ImagePart):
-            content.append({"type": "image", "data": part.base64_data, "mimeType": part.mime_type})
-    wire: dict[str, Any] = {"content": content}
-    if result.output.structured is not None:
-        wire["structuredContent"] = with_text(result.output.structured, result.output.as_text())
-    return wire
-
-
-def with_text(structured: dict[str, Any], text: str) -> dict[str, Any]:
-    """``structured`` carrying everything the text says: clients that show the
-    model ``structuredContent`` instead of the content (Codex, Claude Code)
-    must not lose the summary line, notes or advice of the text. The text is
-    added as ``text`` unless it is the JSON of the data itself (a tool that
-    returned a dict) or already there."""
-    if not text or any(v == text for v in structured.values()):
-        return structured
-    if text[:1] in "{[":
-        try:
-            if json.loads(text) == structured:
-                return structured
-        except ValueError:
-            pass
-    key = "text" if "text" not in structured else "output_text"
-    return {key: text, **structured}
+    """The SDK's model of :func:`~tooldeck.mcp.wire.tool_wire` (for cost and search tests)."""
+    return types.Tool.model_validate(tool_wire(t), by_name=False)
 
 
 def _for_version(ctx: Any, wire: dict[str, Any]) -> dict[str, Any]:
@@ -164,121 +102,6 @@ def _has_progress_token(ctx: Any) -> bool:
     if token is None and isinstance(meta, dict):
         token = meta.get("progressToken") or meta.get("progress_token")
     return token is not None
-
-
-class Catalog:
-    """The Toolbox behind a server, possibly still being built.
-
-    Building the catalog (importing every tool domain, generating schemas)
-    takes a noticeable share of start-up. ``initialize`` does not need it, so
-    the stdio host starts the build in a worker thread as soon as it serves
-    and the SDK answers the handshake meanwhile; ``tools/list`` and
-    ``tools/call`` wait for it. A build failure is reported by those requests
-    (and logged), never a silent empty catalog."""
-
-    def __init__(self, source: Toolbox | Callable[[], Toolbox]) -> None:
-        self._box: Toolbox | None = source if isinstance(source, Toolbox) else None
-        self._factory = None if isinstance(source, Toolbox) else source
-        self._future: asyncio.Future[Toolbox] | None = None
-
-    def start(self) -> None:
-        """Begin building (call on the event loop); a no-op once started or built."""
-        if self._box is None and self._future is None:
-            assert self._factory is not None
-            self._future = asyncio.get_running_loop().run_in_executor(None, self._build)
-
-    def _build(self) -> Toolbox:
-        assert self._factory is not None
-        try:
-            return self._factory()
-        except Exception:
-            log.exception("building the tool catalog failed")
-            raise
-
-    async def get(self) -> Toolbox:
-        if self._box is None:
-            self.start()
-            assert self._future is not None
-            self._box = await asyncio.shield(self._future)
-        return self._box
-
-
-TRIM_IDLE = 2.0  # seconds without a request before freed heap is handed back
-
-
-class Activity:
-    """Requests in flight; a warm-up run once, when the server has been
-    idle for a moment; and the freed heap handed back after each burst.
-
-    The tokenizer takes ~0.6 s to load and holds the GIL meanwhile (measured:
-    a ticking thread stalls for the whole load), so warming it up in a
-    background thread still freezes the server. Started right after the
-    handshake it delayed the first tools/list by that much. Between calls,
-    while the model is thinking, nobody waits for it."""
-
-    def __init__(self, warm_up: Callable[[], None] | None = None, idle: float = 1.0) -> None:
-        self._fn = warm_up
-        self._idle = idle
-        self._busy = 0
-        self._last = 0.0
-        self._task: asyncio.Task[None] | None = None
-        self._trim: asyncio.Task[None] | None = None
-
-    @property
-    def busy(self) -> int:
-        return self._busy
-
-    async def settled(self, timeout: float) -> None:
-        """Wait until no request is in flight (requests just read included:
-        the SDK dispatches them a few loop turns later), at most ``timeout``."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        quiet = 0
-        while quiet < 3 and loop.time() < deadline:
-            await asyncio.sleep(0.005)  # a few loop turns: the end of input must not hold the exit
-            quiet = quiet + 1 if self._busy == 0 else 0
-
-    def request_started(self) -> None:
-        self._busy += 1
-
-    def request_finished(self) -> None:
-        self._busy -= 1
-        loop = asyncio.get_running_loop()
-        self._last = loop.time()
-        if self._fn is not None and self._task is None:
-            self._task = loop.create_task(self._wait_then_run())
-        if self._trim is None:
-            self._trim = loop.create_task(self._trim_when_idle())
-
-    async def _trim_when_idle(self) -> None:
-        """Once a burst of requests is over (:data:`TRIM_IDLE` s without one),
-        hand the heap they freed back to the system: glibc keeps freed pages
-        mapped, so a server's RSS would stay at its busiest (measured: +60 MB
-        after three minutes of churn, back within 15 % of idle after a trim)."""
-        loop = asyncio.get_running_loop()
-        try:
-            while self._busy or loop.time() - self._last < TRIM_IDLE:
-                await asyncio.sleep(TRIM_IDLE / 2)
-            from tooldeck.context.memory import release_freed_memory
-
-            await asyncio.to_thread(release_freed_memory)
-        except Exception:
-            log.debug("heap trim failed", exc_info=True)
-        finally:
-            self._trim = None
-
-    async def _wait_then_run(self) -> None:
-        loop = asyncio.get_running_loop()
-        while True:
-            await asyncio.sleep(self._idle)
-            if self._busy == 0 and loop.time() - self._last >= self._idle:
-                break
-        fn, self._fn = self._fn, None
-        if fn is not None:
-            try:
-                await asyncio.to_thread(fn)
-            except Exception:
-                log.debug("warm-up failed", exc_info=True)
 
 
 def create_server(
@@ -339,8 +162,7 @@ def create_server(
             return _for_version(ctx, to_call_result(result))
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)
-            text = f"error [internal_error]: {type(exc).__name__}: {exc}"
-            return _for_version(ctx, {"content": [{"type": "text", "text": text}], "isError": True})
+            return _for_version(ctx, internal_error(exc))
         finally:
             if relay is not None:
                 await relay.close()

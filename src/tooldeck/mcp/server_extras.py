@@ -26,16 +26,16 @@ import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import mcp_types as types
-from mcp.server.lowlevel import NotificationOptions, Server
-from mcp.server.subscriptions import PromptsListChanged, SubscriptionBus, ToolsListChanged
-from mcp.shared.exceptions import MCPError
-
 from tooldeck.core.errors import ToolError
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.mcp.resources import ResourceProvider
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the SDK is imported by the methods that serve through it (the early front must not)
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+    from mcp.server.subscriptions import SubscriptionBus
+    from mcp.shared.exceptions import MCPError
+
     from tooldeck.mcp.prompts import AgentFactory, NoticesFn, PromptLibrary
 
 log = logging.getLogger("tooldeck.mcp")
@@ -43,8 +43,13 @@ log = logging.getLogger("tooldeck.mcp")
 RESOURCE_NOT_FOUND = -32002
 
 
+INVALID_PARAMS = -32602
+
+
 def _mcp_error(exc: ToolError) -> MCPError:
-    code = RESOURCE_NOT_FOUND if exc.code == "not_found" else types.INVALID_PARAMS
+    from mcp.shared.exceptions import MCPError
+
+    code = RESOURCE_NOT_FOUND if exc.code == "not_found" else INVALID_PARAMS
     return MCPError(code, f"error [{exc.code}]: {exc.message}")
 
 
@@ -111,6 +116,8 @@ class ServerExtras:
         loop.call_soon_threadsafe(lambda: loop.create_task(self._broadcast(tools_changed)))
 
     async def _broadcast(self, tools_changed: bool) -> None:
+        from mcp.server.subscriptions import PromptsListChanged, ToolsListChanged
+
         if self._bus is not None:
             await self._bus.publish(PromptsListChanged())
             if tools_changed:
@@ -139,29 +146,37 @@ class ServerExtras:
     async def _initialized(self, ctx: Any, params: Any) -> None:
         self._attach(ctx)
 
-    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
-        self._attach(ctx)
+    def prompts_wire(self) -> dict[str, Any]:
+        """``prompts/list`` in wire form (the early front sends it as it is;
+        the SDK's handler validates it into its model). Rescans the folder:
+        call it off the event loop."""
         if self.library is None:  # no prompts folder: an empty list (clients list prompts unconditionally)
-            return types.ListPromptsResult(prompts=[])
-        await asyncio.to_thread(self.library.scan)
-        prompts = [
-            types.Prompt(
-                name=p.name,
-                description=p.description,
-                arguments=[
-                    types.PromptArgument(
-                        name=a.name,
-                        required=a.required,
-                        description=None if a.required else f"optional; default: {a.default}",
-                    )
-                    for a in p.arguments
-                ],
-            )
-            for p in self.library.sorted()
-        ]
-        return types.ListPromptsResult(prompts=prompts)
+            return {"prompts": []}
+        self.library.scan()
+        prompts = []
+        for p in self.library.sorted():
+            args = []
+            for a in p.arguments:
+                arg: dict[str, Any] = {"name": a.name, "required": a.required}
+                if not a.required:
+                    arg["description"] = f"optional; default: {a.default}"
+                args.append(arg)
+            entry: dict[str, Any] = {"name": p.name}
+            if p.description is not None:
+                entry["description"] = p.description
+            prompts.append({**entry, "arguments": args})
+        return {"prompts": prompts}
+
+    async def _list_prompts(self, ctx: Any, params: Any) -> types.ListPromptsResult:
+        import mcp_types as types
+
+        self._attach(ctx)
+        return types.ListPromptsResult.model_validate(await asyncio.to_thread(self.prompts_wire))
 
     async def _get_prompt(self, ctx: Any, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
         self._attach(ctx)
         if self.library is None:
             raise MCPError(
@@ -196,18 +211,25 @@ class ServerExtras:
         )
 
     async def _list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        import mcp_types as types
+
         assert self.resources is not None
         cursor = getattr(params, "cursor", None) if params is not None else None
         try:
-            return await asyncio.to_thread(self.resources.list, cursor)
+            return types.ListResourcesResult.model_validate(await asyncio.to_thread(self.resources.list, cursor))
         except ToolError as exc:
             raise _mcp_error(exc) from exc
 
     async def _list_templates(self, ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        import mcp_types as types
+
         assert self.resources is not None
-        return self.resources.templates()
+        return types.ListResourceTemplatesResult.model_validate(self.resources.templates())
 
     async def _read_resource(self, ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        import mcp_types as types
+        from mcp.shared.exceptions import MCPError
+
         assert self.resources is not None
         try:
             return await asyncio.to_thread(self.resources.read, str(params.uri))
@@ -218,6 +240,9 @@ class ServerExtras:
 
     def install(self, server: Server) -> None:
         """Register the handlers and advertise ``listChanged`` for prompts and tools."""
+        import mcp_types as types
+        from mcp.server.lowlevel import NotificationOptions
+
         self._bus = getattr(server, "bus", None)
         server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
         # answered with or without a prompts folder: clients list prompts unconditionally

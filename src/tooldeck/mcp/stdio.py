@@ -25,8 +25,6 @@ import stat
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from mcp_types import jsonrpc_message_adapter
-
 if TYPE_CHECKING:
     from tooldeck.mcp.handshake_front import Tap
 
@@ -114,7 +112,10 @@ class LineReader:
 
 
 def is_message(text: str) -> bool:
-    """Whether the SDK parses ``text`` as a JSON-RPC message (its own check)."""
+    """Whether the SDK parses ``text`` as a JSON-RPC message (its own check;
+    imported here: the early front uses this module before the SDK is loaded)."""
+    from mcp_types import jsonrpc_message_adapter
+
     try:
         jsonrpc_message_adapter.validate_json(text, by_name=False)
     except ValueError:  # pydantic's ValidationError, recursion limit included
@@ -235,19 +236,19 @@ def _is_pipe(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
 
 
+Readline = Callable[[], Awaitable[bytes]]
+
+
 @contextlib.asynccontextmanager
-async def open_stdio(
-    drain: Drain | None = None, prefix: bytes = b"", eof: bool = False, tap: Tap | None = None
-) -> AsyncIterator[tuple[LineReader, LineWriter | FdWriter | TapWriter]]:
-    """The reader over fd 0 and the writer over fd 1. Pipes are watched by the
+async def open_wire(prefix: bytes = b"", eof: bool = False) -> AsyncIterator[tuple[Readline, LineWriter | FdWriter]]:
+    """``readline`` over fd 0 and the writer over fd 1. Pipes are watched by the
     event loop; anything else (a file, /dev/null, a terminal, which epoll
     cannot or need not watch) is read line by line in a worker thread and
-    written with plain writes. Lines the SDK cannot parse are answered here
-    through the same writer (one whole line per write: never interleaved).
+    written with plain writes. While open, fd 0 is /dev/null and fd 1 is
+    stderr (children never touch the protocol stream).
 
-    ``prefix``: bytes the handshake front already read from a piped stdin
-    (``eof``: and the end of it), read before anything else; ``tap`` watches
-    the handshake (:mod:`tooldeck.mcp.handshake_front`)."""
+    ``prefix``: bytes already read from a piped stdin (``eof``: and the end
+    of it), read before anything else."""
     loop = asyncio.get_running_loop()
     stack = contextlib.AsyncExitStack()
     async with stack:
@@ -265,15 +266,15 @@ async def open_stdio(
                     lambda: asyncio.StreamReaderProtocol(reader, loop=loop), rfile
                 )
                 stack.callback(r_transport.close)
-            readline: Callable[[], Awaitable[bytes]] = reader.readline
+            readline: Readline = reader.readline
         else:
 
             async def read_in_thread() -> bytes:
                 return await asyncio.to_thread(rfile.readline)
 
             readline = read_in_thread
-        assert not prefix or _is_pipe(0), "the handshake front only reads a piped stdin"
-        writer: LineWriter | FdWriter | TapWriter
+        assert not prefix or _is_pipe(0), "a prefix comes from a piped stdin"
+        writer: LineWriter | FdWriter
         if _is_pipe(1):
             wfile = os.fdopen(os.dup(1), "wb", buffering=0)
             w_transport, w_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, wfile)
@@ -285,18 +286,35 @@ async def open_stdio(
             out_fd = os.dup(1)
             stack.callback(os.close, out_fd)
             writer = FdWriter(out_fd)
-        if tap is not None:
-            writer = TapWriter(writer, tap)
-
-        async def reject(text: str) -> None:
-            await writer.write(error_reply(text) + "\n")
-            await writer.flush()
-
-        lines = LineReader(readline, drain, reject, tap)
         # fd 0 -> /dev/null and fd 1 -> stderr while serving
         _divert(stack, 0, os.open(os.devnull, os.O_RDONLY))
         _divert(stack, 1, os.dup(2))
-        yield lines, writer
+        yield readline, writer
+
+
+def sdk_streams(
+    readline: Readline, raw: LineWriter | FdWriter, drain: Drain | None = None, tap: Tap | None = None
+) -> tuple[LineReader, LineWriter | FdWriter | TapWriter]:
+    """The reader and writer the SDK's ``stdio_server`` is given: lines the
+    SDK cannot parse are answered here through the same writer (one whole
+    line per write: never interleaved); ``tap`` watches the handshake
+    (:mod:`tooldeck.mcp.handshake_front`)."""
+    writer: LineWriter | FdWriter | TapWriter = TapWriter(raw, tap) if tap is not None else raw
+
+    async def reject(text: str) -> None:
+        await writer.write(error_reply(text) + "\n")
+        await writer.flush()
+
+    return LineReader(readline, drain, reject, tap), writer
+
+
+@contextlib.asynccontextmanager
+async def open_stdio(
+    drain: Drain | None = None, prefix: bytes = b"", eof: bool = False, tap: Tap | None = None
+) -> AsyncIterator[tuple[LineReader, LineWriter | FdWriter | TapWriter]]:
+    """:func:`open_wire` as the SDK's streams (:func:`sdk_streams`)."""
+    async with open_wire(prefix, eof) as (readline, raw):
+        yield sdk_streams(readline, raw, drain, tap)
 
 
 async def _drain_quietly(stream: asyncio.StreamWriter) -> None:

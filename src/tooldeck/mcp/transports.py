@@ -8,6 +8,7 @@ protection). Bound to any other address, every request must carry
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hmac
 import ipaddress
@@ -48,8 +49,9 @@ ToolboxSource = Toolbox | Callable[[], Toolbox]
 
 
 async def run_stdio(source: ToolboxSource, extras: Any = None, handshake: Any = None) -> None:
-    """``handshake``: (HandshakeCache, Front or None) from the launch, when the
-    handshake cache is on (:mod:`tooldeck.mcp.handshake_front`)."""
+    """The SDK answers everything (``TOOLDECK_EARLY_FRONT=0``, or stdin is no
+    pipe). ``handshake``: (HandshakeCache, None) when the handshake cache is
+    on: the SDK's answers are recorded in it."""
     from mcp.server.stdio import stdio_server
 
     from tooldeck.mcp.server import Activity, Catalog, create_server
@@ -65,23 +67,49 @@ async def run_stdio(source: ToolboxSource, extras: Any = None, handshake: Any = 
             await catalog.get()
         await activity.settled(timeout=60)
 
-    front = handshake[1] if handshake is not None else None
-    prefix, eof = (bytes(front.prefix), front.eof) if front is not None else (b"", False)
     async with (
-        open_stdio(answer_pending, prefix, eof, _tap(handshake)) as (stdin, stdout),
+        open_stdio(answer_pending, tap=_tap(handshake)) as (stdin, stdout),
         stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream),  # type: ignore[arg-type]
     ):
         catalog.start()  # built while the handshake is answered
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _tap(handshake: Any) -> Any:
+async def run_sdk_stdio(catalog: Any, activity: Any, extras: Any, readline: Any, raw: Any, front: Any) -> None:
+    """The SDK server taking the stream over from the early front
+    (:mod:`tooldeck.mcp.early`): ``readline`` yields the lines the front
+    replays to it, then the live stream; ``raw`` is the writer both share."""
+    from mcp.server.stdio import stdio_server
+
+    from tooldeck.mcp.handshake_cache import HandshakeCache
+    from tooldeck.mcp.server import create_server
+    from tooldeck.mcp.stdio import sdk_streams
+
+    server = create_server(catalog, activity=activity, extras=extras)
+
+    async def answer_pending() -> None:
+        """At end of input: the requests already read get their answers."""
+        with contextlib.suppress(Exception):
+            await catalog.get()
+        await front.calls_done()
+        await activity.settled(timeout=60)
+
+    cache = front.cache if front.cache is not None else HandshakeCache("", {})  # no cache: the Tap still swallows
+    tap = _tap((cache, front), persist=front.cache is not None)
+    if front.dirty:  # answers the front built: written off the loop, awaited before the exit
+        tap.save_now()
+    stdin, stdout = sdk_streams(readline, raw, answer_pending, tap)
+    async with stdio_server(stdin=stdin, stdout=stdout) as (read_stream, write_stream):  # type: ignore[arg-type]
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+    if tap.writes:  # the end of input: what the Tap recorded is on disk before the exit
+        await asyncio.gather(*tap.writes, return_exceptions=True)
+
+
+def _tap(handshake: Any, persist: bool = True) -> Any:
     """The handshake tap: it records the SDK's answers in the cache (written
     in a worker thread, off the event loop) and settles the front's."""
     if handshake is None:
         return None
-    import asyncio
-
     from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
     from tooldeck.mcp.handshake_front import Tap
@@ -91,9 +119,11 @@ def _tap(handshake: Any) -> Any:
     loop = asyncio.get_running_loop()
 
     def save() -> None:
-        loop.run_in_executor(None, cache.write, cache.snapshot())
+        if persist:
+            tap.writes.append(loop.run_in_executor(None, cache.write, cache.snapshot()))
 
-    return Tap(cache, front, save)
+    tap = Tap(cache, front, save)
+    return tap
 
 
 class BearerAuth:

@@ -1,0 +1,499 @@
+"""The stdio server's early front: answers before the SDK is loaded.
+
+A client spawns ``tooldeck serve`` and at once sends ``initialize``, then
+``tools/list``, ``resources/list``, ``resources/templates/list`` and
+``prompts/list``, and soon a first ``tools/call``; Codex and Claude Code go
+on without a server that is not ready after one to two seconds (issue 34).
+Importing the MCP SDK costs ~0.4 s, so the SDK is kept off that path:
+
+1. The event loop starts with nothing of the SDK. :class:`EarlyFront` reads
+   stdin and answers, from the handshake cache when it holds the answer, else
+   built by :mod:`tooldeck.mcp.wire` (the same functions the SDK's handlers
+   return): ``initialize``, the four lists (``resources/list`` always live:
+   the files change between two starts), and ``tools/call`` of read-only
+   tools, run through the catalog's own Toolbox (same validation, errors and
+   result shape as the SDK path). Everything else waits, in order.
+2. A start-up thread builds the runtime and the catalog; only then is the
+   SDK imported (it would compete with the catalog for the CPU).
+3. Hand-over: the SDK server gets the same reader and writer. It is first
+   replayed ``initialize`` (its session state is that of a normal start),
+   the notifications and the list requests the front answered (the
+   :class:`~tooldeck.mcp.handshake_front.Tap` swallows its answers to those
+   and records them in the cache), then every line the front left to it,
+   then the live stream. Calls the front took are never replayed; they may
+   still be running and answer when done, and a ``notifications/cancelled``
+   for one is applied here, before or after the hand-over.
+
+What is taken early is chosen conservatively: a request of an unusual shape,
+a call with a progress token, a call of a tool that changes anything, reaches
+the network (open-world) or may ask the person (the shell's and the agents'
+domains: elicitation needs the SDK session), a first page with a cursor: all
+of them wait for the SDK. A line that is not JSON is answered at
+once with the same error the SDK path gives (:func:`~tooldeck.mcp.stdio.error_reply`).
+The end of input during the early phase ends the process once the requests
+read are answered (the SDK is loaded only when one of them needs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tooldeck.mcp.handshake_cache import HandshakeCache
+from tooldeck.mcp.handshake_front import LISTS, id_token, plain_id, plain_initialize, plain_list, reply
+from tooldeck.mcp.stdio import FdWriter, LineWriter, Readline, error_reply, open_wire, repair_surrogate_escapes
+from tooldeck.mcp.wire import (
+    BUILT_VERSIONS,
+    HANDSHAKE_VERSIONS,
+    LATEST_HANDSHAKE,
+    initialize_result,
+    negotiate,
+    to_call_result,
+    tool_wire,
+)
+
+log = logging.getLogger("tooldeck.mcp")
+
+DOMAINS_KEY = "tool_domains"  # in the handshake cache: tool name -> its catalog domain module
+DISABLE_ENV = "TOOLDECK_EARLY_FRONT"  # "0": the SDK answers everything (the reference path)
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def prompts_served(explicit: str | None) -> bool:
+    """Whether a prompts folder is served (``listChanged`` for prompts): as
+    :func:`tooldeck.mcp.prompts.resolve_prompts_dir`, without importing it."""
+    return bool(explicit or os.environ.get("MCP_PROMPTS_DIR") or os.path.isdir("prompts"))
+
+
+def _plain_call(message: dict[str, Any]) -> bool:
+    """A ``tools/call`` of the plain shape, without a progress token."""
+    if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
+        return False
+    params = message.get("params")
+    if not isinstance(params, dict) or set(params) - {"name", "arguments", "_meta"}:
+        return False
+    meta = params.get("_meta", {})
+    if not isinstance(meta, dict) or "progressToken" in meta:
+        return False
+    args = params.get("arguments")
+    return isinstance(params.get("name"), str) and (args is None or isinstance(args, dict))
+
+
+# Domains whose tools may ask the person (the shell's `ask`, through the SDK
+# session's elicitation) or run agents: their calls wait for the SDK.
+_SDK_DOMAINS = ("tooldeck.tools.shell", "tooldeck.tools.agents")
+
+
+def _early_domain(domain: object) -> bool:
+    return isinstance(domain, str) and domain not in _SDK_DOMAINS
+
+
+def _early_tool(tool: Any, domain: object) -> bool:
+    """A tool the front may run: it changes nothing (read-only), reaches
+    nothing outside the machine (not open-world) and cannot ask the person."""
+    if tool is None or not _early_domain(domain):
+        return False
+    return bool(tool.annotations.read_only and not tool.annotations.open_world)
+
+
+def _first_page(message: dict[str, Any]) -> bool:
+    return plain_list({**message, "method": LISTS[0]})  # the same shape rule as the other lists
+
+
+@dataclass
+class Ready:
+    """What the start-up thread produced for the front."""
+
+    extras: Any  # ServerExtras
+    catalog: Any  # tooldeck.mcp.host.Catalog
+    activity: Any  # tooldeck.mcp.host.Activity
+    domain: Callable[[str], Any] | None = None  # domain module -> the Toolbox of its tools (built alone)
+    worker: Callable[[], Any] = lambda: None  # starts the token worker (once)
+
+
+class EarlyFront:
+    """Reads every line (before and after the hand-over) and answers what it
+    can until :meth:`handoff`; see the module docstring. ``answered`` and
+    ``version`` are what the :class:`Tap` needs."""
+
+    def __init__(self, cache: HandshakeCache | None, writer: LineWriter | FdWriter, prompts: bool) -> None:
+        self.cache = cache
+        self.writer = writer
+        self.prompts = prompts
+        self.version: str | None = None
+        self.answered: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.stopped = False  # the first line was not answered here: the SDK answers everything
+        self.handed = False
+        self.eof = False
+        self.dirty = False  # the cache has answers not written yet
+        self.finished = asyncio.Event()  # input ended and every request read is answered
+        self._deferred: list[bytes] = []
+        self._owed = 0  # deferred requests the front did not answer
+        self._lists: list[asyncio.Task[None]] = []
+        self._calls: dict[str, asyncio.Task[None]] = {}
+        self._domains: dict[str, asyncio.Future[Any]] = {}
+        self._ready: asyncio.Future[Ready] = asyncio.get_running_loop().create_future()
+        self._sdk: asyncio.Queue[bytes] = asyncio.Queue()
+
+    # start-up ------------------------------------------------------------------
+    def ready(self, ready: Ready) -> None:
+        if not self._ready.done():
+            self._ready.set_result(ready)
+
+    def built(self, box: Any) -> None:
+        """The whole catalog is built: remember which domain serves each tool,
+        so the next start can build just that one for an early call."""
+        origin = getattr(box, "origin", None)
+        if self.cache is not None and origin and self.cache.data.get(DOMAINS_KEY) != origin:
+            self.cache.data[DOMAINS_KEY] = dict(origin)
+            self.dirty = True
+
+    def failed(self) -> None:
+        """The start-up failed before the catalog: nothing more is taken early."""
+        self.stopped = True
+
+    async def handoff(self) -> Readline:
+        """Switch to the SDK; returns the ``readline`` its reader uses."""
+        if self._lists:
+            await asyncio.gather(*self._lists, return_exceptions=True)  # the Tap needs what was sent
+        self.handed = True
+        for line in self._deferred:
+            self._sdk.put_nowait(line)
+        self._deferred.clear()
+        if self.eof:
+            self._sdk.put_nowait(b"")
+        return self._sdk.get
+
+    async def calls_done(self) -> None:
+        """Wait for the calls taken early (the end of input waits for them)."""
+        while self._calls:
+            await asyncio.gather(*list(self._calls.values()), return_exceptions=True)
+            await asyncio.sleep(0)  # the done callbacks run
+
+    async def settle(self) -> bool:
+        """At the end of input: wait for every answer the front owes; True
+        when nothing is left for the SDK to answer."""
+        while self._lists or self._calls:
+            await asyncio.gather(*self._lists, *self._calls.values(), return_exceptions=True)
+            await asyncio.sleep(0)  # the done callbacks run
+            self._lists = [t for t in self._lists if not t.done()]
+        return self._owed == 0
+
+    def _record(self, method: str, result: dict[str, Any]) -> None:
+        """An answer the front built (:mod:`tooldeck.mcp.wire`, the functions
+        the SDK's handlers return) goes into the handshake cache, so a short
+        session that never needed the SDK still warms the next start; once
+        the SDK runs, the Tap compares and corrects it with the SDK's own."""
+        if self.cache is None or self.version is None or self.cache.result(method, self.version) == result:
+            return
+        self.cache.set_versions(list(HANDSHAKE_VERSIONS), LATEST_HANDSHAKE)
+        self.cache.record(method, self.version, result)
+        self.dirty = True
+
+    # reading -------------------------------------------------------------------
+    async def pump(self, readline: Readline) -> None:
+        while True:
+            line = await readline()
+            if not line:
+                self.eof = True
+                if self.handed:
+                    self._sdk.put_nowait(b"")
+                self._check_finished()
+                return
+            if self.handed:
+                if not self._cancel(line):
+                    self._sdk.put_nowait(line)
+            else:
+                self.route(line)
+
+    def route(self, line: bytes) -> None:
+        text = repair_surrogate_escapes(line.decode("utf-8", "replace"))
+        if not text.strip():
+            return
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            self._spawn(self._send(error_reply(text).encode() + b"\n"), self._lists)
+            return
+        if self.stopped or not isinstance(message, dict):
+            self._defer(line, message)
+        elif self.version is None:
+            self._initialize(line, message)
+        elif plain_list(message):
+            self.answered[id_token(message["id"])] = (message["method"], {})
+            self._spawn(self._list(message), self._lists)
+            self._deferred.append(line)  # the SDK answers too; the Tap swallows and records it
+        elif message.get("method") == "resources/list" and plain_id(message.get("id")) and _first_page(message):
+            self._spawn(self._resources(message), self._lists)
+        elif message.get("method") == "tools/call" and self._takes(message):
+            key = id_token(message["id"])
+            task = self._calls[key] = asyncio.get_running_loop().create_task(self._call(message, line))
+            task.add_done_callback(lambda t, k=key: self._call_done(k, t))  # cancelled unstarted too
+        elif not self._cancel(line, message):
+            self._defer(line, message)
+
+    def _defer(self, line: bytes, message: object) -> None:
+        self._deferred.append(line)
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            self._owed += 1
+
+    def _cancel(self, line: bytes, message: object = None) -> bool:
+        """A ``notifications/cancelled`` of a call taken here: cancel it (a
+        cancelled request gets no answer, as from the SDK)."""
+        if b"notifications/cancelled" not in line or not self._calls:
+            return False
+        if message is None:
+            try:
+                message = json.loads(line)
+            except (ValueError, RecursionError):
+                return False
+        params = message.get("params") if isinstance(message, dict) else None
+        if not isinstance(params, dict) or message.get("method") != "notifications/cancelled":  # type: ignore[union-attr]
+            return False
+        task = self._calls.get(id_token(params.get("requestId")))
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    def _spawn(self, coro: Any, into: list[asyncio.Task[None]]) -> None:
+        into.append(asyncio.get_running_loop().create_task(coro))
+
+    # answers -------------------------------------------------------------------
+    def _initialize(self, line: bytes, message: dict[str, Any]) -> None:
+        params = plain_initialize(message)
+        result = self._init_result(params["protocolVersion"]) if params is not None else None
+        if result is None:
+            self.stopped = True  # the SDK answers this first line, and everything after it
+            self._defer(line, message)
+            return
+        self.version = result["protocolVersion"]
+        self.answered[id_token(message["id"])] = ("initialize", result)
+        self._deferred.append(line)  # replayed to the SDK: its session state
+        self._spawn(self._send(reply(message["id"], result)), self._lists)
+
+    def _init_result(self, requested: str) -> dict[str, Any] | None:
+        if self.cache is not None:
+            version = self.cache.negotiate(requested)
+            cached = self.cache.result("initialize", version) if version is not None else None
+            if cached is not None and cached.get("protocolVersion") == version:
+                return cached
+        version = negotiate(requested)
+        if version not in BUILT_VERSIONS:
+            return None
+        result = initialize_result(version, self.prompts)
+        self.version = version
+        self._record("initialize", result)
+        return result
+
+    def _cached(self, method: str) -> dict[str, Any] | None:
+        if self.cache is None or self.version is None:
+            return None
+        return self.cache.result(method, self.version)
+
+    async def _list(self, message: dict[str, Any]) -> None:
+        method, key = message["method"], id_token(message["id"])
+        result = self._cached(method)
+        if result is None:
+            ready = await self._ready
+            result = await self._build_list(method, ready)
+            self._record(method, result)
+        self.answered[key] = (method, result)
+        await self._send(reply(message["id"], result))
+
+    async def _build_list(self, method: str, ready: Ready) -> dict[str, Any]:
+        if method == "tools/list":
+            box = await ready.catalog.get()
+            agents = ready.extras.tools()
+            return {"tools": [tool_wire(t) for t in box] + [tool_wire(t) for t in (agents or ())]}
+        if method == "prompts/list":
+            return await asyncio.to_thread(ready.extras.prompts_wire)  # type: ignore[no-any-return]
+        assert method == "resources/templates/list" and method in LISTS
+        return ready.extras.resources.templates()  # type: ignore[no-any-return]
+
+    async def _resources(self, message: dict[str, Any]) -> None:
+        ready = await self._ready
+        result = await asyncio.to_thread(ready.extras.resources.list, None)
+        await self._send(reply(message["id"], result))
+
+    def _takes(self, message: dict[str, Any]) -> bool:
+        """A call the front runs: plain, a fresh id, a read-only tool (as the
+        built catalog says, or before it is built, the cached tool list; with
+        neither, :meth:`_call` decides once the catalog is built)."""
+        if not plain_id(message.get("id")) or not _plain_call(message) or id_token(message["id"]) in self._calls:
+            return False
+        name = message["params"]["name"]
+        ready = self._ready.result() if self._ready.done() else None
+        box = ready.catalog.built() if ready is not None else None
+        if box is not None:
+            return _early_tool(box.get(name), getattr(box, "origin", {}).get(name))
+        cached = self._cached("tools/list")
+        if cached is None:
+            return True  # decided once the catalog is built (else it goes to the SDK then)
+        domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
+        for tool in cached.get("tools", []):
+            if tool.get("name") == name:
+                hints = tool.get("annotations") or {}
+                safe = hints.get("readOnlyHint") is True and hints.get("openWorldHint") is False
+                return safe and _early_domain(domain)
+        return False
+
+    def _call_done(self, key: str, task: asyncio.Task[None]) -> None:
+        if self._calls.get(key) is task:
+            del self._calls[key]
+        self._check_finished()
+
+    async def _call(self, message: dict[str, Any], line: bytes) -> None:
+        try:
+            ready = await self._ready  # the core is imported (by the start-up thread) from here on
+            from tooldeck.core.invocation import Invocation
+
+            box, domain = await self._box_for(ready, message["params"]["name"])
+            tool = box.get(message["params"]["name"]) if box is not None else None
+            if not _early_tool(tool, domain):  # the cached list was stale
+                self._late_defer(line)
+                return
+            ready.worker()  # a call counts tokens: in the worker from now on
+            ready.activity.request_started()
+            try:
+                name, args = message["params"]["name"], message["params"].get("arguments")
+                result = to_call_result(await box.call(name, args, invocation=Invocation.silent()))
+            except Exception as exc:  # never let one call kill the server
+                log.exception("tools/call %s failed", message["params"]["name"])
+                from tooldeck.mcp.wire import internal_error
+
+                result = internal_error(exc)
+            finally:
+                ready.activity.request_finished()
+            await self._send(reply(message["id"], result))
+        except asyncio.CancelledError:
+            pass  # notifications/cancelled: no answer
+        except Exception as exc:  # the front itself failed: still one answer
+            log.exception("early tools/call failed")
+            from tooldeck.mcp.wire import internal_error
+
+            await self._send(reply(message["id"], internal_error(exc)))
+
+    async def _box_for(self, ready: Ready, name: str) -> tuple[Any, str | None]:
+        """(Toolbox, the domain of ``name`` in it): the whole catalog when
+        built; before that, the Toolbox of the one domain that served ``name``
+        last time (built alone, a fraction of the catalog's imports); None
+        when the catalog failed to build."""
+        box = ready.catalog.built()
+        domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
+        if box is None and isinstance(domain, str) and ready.domain is not None:
+            task = self._domains.get(domain)
+            if task is None:
+                task = self._domains[domain] = asyncio.ensure_future(asyncio.to_thread(ready.domain, domain))
+            try:
+                part = await asyncio.shield(task)
+            except Exception:
+                part = None
+            if part is not None and name in part:
+                return part, domain
+        try:
+            box = await ready.catalog.get()
+        except Exception:
+            return None, None
+        return box, getattr(box, "origin", {}).get(name)
+
+    def _late_defer(self, line: bytes) -> None:
+        if self.handed:
+            self._sdk.put_nowait(line)
+        else:
+            self._deferred.append(line)
+            self._owed += 1
+
+    async def _send(self, data: bytes) -> None:
+        await self.writer.write(data.decode())
+        await self.writer.flush()
+
+    def _check_finished(self) -> None:
+        if self.eof and not self.handed and self._owed == 0:
+            self.finished.set()
+
+
+@dataclass
+class Plan:
+    """How ``serve`` starts (handed in by the launch: mcp/ imports no host)."""
+
+    cache: HandshakeCache | None
+    prompts: bool  # a prompts folder is served
+    prepare: Callable[[], Any]  # -> (runtime, extras, toolbox or None) | exit status
+    start: Callable[[Any], Any]  # Runtime.start, once whichever thread asks first
+    build: Callable[[Any], Any]  # runtime -> Toolbox
+    build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
+    load_sdk: Callable[[], None]  # imports the SDK server
+    worker: Callable[[], Any] = lambda: None  # starts the token worker
+
+
+async def serve(plan: Plan) -> int:
+    """Serve stdio through the early front, then the SDK; the exit status."""
+    loop = asyncio.get_running_loop()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(0.001)  # the front gets the GIL within 1 ms of a request, not 5
+    async with open_wire() as (readline, writer):
+        front = EarlyFront(plan.cache, writer, plan.prompts)
+        pump = loop.create_task(front.pump(readline))
+
+        preparing = loop.run_in_executor(None, plan.prepare)
+
+        async def start() -> tuple[Any, Any, Any] | int:
+            prepared = await preparing
+            from tooldeck.mcp.host import Activity, Catalog  # the core: imported by prepare
+
+            if isinstance(prepared, int):
+                front.failed()
+                return prepared
+            rt, extras, box = prepared
+            await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
+            catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
+            catalog.start()
+            activity = Activity(_warm_up)
+            domain = None if box is not None else (lambda d: plan.build_domain(rt, d))
+            front.ready(Ready(extras, catalog, activity, domain, plan.worker))
+            try:
+                front.built(await catalog.get())
+            except Exception:
+                pass  # reported by the requests that need it (the SDK's answers)
+            plan.worker()  # the token worker: its encoder load must not take the CPU from the catalog
+            await loop.run_in_executor(None, plan.load_sdk)
+            return extras, catalog, activity
+
+        work = loop.create_task(start())
+        done = loop.create_task(front.finished.wait())
+        await asyncio.wait({work, done}, return_when=asyncio.FIRST_COMPLETED)
+        if not work.done():
+            checked = await preparing  # a usage error (a missing root...) still exits 2
+            if isinstance(checked, int):
+                return checked
+            if await front.settle():  # input ended, all answered: no SDK needed
+                if front.dirty and front.cache is not None:
+                    front.cache.save()
+                return 0
+        got = await work
+        if isinstance(got, int):
+            return got
+        sys.setswitchinterval(switch)
+        extras, catalog, activity = got
+        sdk_readline = await front.handoff()
+        from tooldeck.mcp.transports import run_sdk_stdio
+
+        await run_sdk_stdio(catalog, activity, extras, sdk_readline, writer, front)
+        pump.cancel()
+    return 0
+
+
+def _warm_up() -> None:
+    from tooldeck.tokens import warm_up
+
+    warm_up()
