@@ -79,7 +79,7 @@ elif command -v npm >/dev/null 2>&1; then
     echo "setup: installing ${missing[*]} into $node_dir"
     mkdir -p "$node_dir"
     # in the background, while Python's packages install below
-    ( npm install --prefix "$node_dir" --no-audit --no-fund --loglevel=error "${missing[@]}" \
+    ( npm install --prefix "$node_dir" --prefer-offline --no-audit --no-fund --loglevel=error "${missing[@]}" \
         || echo "setup: npm install failed; the tests that need ${missing[*]} will fail until they are installed" ) &
     npm_pid=$!
   fi
