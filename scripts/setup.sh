@@ -49,7 +49,7 @@ installed() { [ -f "$1" ] && [ "$(cat "$1")" = "$want" ]; }
 install_python() {
   local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
   if "${pip[@]}" uv >/dev/null 2>&1 && "$venv/bin/python" -m uv --version >/dev/null 2>&1; then
-    "$venv/bin/python" -m uv pip install -q --python "$venv/bin/python" -e "$here$extras" && return 0
+    "$venv/bin/python" -m uv pip install -q --compile-bytecode --python "$venv/bin/python" -e "$here$extras" && return 0
     echo "setup: uv could not install tooldeck$extras; trying pip"
   fi
   "${pip[@]}" -e "$here$extras"
