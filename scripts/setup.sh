@@ -44,11 +44,18 @@ stamp="$venv/.tooldeck-installed$extras"
 dev_stamp="$venv/.tooldeck-installed[dev]"   # a dev install satisfies a plain one
 want="$(sha256sum < "$here/pyproject.toml" | cut -c1-16)"
 installed() { [ -f "$1" ] && [ "$(cat "$1")" = "$want" ]; }
+# uv (from PyPI, into the venv) resolves and downloads in parallel: a fresh
+# install takes seconds where pip takes half a minute; pip is the fallback.
+install_python() {
+  local pip=("$venv/bin/python" -m pip install -q --disable-pip-version-check)
+  if "${pip[@]}" uv >/dev/null 2>&1 && "$venv/bin/python" -m uv --version >/dev/null 2>&1; then
+    "$venv/bin/python" -m uv pip install -q --compile-bytecode --python "$venv/bin/python" -e "$here$extras" && return 0
+    echo "setup: uv could not install tooldeck$extras; trying pip"
+  fi
+  "${pip[@]}" -e "$here$extras"
+}
 if ! installed "$stamp" && ! installed "$dev_stamp"; then
-  echo "setup: installing tooldeck$extras into $venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip >/dev/null 2>&1 || true
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here$extras"
-  echo "$want" > "$stamp"
+  need_python=1
 fi
 
 # The reference MCP filesystem server (client-mount tests, benchmarks) and the
@@ -77,9 +84,19 @@ elif command -v npm >/dev/null 2>&1; then
   if [ ${#missing[@]} -gt 0 ]; then
     echo "setup: installing ${missing[*]} into $node_dir"
     mkdir -p "$node_dir"
-    npm install --prefix "$node_dir" --save-exact --no-audit --no-fund --loglevel=error "${missing[@]}" \
-      || echo "setup: npm install failed; the tests that need ${missing[*]} will fail until they are installed"
+    # in the background, while Python's packages install below
+    ( npm install --prefix "$node_dir" --save-exact --prefer-offline --no-audit --no-fund --loglevel=error "${missing[@]}" \
+        || echo "setup: npm install failed; the tests that need ${missing[*]} will fail until they are installed" ) &
+    npm_pid=$!
   fi
 else
   echo "setup: node/npm not found; the tests against the reference filesystem server and the agent clients are skipped"
 fi
+
+status=0
+if [ -n "${need_python:-}" ]; then
+  echo "setup: installing tooldeck$extras into $venv"
+  if install_python; then echo "$want" > "$stamp"; else status=1; fi
+fi
+[ -z "${npm_pid:-}" ] || wait "$npm_pid" || true
+exit "$status"

@@ -304,8 +304,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--run-slow", action="store_true", help="also run the @pytest.mark.slow soak tests")
 
 
+# The modules whose tests take longest (``--durations``), longest first. They
+# are handed to the xdist workers first, so that the run does not end with one
+# worker busy on a long test while the other has nothing left to do; a module
+# not listed keeps its place. Only the order changes: every test still runs.
+LONGEST_FIRST = (
+    "tests/shell/test_sandbox_unprivileged.py",  # the break-out suite again, as another user
+    "tests/test_fuzz_mcp.py",
+    "tests/test_trust_config.py",
+    "tests/tui/test_view.py",
+    "tests/tui/test_connected.py",
+    "tests/settings/test_person_only.py",
+    "tests/tui/test_local_chat.py",
+    "tests/workspace/test_journal_forgery.py",
+    "tests/scripts/test_check_layers.py",
+    "tests/shell/test_surfaces.py",
+    "tests/test_cli_paging.py",
+    "tests/mcp/test_serve_for_days.py",
+    "tests/workspace/test_crash_recovery.py",
+    "tests/test_cli.py",
+    "tests/settings/test_error_bodies.py",
+    "tests/workspace/test_ignore_walk.py",
+)
+
+
+def _longest_first(item: pytest.Item) -> int:
+    module = item.nodeid.split("::", 1)[0]
+    return LONGEST_FIRST.index(module) if module in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Soak variants (``@pytest.mark.slow``) run with ``--run-slow`` or ``TOOLDECK_SLOW=1``."""
+    """Soak variants (``@pytest.mark.slow``) run with ``--run-slow`` or
+    ``TOOLDECK_SLOW=1``; the longest modules go first (``LONGEST_FIRST``)."""
+    items.sort(key=_longest_first)  # stable: the rest keep pytest's order
     if config.getoption("--run-slow") or os.environ.get("TOOLDECK_SLOW") == "1":
         return
     skip = pytest.mark.skip(reason="soak variant, opt-in: run with TOOLDECK_SLOW=1 or --run-slow")
