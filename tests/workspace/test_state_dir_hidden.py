@@ -71,7 +71,7 @@ def test_reading_the_state_dir_is_refused(call: Caller, rt: Runtime, home: Path,
     provider = ResourceProvider(lambda: rt.workspace)
     with pytest.raises(Exception, match="outside"):
         provider.read(file_uri(str(state / "secret.txt")))
-    listed = [r.uri for r in provider.list(None).resources]
+    listed = [r["uri"] for r in provider.list(None)["resources"]]
     assert any(u.endswith("/src/app.py") for u in listed) and not any("/.local/state/tooldeck" in u for u in listed)
 
 

@@ -116,6 +116,7 @@ class ServerExtras:
         loop.call_soon_threadsafe(lambda: loop.create_task(self._broadcast(tools_changed)))
 
     async def _broadcast(self, tools_changed: bool) -> None:
+        import mcp_types as types
         from mcp.server.subscriptions import PromptsListChanged, ToolsListChanged
 
         if self._bus is not None:
