@@ -111,7 +111,7 @@ def test_nested_client_config_found_by_the_scan_never_changes(box: Shell, root: 
     before = {k: v for k, v in tree(root).items() if "/." in "/" + k}
     out = _raw(box, "cd pkg/app && " + _plant_all())
     assert "done" in out["stdout"], out
-    after = tree(root)  # a new one in a sub-folder is not covered (see gitguard): only the existing ones are checked
+    after = tree(root)
     assert {k: after.get(k) for k in before} == before
 
 
@@ -135,3 +135,77 @@ def test_the_rest_of_the_root_stays_writable(box: Shell, root: Path) -> None:
     assert "ok" in out["stdout"], out
     assert (root / "docs" / "claude" / "settings.json").read_text() == "x\n" and (root / "mcp.json").exists()
     assert sorted(p.name for p in root.iterdir()) == ["docs", "mcp.json"]  # placeholders gone
+
+
+def _configs(root: Path) -> set[str]:
+    """Client configuration names anywhere under ``root`` (links not followed)."""
+    return {k for k in tree(root) if any(part.lower() in CLIENT_CONFIG for part in k.split("/"))}
+
+
+def _aside(root: Path) -> dict[str, bytes | str]:
+    return {k: v for k, v in tree(root).items() if k.endswith(".quarantined-by-tooldeck")}
+
+
+def test_a_config_created_in_a_sub_folder_is_set_aside(box: Shell, root: Path) -> None:
+    """New folders, an existing folder, a name in capitals; the folders' mtimes set
+    back to what they were (the sweep reads ctimes, which the run cannot set back)."""
+    (root / "pkg").mkdir()
+    (root / "evil.json").write_text(EVIL)
+    out = _raw(box, "touch -r . /tmp/was-root && touch -r pkg /tmp/was-pkg && "
+               f"mkdir -p sub/deep pkg/.claude && printf %s {_q(EVIL)} > sub/.mcp.json && "
+               "cp evil.json sub/deep/.claude.json && cp evil.json pkg/.claude/settings.json && "
+               "mkdir pkg/.VSCode && cp evil.json pkg/.VSCode/mcp.json && "
+               "touch -m -r /tmp/was-root . && touch -m -r /tmp/was-pkg pkg && echo done")  # fmt: skip
+    assert "done" in out["stdout"], out
+    assert _configs(root) == set() or all(".quarantined-by-tooldeck" in k for k in _configs(root)), tree(root)
+    aside = _aside(root)
+    assert aside == {"sub/.mcp.json.quarantined-by-tooldeck": EVIL.encode(),
+                     "sub/deep/.claude.json.quarantined-by-tooldeck": EVIL.encode(),
+                     "pkg/.claude.quarantined-by-tooldeck": "dir",
+                     "pkg/.VSCode.quarantined-by-tooldeck": "dir"}, aside  # fmt: skip
+    assert (root / "pkg/.claude.quarantined-by-tooldeck/settings.json").read_text() == EVIL
+    assert sorted(out["protected"]) == sorted(f"{k[: -len('.quarantined-by-tooldeck')]} -> {k}" for k in aside)
+    assert "ask the user" in out["notice"]
+
+
+def test_a_config_moved_up_from_below_the_scan_is_set_aside(box: Shell, root: Path) -> None:
+    (root / "evil.json").write_text(EVIL)
+    out = _raw(box, "mkdir -p a/b/c/d/e/f && cp evil.json a/b/c/d/e/f/.mcp.json && mv a/b/c/d/e/f top && "
+               "mkdir -p x/y/z && mv a/b x/y/z/b && echo done")  # fmt: skip
+    assert "done" in out["stdout"], out
+    assert tree(root).get("top/.mcp.json.quarantined-by-tooldeck") == EVIL.encode()
+    assert "top/.mcp.json" not in tree(root)
+
+
+def test_a_replaced_or_removed_config_link_is_made_again(box: Shell, root: Path) -> None:
+    (root / "store").mkdir()
+    (root / "store" / "real.json").write_text("{}\n")
+    (root / ".mcp.json").symlink_to("store/real.json")
+    (root / "sub").mkdir()
+    (root / "sub" / ".claude.json").symlink_to("../store/real.json")
+    out = _raw(box, f"rm .mcp.json && printf %s {_q(EVIL)} > .mcp.json && rm sub/.claude.json && echo done")
+    assert "done" in out["stdout"], out
+    assert os.readlink(root / ".mcp.json") == "store/real.json"
+    assert os.readlink(root / "sub" / ".claude.json") == "../store/real.json"
+    assert (root / "store" / "real.json").read_text() == "{}\n"
+    assert tree(root).get(".mcp.json.quarantined-by-tooldeck") == EVIL.encode()
+
+
+def test_the_sweep_never_acts_through_a_swapped_folder(box: Shell, root: Path, tmp_path: Path) -> None:
+    """A scanned folder replaced by a link to a folder outside the root: what is
+    there (the person's own configuration) is not the root's and is not renamed."""
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".mcp.json").write_text("{}\n")
+    (root / "sub").mkdir()
+    out = _raw(box, f"mv sub sub2 && ln -s {_q(str(home))} sub && echo done")
+    assert "done" in out["stdout"], out
+    assert sorted(p.name for p in home.iterdir()) == [".claude", ".mcp.json"]
+    assert "protected" not in out
+
+
+def test_a_quiet_run_reports_nothing(box: Shell, root: Path) -> None:
+    (root / ".mcp.json").write_text("{}\n")
+    out = _raw(box, "mkdir -p src && echo x > src/a.txt && echo done")
+    assert "done" in out["stdout"] and "protected" not in out, out
+    assert _aside(root) == {}

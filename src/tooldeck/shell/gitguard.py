@@ -34,13 +34,16 @@ placeholder folder made for the run (a folder: ``git status`` does not list
 it, and nothing can be written as or into it); nested ones the scan below
 finds are bound read-only too.
 
+What a run creates or replaces there (a new ``sub/.mcp.json``, a top-level
+entry that was a link) is set aside after the run by
+:mod:`tooldeck.shell.config_sweep`, from the folders' ctimes this scan records.
+
 Not covered: a nested repository the run itself creates (``git init sub``),
 one deeper than the scan reaches (more than four folders down, or past the
 first 3,000 folders) and not in ``.gitmodules``, and a folder made to look like
 a bare repository below the root; the person's ``git`` in such a folder reads
-what the model wrote. Likewise a client configuration the run creates in a
-sub-folder (``mkdir sub && echo ... > sub/.mcp.json``) is written: it acts
-only when the person starts a client in that sub-folder.
+what the model wrote. Likewise a client configuration created deeper than four
+folders stays (it acts only when the person starts a client down there).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ import threading
 from collections import deque
 from dataclasses import dataclass, field
 
+from tooldeck.shell.config_sweep import Watch, sweep
 from tooldeck.shell.placeholders import Held, Placeholders
 from tooldeck.workspace.roots import CLIENT_CONFIG
 from tooldeck.workspace.statefiles import read_private, write_private_atomic
@@ -78,11 +82,21 @@ class GitGuard:
     unmount it under a live sandbox."""
 
     binds: list[tuple[str, str]] = field(default_factory=list)
+    watches: list[Watch] = field(default_factory=list)
     held: Held | None = None
     registry: Placeholders | None = None
     active: int = 0
     closed: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+    sweeping: threading.Lock = field(default_factory=threading.Lock)
+
+    def sweep(self) -> list[str]:
+        """Client configuration the runs so far created, set aside (see
+        :mod:`tooldeck.shell.config_sweep`); call it once the runs have ended."""
+        registry = self.registry
+        placeholder = registry.registered if registry is not None else (lambda _p: False)
+        with self.sweeping:
+            return [note for watch in self.watches for note in sweep(watch, placeholder)]
 
     def begin(self) -> None:
         with self.lock:
@@ -103,6 +117,10 @@ class GitGuard:
             if not self.closed or self.active > 0 or self.held is None:
                 return
             held, self.held = self.held, None
+        try:  # the last run is gone (a cancelled call's too): look once more before the placeholders go
+            self.sweep()
+        except OSError:
+            pass
         if self.registry is not None:
             self.registry.release(held)
 
@@ -184,16 +202,20 @@ def nested_git_entries(
 
 
 def nested_entries(
-    root: str, skip: tuple[str, ...] = (), limit: int = SCAN_DIRS, depth: int = SCAN_DEPTH
+    root: str, skip: tuple[str, ...] = (), limit: int = SCAN_DIRS, depth: int = SCAN_DEPTH,
+    watch: Watch | None = None,
 ) -> tuple[list[str], list[str]]:
     """Nested ``.git`` entries (see :func:`nested_git_entries`) and, from the same
-    scan, the :data:`CLIENT_CONFIG` entries in and below ``root`` (never entered)."""
+    scan, the :data:`CLIENT_CONFIG` entries in and below ``root`` (never entered);
+    ``watch`` records each folder's ctime (taken before it is listed) and each entry."""
     found = [p for d in _submodule_dirs(root) if os.path.lexists(p := os.path.join(d, ".git"))]
     configs: list[str] = []
     queue, seen = deque([(root, 0)]), 0
     while queue and seen < limit:
         folder, level = queue.popleft()
         seen += 1
+        if watch is not None:
+            watch.saw_folder(folder, level)
         try:
             entries = os.scandir(folder)
         except OSError:
@@ -206,6 +228,8 @@ def nested_entries(
                     continue
                 if entry.name.lower() in CLIENT_CONFIG:
                     configs.append(entry.path)
+                    if watch is not None:
+                        watch.saw_entry(entry.path)
                     continue
                 try:
                     is_dir = level < depth and entry.is_dir(follow_symlinks=False)
@@ -243,7 +267,9 @@ def _bare_names(root: str, registry: Placeholders) -> list[tuple[str, str]]:
     return []
 
 
-def _write_root_binds(root: str, held: set[str], note: str, write: list[str], skip: tuple[str, ...]) -> list:
+def _write_root_binds(
+    root: str, held: set[str], note: str, write: list[str], skip: tuple[str, ...], watches: list[Watch]
+) -> list:
     dot = os.path.join(root, ".git")
     binds = [(note, dot)] if dot in held else [(g, g) for g in entry_git_dirs(dot)]
     if not _repository_entry(dot):
@@ -251,7 +277,9 @@ def _write_root_binds(root: str, held: set[str], note: str, write: list[str], sk
         if not guard:  # HEAD, refs and objects all there (or no placeholder could be made)
             return [*binds, (root, root)]
         binds += [(g, g) for g in guard]
-    nested, configs = nested_entries(root, skip)
+    watch = Watch(root, SCAN_DEPTH, skip)
+    watches.append(watch)
+    nested, configs = nested_entries(root, skip, watch=watch)
     for entry in nested:
         binds += [(g, g) for g in entry_git_dirs(entry) if any(_inside(g, w) for w in write)]
     return binds + _config_binds([os.path.join(root, n) for n in sorted(CLIENT_CONFIG)] + configs, held, write)
@@ -285,7 +313,7 @@ def prepare(registry: Placeholders, read: list[str], write: list[str], skip: tup
             if root not in write:
                 binds += [(g, g) for g in entry_git_dirs(os.path.join(root, ".git"))]
         for root in write:
-            binds += _write_root_binds(root, set(held.paths), note, write, skip)
+            binds += _write_root_binds(root, set(held.paths), note, write, skip, guard.watches)
         guard.binds = list(dict.fromkeys(binds))
     except BaseException:
         guard.close()

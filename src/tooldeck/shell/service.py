@@ -9,6 +9,7 @@ runs is what was judged (no PATH game between decision and exec).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 from collections.abc import Callable, Sequence
@@ -19,6 +20,7 @@ from tooldeck.core.output import Output
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, SessionApprovals, current_approver
 from tooldeck.shell.audit import AuditLog
 from tooldeck.shell.cgroup import parent as cgroup_parent
+from tooldeck.shell.config_sweep import with_notice
 from tooldeck.shell.execute import RunSpec, run_async
 from tooldeck.shell.git_env import harden as harden_git
 from tooldeck.shell.gitguard import GitGuard
@@ -231,7 +233,8 @@ class ShellService:
                          output_bytes=result.out.total + (result.err.total if result.err else 0))  # fmt: skip
         if result.limit == "cancelled":
             raise ToolError(ErrorCode.CANCELLED, "the call was cancelled; the command's processes were killed")
-        return await hooks.after(render_result(result, req.result, redact, rt), result)
+        output = await hooks.after(render_result(result, req.result, redact, rt), result)
+        return with_notice(output, await asyncio.to_thread(guard.sweep) if guard is not None else [])
 
 
 def _needs_rlimit(system_paths: Sequence[str]) -> bool:
