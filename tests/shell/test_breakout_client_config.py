@@ -209,3 +209,17 @@ def test_a_quiet_run_reports_nothing(box: Shell, root: Path) -> None:
     out = _raw(box, "mkdir -p src && echo x > src/a.txt && echo done")
     assert "done" in out["stdout"] and "protected" not in out, out
     assert _aside(root) == {}
+
+
+def test_a_repository_created_in_a_sub_folder_is_set_aside(box: Shell, root: Path) -> None:
+    """``git init sub`` with a command in its config (the person's next ``git status``
+    in ``sub`` would run it), and a ``.git`` file naming a folder the run made."""
+    out = _raw(box, "git init -q sub && git -C sub config core.fsmonitor 'touch /tmp/planted' && "
+               "mkdir -p evil/hooks pkg && printf 'gitdir: ../evil\\n' > pkg/.git && echo done")  # fmt: skip
+    assert "done" in out["stdout"], out
+    names = tree(root)
+    assert "sub/.git" not in names and "pkg/.git" not in names, sorted(names)
+    assert names["sub/.git.quarantined-by-tooldeck"] == "dir"
+    assert b"fsmonitor" in (root / "sub/.git.quarantined-by-tooldeck/config").read_bytes()
+    assert names["pkg/.git.quarantined-by-tooldeck"] == b"gitdir: ../evil\n"
+    assert "git repositories" in out["notice"]

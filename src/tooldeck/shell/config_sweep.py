@@ -1,4 +1,4 @@
-"""After a sandboxed run: agent-client configuration the run created is set aside.
+"""After a sandboxed run: agent-client configuration and repositories the run created are set aside.
 
 The sandbox binds every client configuration entry the pre-run scan found
 read-only (:mod:`tooldeck.shell.gitguard`), but a bind only protects what
@@ -9,11 +9,13 @@ target, not the link itself). So the pre-run scan also records each folder's
 ctime and each entry's identity (:class:`Watch`), and once the run's
 processes are gone, :func:`sweep` looks again:
 
-* only in the folders whose ctime changed — ctime, unlike mtime, cannot be set
-  back by the run (``touch -d`` moves it forward) — and in the folders the run
+* only in the folders whose ctime changed — ctime, unlike mtime (which
+  ``touch -r`` sets back), cannot be set back by the run — and in the folders the run
   created or moved in, down to the scan's depth;
 * every client configuration entry there that is new, or not the one that was
-  there, is renamed to ``<name>.quarantined-by-tooldeck`` (``-2``, ``-3`` ...
+  there, is renamed — and so is a new ``.git`` (``git init sub`` and a hook or
+  ``core.fsmonitor`` planted in it: the person's next ``git status`` in ``sub``
+  would run it) — to ``<name>.quarantined-by-tooldeck`` (``-2``, ``-3`` ...
   when taken): kept, not deleted, so a person who made one at that very moment
   finds it beside the name, and no client reads it under that name;
 * a symbolic link that was there and is gone is made again.
@@ -120,7 +122,7 @@ def _look(watch: Watch, folder: str, level: int, placeholder: Callable[[str], bo
             listed = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
         for name, is_dir in listed:
             path = os.path.join(folder, name)
-            if name.lower() in CLIENT_CONFIG:
+            if name.lower() in CLIENT_CONFIG or name == ".git":
                 ident = identity(name, fd)
                 if ident is None or watch.entries.get(path) == ident or placeholder(path):
                     continue
@@ -130,7 +132,7 @@ def _look(watch: Watch, folder: str, level: int, placeholder: Callable[[str], bo
                     notes.append(f"{_rel(watch, path)} -> {_rel(watch, os.path.join(folder, aside))}")
                 except OSError as exc:
                     notes.append(f"{_rel(watch, path)} (could not be set aside: {exc.strerror})")
-            elif is_dir and name != ".git" and level < watch.depth and _unseen(watch, path):
+            elif is_dir and level < watch.depth and _unseen(watch, path):
                 new.append(path)
     finally:
         os.close(fd)
@@ -179,8 +181,8 @@ def with_notice(output: Output, notes: list[str]) -> Output:
     """The call's result, with what was set aside said where the model reads it."""
     if not notes:
         return output
-    text = ("[protected] agent-client configuration is the person's: tooldeck renamed what this command "
-            "created or replaced so no client reads it: " + "; ".join(notes) +
+    text = ("[protected] agent-client configuration and git repositories are the person's: tooldeck renamed "
+            "what this command created or replaced so that no client and no git reads it: " + "; ".join(notes) +
             ". Do not try again; ask the user to change client settings.")  # fmt: skip
     if output.structured is not None:
         data = {**output.structured, "protected": notes, "notice": text}

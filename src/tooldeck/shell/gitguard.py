@@ -35,11 +35,12 @@ it, and nothing can be written as or into it); nested ones the scan below
 finds are bound read-only too.
 
 What a run creates or replaces there (a new ``sub/.mcp.json``, a top-level
-entry that was a link) is set aside after the run by
-:mod:`tooldeck.shell.config_sweep`, from the folders' ctimes this scan records.
+entry that was a link, a ``sub/.git`` of ``git init sub``) is set aside after
+the run by :mod:`tooldeck.shell.config_sweep`, from the folders' ctimes this
+scan records.
 
-Not covered: a nested repository the run itself creates (``git init sub``),
-one deeper than the scan reaches (more than four folders down, or past the
+Not covered: a nested repository the run itself creates deeper than the
+scan reaches, one deeper than the scan reaches (more than four folders down, or past the
 first 3,000 folders) and not in ``.gitmodules``, and a folder made to look like
 a bare repository below the root; the person's ``git`` in such a folder reads
 what the model wrote. Likewise a client configuration created deeper than four
@@ -223,6 +224,8 @@ def nested_entries(
         with entries:
             for entry in entries:
                 if entry.name == ".git":
+                    if watch is not None:
+                        watch.saw_entry(entry.path)
                     if level > 0:
                         found.append(entry.path)
                     continue
