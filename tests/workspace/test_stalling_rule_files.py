@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
 from tooldeck.workspace import ripgrep
 from tooldeck.workspace.ignore import IgnoreRules
 from tooldeck.workspace.rulefiles import stalling_rule_files
@@ -94,3 +95,40 @@ def test_rg_ignores_rule_files_above_the_root_like_the_walker(tmp_path: Path, st
     )
     assert proc.returncode == 0, proc.stderr
     assert "keep.txt" in proc.stdout and "[engine: python]" not in proc.stdout  # rg did the search
+
+
+def _cli_search(root: Path, state_dir: Path, sandbox: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tooldeck", "call", "file_search", '{"pattern": "needle", "mode": "content"}'],
+        cwd=root, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TOOLDECK_STATE_DIR": str(state_dir), "TOOLDECK_HELPER_SANDBOX": sandbox},
+    )
+
+
+@pytest.mark.parametrize("sandbox", ["launcher", "none"])
+def test_a_fifo_sends_the_search_to_the_python_engine_in_each_mode(root: Path, state_dir: Path, sandbox: str) -> None:
+    """none: found by the scan before rg starts; launcher: rg starts, blocks on
+    the FIFO, and the scan made once it ran past the grace period kills it."""
+    require("rg")
+    if sandbox == "launcher":
+        require("bwrap")
+    _tree(root)
+    os.mkfifo(root / "sub" / ".gitignore")
+    proc = _cli_search(root, state_dir, sandbox)
+    assert proc.returncode == 0, proc.stderr
+    assert "[engine: python]" in proc.stdout
+    assert "sub/deep/a.txt" in proc.stdout and "keep.txt" in proc.stdout and "skip.log" not in proc.stdout
+
+
+def test_in_the_launcher_a_rule_file_linked_to_a_device_is_not_read(root: Path, state_dir: Path) -> None:
+    """Why the launcher may start rg before the scan: /dev/zero does not exist
+    in its namespace, so a .gitignore linked to it is a missing file to rg (an
+    endless read elsewhere). The search ends, by rg, with the root's rules."""
+    require("rg")
+    require("bwrap")
+    _tree(root)
+    (root / "sub" / ".gitignore").symlink_to("/dev/zero")
+    proc = _cli_search(root, state_dir, "launcher")
+    assert proc.returncode == 0, proc.stderr
+    assert "[engine: python]" not in proc.stdout
+    assert "sub/deep/a.txt" in proc.stdout and "skip.log" not in proc.stdout
