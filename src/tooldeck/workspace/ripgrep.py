@@ -99,8 +99,10 @@ def lazy_stall_check() -> bool:
     rule file can do to rg is a FIFO's blocking open: rg waits, using
     nothing, until the check finds it and kills rg. Elsewhere a rule file
     linked to ``/dev/zero`` (or a device node in the root) would be read
-    without end while rg ran, so the tree is checked before rg starts."""
-    return helpers.search_mode() == "launcher"
+    without end while rg ran, so the tree is checked before rg starts (also
+    for the first search of a process, until a launcher has shown it can
+    start here: one that cannot sends rg to Landlock)."""
+    return helpers.search_mode() == "launcher" and helpers.launcher_proven()
 
 
 class _StallGuard:
