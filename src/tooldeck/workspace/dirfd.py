@@ -164,7 +164,7 @@ def regular_files(root: str, rels: Iterable[str]) -> set[str]:
     descriptor (``O_NOFOLLOW``), the open ones along the current path kept
     for the next folder; in a folder, a few names are checked with one
     ``fstatat`` each, more by one listing of it (the entry types come with
-    the names). 4,494 names in 642 folders: 19 → ~6 ms."""
+    the names). 4,494 names in 642 folders: 23 → 11.5 ms."""
     by_dir: dict[str, list[str]] = {}
     for rel in rels:
         head, _, name = rel.rpartition("/")
