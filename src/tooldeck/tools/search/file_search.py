@@ -170,6 +170,11 @@ class _Search:
             exclude=self.exclude,
         )
         search = count_matches(engine, self.targets, q)
+        blocks = None
+        if args.count_only or not search.counts.files:
+            search.settle()
+        else:  # the page pass runs while the counted files are checked (it settles the counts)
+            blocks = page_blocks(engine, self.targets, search, offset, args.max_results)
         counts = search.counts
         notes = [f"[warning: {w}]" for w in counts.warnings[:3]]
         if search.invalid_regex is not None:
@@ -185,7 +190,7 @@ class _Search:
                 nxt = cursor.encode(self.query, "content", offset + len(rows))
                 lines.append(continue_note(n(rest, "more file"), nxt))
             return lines
-        blocks = page_blocks(engine, self.targets, search, offset, args.max_results)
+        assert blocks is not None
         page = content_page(blocks, self.display, self.budget_chars, gaps=q.context > 0)
         lines = [head + showing(offset, page.shown, counts.total), *notes, *page.lines]
         more, files = remaining(counts, offset + page.shown)
