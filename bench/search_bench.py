@@ -12,8 +12,8 @@ noise hits both alike, after one warm-up each (page cache hot):
 * tooldeck: ``file_search`` through the Toolbox, in process (mode content,
   default max_results 50), i.e. a count pass plus a page pass and rendering.
 
-Ratio goal: p50(tooldeck) / p50(rg) ≤ 1.3, where p50 is the median over the ten
-queries of each query's median time.
+Ratio goal (issue 35): p50(tooldeck, launcher) / p50(rg) ≤ 1.1, where p50 is
+the median over the ten queries of each query's median time.
 
 Confinement (:mod:`tooldeck.confine`): file_search runs once per repetition
 in each way ripgrep can be confined here — ``landlock`` (a confined spawner
@@ -22,7 +22,9 @@ persistent bubblewrap namespace per root, today's default where bubblewrap
 works) — and unconfined (``none``), interleaved, the order turning each
 repetition. The table gives each beside bare rg as a ratio, and the added
 cost of each (per query, the median of the differences to the unconfined run
-made back to back; overall, the median of those), whose goal is ≤ 2 ms at p50. ``--rss-mb N`` first grows this
+made back to back; overall, the median of those), whose goal is ≤ 2 ms at p50.
+The launcher's is negative: only there is the rule-file list skipped unless rg
+runs long (docs/search.md), so the per-process probe below is its cost. ``--rss-mb N`` first grows this
 process by N MB, as a server holding context_builder's indexes would be
 (a process that fork()s pays for its size; one that vfork()s does not). ``--mcp`` also times the same calls over
 MCP stdio (``python -m tooldeck serve TREE``) to show the transport overhead.

@@ -5,13 +5,20 @@ CLI, within seconds."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.support.require import require
+from tooldeck.confine import helpers
+from tooldeck.core.toolbox import Toolbox
+from tooldeck.runtime import Runtime
+from tooldeck.tools.search import tools as search_tools
 from tooldeck.workspace import ripgrep
 from tooldeck.workspace.ignore import IgnoreRules
 from tooldeck.workspace.rulefiles import stalling_rule_files
@@ -94,3 +101,82 @@ def test_rg_ignores_rule_files_above_the_root_like_the_walker(tmp_path: Path, st
     )
     assert proc.returncode == 0, proc.stderr
     assert "keep.txt" in proc.stdout and "[engine: python]" not in proc.stdout  # rg did the search
+
+
+def _cli_search(root: Path, state_dir: Path, sandbox: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tooldeck", "call", "file_search", '{"pattern": "needle", "mode": "content"}'],
+        cwd=root, capture_output=True, text=True, timeout=60,
+        env={**os.environ, "TOOLDECK_STATE_DIR": str(state_dir), "TOOLDECK_HELPER_SANDBOX": sandbox},
+    )
+
+
+@pytest.mark.parametrize("sandbox", ["launcher", "none"])
+def test_a_fifo_sends_the_search_to_the_python_engine_in_each_mode(root: Path, state_dir: Path, sandbox: str) -> None:
+    """One search per process: found by the list made before rg starts (the
+    launcher has not yet shown it can start here)."""
+    require("rg")
+    if sandbox == "launcher":
+        require("bwrap")
+    _tree(root)
+    os.mkfifo(root / "sub" / ".gitignore")
+    proc = _cli_search(root, state_dir, sandbox)
+    assert proc.returncode == 0, proc.stderr
+    assert "[engine: python]" in proc.stdout
+    assert "sub/deep/a.txt" in proc.stdout and "keep.txt" in proc.stdout and "skip.log" not in proc.stdout
+
+
+@pytest.fixture
+def proven_launcher(root: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Toolbox]:
+    """A Toolbox over ``_tree(root)`` in the launcher, after a first search
+    (so the launcher has shown it can start here)."""
+    require("rg")
+    require("bwrap")
+    monkeypatch.setenv(helpers.ENV, "launcher")
+    helpers.reset_for_tests()
+    try:
+        if helpers.search_mode() != "launcher":
+            pytest.fail("bubblewrap is installed but the launcher does not start")
+        _tree(root)
+        box = Toolbox(search_tools(Runtime.for_dirs([root], state_dir=state_dir)))
+        first = box.call_sync("file_search", json.dumps({"pattern": "needle", "mode": "content"}))
+        assert "[engine: python]" not in first.text and ripgrep.lazy_stall_check()
+        yield box
+    finally:
+        helpers.reset_for_tests()
+
+
+def _scans(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    scans: list[str] = []
+    real = ripgrep.stalling_rule_files
+    monkeypatch.setattr(ripgrep, "stalling_rule_files", lambda path: scans.append(path) or real(path))
+    return scans
+
+
+def test_in_a_proven_launcher_rg_starts_first_and_is_killed_on_a_fifo(
+    root: Path, proven_launcher: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rg starts before any list is made, blocks on the FIFO, and the list
+    made once it ran past the grace period kills it; the search is answered
+    by the Python engine."""
+    os.mkfifo(root / "sub" / ".gitignore")
+    scans = _scans(monkeypatch)
+    res = proven_launcher.call_sync("file_search", json.dumps({"pattern": "needle", "mode": "content"}))
+    assert "[engine: python]" in res.text, res.text
+    assert "sub/deep/a.txt" in res.text and "skip.log" not in res.text
+    assert scans == [str(root)]  # made once, by the guard of the running rg
+
+
+def test_in_a_proven_launcher_a_rule_file_linked_to_a_device_is_not_read(
+    root: Path, proven_launcher: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Why the launcher may start rg before the list: /dev/zero does not exist
+    in its namespace, so a .gitignore linked to it is a missing file to rg (an
+    endless read elsewhere). The search ends, by rg, with the root's rules,
+    before the grace period (no list made)."""
+    (root / "sub" / ".gitignore").symlink_to("/dev/zero")
+    scans = _scans(monkeypatch)
+    res = proven_launcher.call_sync("file_search", json.dumps({"pattern": "needle", "mode": "content"}))
+    assert "[engine: python]" not in res.text, res.text
+    assert "sub/deep/a.txt" in res.text and "skip.log" not in res.text
+    assert scans == []

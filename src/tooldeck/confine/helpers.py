@@ -55,6 +55,7 @@ _mode: str | None = None
 _search: str | None = None  # how helpers that open many files are confined
 _spawners: Spawners | None = None
 _launchers: Launchers | None = None
+_launched = False  # a launcher has started a helper in this process (it works here)
 
 
 def _wanted() -> str:
@@ -139,16 +140,20 @@ def popen(policy: Policy, argv: Sequence[str], *, many_files: bool = False, **kw
     launcher where there is one. Only ``cwd``, ``env``, ``stdin``, ``stdout``
     and ``stderr`` are taken then: the object returned behaves as the part of
     a ``Popen`` that :func:`run` and the callers use."""
+    global _launched
     how = search_mode() if many_files else mode()
     if how == "launcher":
         assert _launchers is not None
         try:
-            return _launchers.popen(policy, argv, **kwargs)  # type: ignore[return-value]
+            proc = _launchers.popen(policy, argv, **kwargs)
         except LauncherUnavailable as exc:  # cannot start here (an old bwrap...): the other way, from now on
             log.warning("tooldeck: the helper launcher cannot run (%s); ripgrep is confined as git is", exc)
             how = mode()
             with _lock:
                 _set_search(how)
+        else:
+            _launched = True
+            return proc  # type: ignore[return-value]
     if how == "landlock":
         assert _spawners is not None
         return _spawners.popen(policy, argv, **kwargs)
@@ -205,6 +210,13 @@ def run(
     return subprocess.CompletedProcess(list(argv), proc.returncode, out, err)
 
 
+def launcher_proven() -> bool:
+    """Whether helpers that open many files run in a launcher, and one has
+    already started a helper in this process (so the next one will not fall
+    back to another way because the launcher cannot start here)."""
+    return _launched and _search == "launcher"
+
+
 def launched_cpu_seconds() -> float:
     """CPU seconds spent by the launchers and the helpers they started (not
     children of this process, so not in its ``RUSAGE_CHILDREN``): for
@@ -249,10 +261,10 @@ def use_mode(how: str) -> None:
 
 def reset_for_tests() -> None:
     """Forget the decided mode and stop the spawners (tests switch modes)."""
-    global _mode, _spawners, _search, _launchers
+    global _mode, _spawners, _search, _launchers, _launched
     with _lock:
         if _spawners is not None:
             _spawners.stop_all()
         if _launchers is not None:
             _launchers.stop_all()
-        _mode, _spawners, _search, _launchers = None, None, None, None
+        _mode, _spawners, _search, _launchers, _launched = None, None, None, None, False

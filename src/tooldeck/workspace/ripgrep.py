@@ -29,6 +29,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -75,6 +76,54 @@ def rg_policy(exe: str, root_path: str) -> Policy:
     return program("ripgrep", exe, read=(root_path,))
 
 
+STALL_GRACE = 0.2  # seconds a launcher's rg runs before its rule files are looked at
+STALL_RESCAN = 2.0  # then looked at again this often while it still runs
+
+
+class RuleFilesStall(Exception):
+    """rg ran long and a rule file of its root is a FIFO or a device: it was
+    killed (the caller searches with the Python engine instead)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(f"rule files that would stall ripgrep: {paths}")
+        self.paths = paths
+
+
+def lazy_stall_check() -> bool:
+    """Whether rg may start before its rule files are checked (the check then
+    runs only if it is still running after :data:`STALL_GRACE`).
+
+    Only in the launcher's namespace: a root is bound there without device
+    access (bubblewrap binds with ``nodev``), ``/dev`` holds only
+    ``/dev/null``, and a link out of the root leads nowhere, so the worst a
+    rule file can do to rg is a FIFO's blocking open: rg waits, using
+    nothing, until the check finds it and kills rg. Elsewhere a rule file
+    linked to ``/dev/zero`` (or a device node in the root) would be read
+    without end while rg ran, so the tree is checked before rg starts (also
+    for the first search of a process, until a launcher has shown it can
+    start here: one that cannot sends rg to Landlock)."""
+    return helpers.search_mode() == "launcher" and helpers.launcher_proven()
+
+
+class _StallGuard:
+    """The ``stop`` check of an rg run: the caller's own (a cancelled call),
+    then, once rg has run :data:`STALL_GRACE`, the root's rule files."""
+
+    def __init__(self, root_path: str, stop: Callable[[], None] | None) -> None:
+        self.root_path, self.stop = root_path, stop
+        self.next_check = time.monotonic() + STALL_GRACE
+
+    def __call__(self) -> None:
+        if self.stop is not None:
+            self.stop()
+        now = time.monotonic()
+        if now >= self.next_check:
+            found = stalling_rule_files(self.root_path)
+            if found:
+                raise RuleFilesStall(found)
+            self.next_check = time.monotonic() + STALL_RESCAN
+
+
 def run(
     exe: str,
     root_path: str,
@@ -88,7 +137,14 @@ def run(
     """``rg --no-config *args`` in ``root_path``, confined to reading beneath
     it; its output captured. ``stop`` is a cancelled call's check (it kills
     rg mid-search). A timeout or a failure to start is a :class:`ToolError`
-    (``timeout`` / ``io_error``; ``hint`` is added to the timeout's message)."""
+    (``timeout`` / ``io_error``; ``hint`` is added to the timeout's message).
+
+    Where :func:`lazy_stall_check` holds, the root's rule files are checked
+    only if rg is still running after :data:`STALL_GRACE` (a FIFO found:
+    rg is killed and :class:`RuleFilesStall` raised); elsewhere the caller
+    checks them before (:func:`~tooldeck.workspace.rulefiles.stalling_rule_files`)."""
+    if lazy_stall_check():
+        stop = _StallGuard(root_path, stop)
     try:
         return helpers.run(
             rg_policy(exe, root_path),

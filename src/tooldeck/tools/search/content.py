@@ -10,7 +10,8 @@ the same lines and a cursor only has to carry the offset.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from tooldeck.core import ToolError, invalid_arguments
@@ -29,11 +30,28 @@ class Engine(Protocol):
     def lines(self, root: Root, q: ContentQuery, rels: list[str], max_count: int) -> dict[str, list[Line]]: ...
 
 
+# the check that the files rg counted are regular files reached without a link runs here,
+# beside the page pass (which picks its files from the counts before the check ends)
+_CHECKS = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tdk-search-check")
+
+
 @dataclass(slots=True)
 class ContentSearch:
     query: ContentQuery  # as actually run (literal after a fallback)
-    counts: Counts
+    counts: Counts  # only the checked files once settled; before, every file rg counted
     invalid_regex: str | None = None  # why the pattern was searched literally
+    pending: list[tuple[int, Future[set[str]]]] = field(default_factory=list)  # (root index, its check)
+
+    def settle(self) -> bool:
+        """Wait for the checks and keep only the files that passed; whether any was dropped."""
+        if not self.pending:
+            return False
+        inside = {index: fut.result() for index, fut in self.pending}
+        self.pending = []
+        kept = [fc for fc in self.counts.files if fc.rel in inside.get(fc.root_index, ())]
+        dropped = len(kept) != len(self.counts.files)
+        self.counts.files = kept
+        return dropped
 
 
 @dataclass(slots=True)
@@ -60,34 +78,51 @@ def verified(root: Root, rel: str, lines: list[Line]) -> bool:
     return all(safe.get(ln.number) == ln.text for ln in lines)
 
 
-def _collect(engine: Engine, targets: list[Target], q: ContentQuery) -> Counts:
+def _collect(engine: Engine, targets: list[Target], q: ContentQuery) -> ContentSearch:
     counts = Counts()
+    pending: list[tuple[int, Future[set[str]]]] = []
     for target in targets:
         found, warnings = engine.count(target, q)
-        # names an outside process reported: only regular files reached from the root without a link
-        inside = regular_files(target.root.path, (rel for rel, n in found if n > 0))
         seen: set[str] = set()
+        files: list[FileCount] = []
         for rel, n in sorted(found, key=lambda item: path_key(item[0])):
-            if n > 0 and rel not in seen and rel in inside:
+            if n > 0 and rel not in seen:
                 seen.add(rel)
-                counts.files.append(FileCount(target.index, rel, n))
+                files.append(FileCount(target.index, rel, n))
+        if files:
+            # names an outside process reported: only regular files reached from the root without a link
+            pending.append((target.index, _CHECKS.submit(regular_files, target.root.path, seen)))
+        counts.files.extend(files)
         counts.warnings.extend(warnings)
-    return counts
+    return ContentSearch(q, counts, pending=pending)
 
 
 def count_matches(engine: Engine, targets: list[Target], q: ContentQuery) -> ContentSearch:
-    """Pass 1 over every target; an invalid regex is retried as literal text."""
+    """Pass 1 over every target; an invalid regex is retried as literal text.
+    The counts are not settled yet (:meth:`ContentSearch.settle`, or
+    :func:`page_blocks`, which settles them while its page pass runs)."""
     try:
-        return ContentSearch(q, _collect(engine, targets, q))
+        return _collect(engine, targets, q)
     except InvalidPattern as exc:
         if q.literal:
             raise invalid_arguments(f"field `pattern`: cannot be searched ({exc})", field="pattern") from exc
-        literal = replace(q, literal=True)
-        return ContentSearch(literal, _collect(engine, targets, literal), str(exc))
+        search = _collect(engine, targets, replace(q, literal=True))
+        search.invalid_regex = str(exc)
+        return search
 
 
 def page_blocks(engine: Engine, targets: list[Target], search: ContentSearch, offset: int, take: int) -> list[Block]:
-    """Pass 2: the files holding matching lines ``offset .. offset+take`` and those lines."""
+    """Pass 2: the files holding matching lines ``offset .. offset+take`` and
+    those lines. The page is picked while the counts' checks still run; once
+    they end, a page picked from a file that failed is picked again."""
+    pending = bool(search.pending)
+    blocks = _page(engine, targets, search, offset, take)
+    if pending and search.settle():
+        blocks = _page(engine, targets, search, offset, take)
+    return blocks
+
+
+def _page(engine: Engine, targets: list[Target], search: ContentSearch, offset: int, take: int) -> list[Block]:
     chosen: list[tuple[FileCount, int, int]] = []  # (file, matches to skip, matches to show)
     pos = gathered = 0
     for fc in search.counts.files:

@@ -34,7 +34,7 @@ from tooldeck.tools.search.render import (
 )
 from tooldeck.tools.search.rg_engine import RipgrepEngine
 from tooldeck.tools.search.scope import Target, resolve_targets
-from tooldeck.workspace.ripgrep import find_rg
+from tooldeck.workspace.ripgrep import RuleFilesStall, find_rg, lazy_stall_check
 from tooldeck.workspace.rulefiles import stalling_rule_files
 
 ENGINE_SETTING = "search_engine"  # "auto" (default), "ripgrep" or "python"
@@ -92,13 +92,21 @@ def apply_cursor(args: FileSearchInput) -> tuple[FileSearchInput, str | None, in
 def pick_engine(rt: Runtime) -> Engine:
     """ripgrep when available (or forced), else the pure-Python engine."""
     wanted = str(rt.settings.get(ENGINE_SETTING) or os.environ.get("TOOLDECK_SEARCH_ENGINE") or "auto")
-    python = PythonEngine(lambda root: rt.workspace.rules(root))
+    python = python_engine(rt)
     if wanted == "python":
         return python
     exe = find_rg()
-    if exe is None or any(stalling_rule_files(root.path) for root in rt.workspace.roots):
-        return python  # a FIFO named .gitignore would stall rg until its timeout
+    if exe is None:
+        return python
+    # a FIFO named .gitignore would stall rg until its timeout: looked for now, or (in the
+    # launcher) only if rg runs long (ripgrep.run raises RuleFilesStall, see _content)
+    if not lazy_stall_check() and any(stalling_rule_files(root.path) for root in rt.workspace.roots):
+        return python
     return RipgrepEngine(exe)
+
+
+def python_engine(rt: Runtime) -> Engine:
+    return PythonEngine(lambda root: rt.workspace.rules(root))
 
 
 class _Search:
@@ -162,6 +170,11 @@ class _Search:
             exclude=self.exclude,
         )
         search = count_matches(engine, self.targets, q)
+        blocks = None
+        if args.count_only or not search.counts.files:
+            search.settle()
+        else:  # the page pass runs while the counted files are checked (it settles the counts)
+            blocks = page_blocks(engine, self.targets, search, offset, args.max_results)
         counts = search.counts
         notes = [f"[warning: {w}]" for w in counts.warnings[:3]]
         if search.invalid_regex is not None:
@@ -177,7 +190,7 @@ class _Search:
                 nxt = cursor.encode(self.query, "content", offset + len(rows))
                 lines.append(continue_note(n(rest, "more file"), nxt))
             return lines
-        blocks = page_blocks(engine, self.targets, search, offset, args.max_results)
+        assert blocks is not None
         page = content_page(blocks, self.display, self.budget_chars, gaps=q.context > 0)
         lines = [head + showing(offset, page.shown, counts.total), *notes, *page.lines]
         more, files = remaining(counts, offset + page.shown)
@@ -211,7 +224,10 @@ def build(rt: Runtime, engine_factory: Callable[[Runtime], Engine] = pick_engine
             engine = engine_factory(rt)
             if hasattr(engine, "stop"):
                 engine.stop = inv.check_cancelled  # a cancelled call kills its rg
-            lines += search.content(engine)
+            try:
+                lines += search.content(engine)
+            except RuleFilesStall:  # rg was killed on a FIFO rule file: the walker's rules skip it
+                lines += search.content(python_engine(rt))
         return "\n".join(lines)
 
     return tool(file_search, description=DESCRIPTION, read_only=True, idempotent=True)
