@@ -193,7 +193,8 @@ def _serve_early(args: ServeArgs) -> int:
     plan = early.Plan(
         cache=handshake[0] if handshake is not None else None,
         prompts=early.prompts_served(args.prompts),
-        prepare=lambda: _prepare(args, worker=False),
+        runtime=lambda: _runtime(args),
+        prepare=lambda rt: _prepare(args, worker=False, rt=rt),
         start=started,
         build=build,
         build_domain=build_domain,
@@ -222,26 +223,24 @@ def _start_worker() -> None:
     start_worker()  # the encoder loads in a child process on another core from here on
 
 
-def _prepare(args: ServeArgs, sdk: bool = False, worker: bool = True) -> tuple[Runtime, object, object] | int:
+def _prepare(
+    args: ServeArgs, sdk: bool = False, worker: bool = True, rt: Runtime | None = None
+) -> tuple[Runtime, object, object] | int:
     """The runtime, the server extras and the catalog when single tools are
     switched (built here: an unknown tool name is a usage error before
     serving; else None, built while serving), or an exit status for a usage
     error. ``sdk``: also import the stdio server's modules (the SDK) now;
-    ``worker``: start the token worker now."""
+    ``worker``: start the token worker now; ``rt``: the runtime
+    :func:`_runtime` made already."""
     from tooldeck.catalog import PROFILES
-    from tooldeck.runtime import Runtime
-    from tooldeck.startup import allowed_parents, announce_authority
 
     if args.profile is not None and args.profile not in PROFILES:
         return _usage(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
-    try:
-        allowed = allowed_parents(args.allow_roots)
-        rt = Runtime.for_dirs(args.roots or None, state_dir=args.state_dir, allow_roots=allowed)
-    except (FileNotFoundError, ValueError) as exc:  # a missing root, a bad config file
-        return _usage(str(exc))
-    announce_authority(rt.workspace.primary.path, rt.state_dir)
-    if args.prompts is not None:
-        rt.settings["prompts_dir"] = args.prompts
+    if rt is None:
+        made = _runtime(args)
+        if isinstance(made, int):
+            return made
+        rt = made
     extras = _server_extras(rt, args.prompts)
     box = _switched_catalog(rt, args)
     if isinstance(box, int):
@@ -251,6 +250,23 @@ def _prepare(args: ServeArgs, sdk: bool = False, worker: bool = True) -> tuple[R
     if worker:
         _start_worker()  # after the heavy imports: a busy machine gives them the CPU first
     return rt, extras, box
+
+
+def _runtime(args: ServeArgs) -> Runtime | int:
+    """The runtime of ``serve`` (roots, state, trust boundary), or the exit
+    status of a usage error; light: the tool model and catalog are not loaded."""
+    from tooldeck.runtime import Runtime
+    from tooldeck.startup import allowed_parents, announce_authority
+
+    try:
+        allowed = allowed_parents(args.allow_roots)
+        rt = Runtime.for_dirs(args.roots or None, state_dir=args.state_dir, allow_roots=allowed)
+    except (FileNotFoundError, ValueError) as exc:  # a missing root, a bad config file
+        return _usage(str(exc))
+    announce_authority(rt.workspace.primary.path, rt.state_dir)
+    if args.prompts is not None:
+        rt.settings["prompts_dir"] = args.prompts
+    return rt
 
 
 def _switched_catalog(rt: Runtime, args: ServeArgs) -> object | int | None:

@@ -263,3 +263,18 @@ def test_calls_that_may_ask_the_person_wait_for_the_sdk(served: tuple[Path, Path
     raw, rc = _run(root, state, lines)
     by_writer = {json.loads(x)["id"]: _front_wrote(x) for x in raw}
     assert rc == 0 and by_writer == {0: True, "sh": False, "fa": False, "rf": True}
+
+
+def test_the_file_lists_do_not_wait_for_the_tool_catalog(served: tuple[Path, Path]) -> None:
+    """``resources/list`` and ``resources/templates/list`` need only the
+    started runtime (its roots): cold, they are answered before ``tools/list``,
+    which needs the whole catalog, and they are what the SDK-only server says."""
+    root, state = served
+    lines = [_init("2025-11-25"), INITIALIZED, _req(1, "tools/list"), _req(2, "resources/list")]
+    lines.append(_req(3, "resources/templates/list"))
+    raw, rc = _run(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0")
+    order = [json.loads(x).get("id") for x in raw]
+    assert rc == 0 and order.index(2) < order.index(1) and order.index(3) < order.index(1), order
+    sdk, rc_sdk = _run(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0", TOOLDECK_EARLY_FRONT="0")
+    early, ref = _by_id(raw), _by_id(sdk)
+    assert rc_sdk == 0 and early[2]["result"] == ref[2]["result"] and early[3]["result"] == ref[3]["result"]

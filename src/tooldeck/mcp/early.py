@@ -46,7 +46,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooldeck.mcp.handshake_cache import HandshakeCache
-from tooldeck.mcp.handshake_front import LISTS, id_token, plain_id, plain_initialize, plain_list, reply
+from tooldeck.mcp.handshake_front import (
+    LISTS,
+    early_domain,
+    early_tool,
+    id_token,
+    plain_call,
+    plain_id,
+    plain_initialize,
+    plain_list,
+    reply,
+)
+from tooldeck.mcp.resources import ResourceProvider
 from tooldeck.mcp.stdio import FdWriter, LineWriter, Readline, error_reply, open_wire, repair_surrogate_escapes
 from tooldeck.mcp.wire import (
     BUILT_VERSIONS,
@@ -72,37 +83,6 @@ def prompts_served(explicit: str | None) -> bool:
     """Whether a prompts folder is served (``listChanged`` for prompts): as
     :func:`tooldeck.mcp.prompts.resolve_prompts_dir`, without importing it."""
     return bool(explicit or os.environ.get("MCP_PROMPTS_DIR") or os.path.isdir("prompts"))
-
-
-def _plain_call(message: dict[str, Any]) -> bool:
-    """A ``tools/call`` of the plain shape, without a progress token."""
-    if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
-        return False
-    params = message.get("params")
-    if not isinstance(params, dict) or set(params) - {"name", "arguments", "_meta"}:
-        return False
-    meta = params.get("_meta", {})
-    if not isinstance(meta, dict) or "progressToken" in meta:
-        return False
-    args = params.get("arguments")
-    return isinstance(params.get("name"), str) and (args is None or isinstance(args, dict))
-
-
-# Domains whose tools may ask the person (the shell's `ask`, through the SDK
-# session's elicitation) or run agents: their calls wait for the SDK.
-_SDK_DOMAINS = ("tooldeck.tools.shell", "tooldeck.tools.agents")
-
-
-def _early_domain(domain: object) -> bool:
-    return isinstance(domain, str) and domain not in _SDK_DOMAINS
-
-
-def _early_tool(tool: Any, domain: object) -> bool:
-    """A tool the front may run: it changes nothing (read-only), reaches
-    nothing outside the machine (not open-world) and cannot ask the person."""
-    if tool is None or not _early_domain(domain):
-        return False
-    return bool(tool.annotations.read_only and not tool.annotations.open_world)
 
 
 def _first_page(message: dict[str, Any]) -> bool:
@@ -142,12 +122,19 @@ class EarlyFront:
         self._calls: dict[str, asyncio.Task[None]] = {}
         self._domains: dict[str, asyncio.Future[Any]] = {}
         self._ready: asyncio.Future[Ready] = asyncio.get_running_loop().create_future()
+        self._files: asyncio.Future[ResourceProvider] = asyncio.get_running_loop().create_future()
         self._sdk: asyncio.Queue[bytes] = asyncio.Queue()
 
     # start-up ------------------------------------------------------------------
     def ready(self, ready: Ready) -> None:
         if not self._ready.done():
             self._ready.set_result(ready)
+
+    def workspace(self, provider: ResourceProvider) -> None:
+        """The runtime is started (its roots restored): the resource lists
+        can be answered, before the tool model and the catalog are loaded."""
+        if not self._files.done():
+            self._files.set_result(provider)
 
     def built(self, box: Any) -> None:
         """The whole catalog is built: remember which domain serves each tool,
@@ -303,7 +290,10 @@ class EarlyFront:
     async def _list(self, message: dict[str, Any]) -> None:
         method, key = message["method"], id_token(message["id"])
         result = self._cached(method)
-        if result is None:
+        if result is None and method == "resources/templates/list":
+            result = (await self._files).templates()
+            self._record(method, result)
+        elif result is None:
             ready = await self._ready
             result = await self._build_list(method, ready)
             self._record(method, result)
@@ -315,27 +305,25 @@ class EarlyFront:
             box = await ready.catalog.get()
             agents = ready.extras.tools()
             return {"tools": [tool_wire(t) for t in box] + [tool_wire(t) for t in (agents or ())]}
-        if method == "prompts/list":
-            return await asyncio.to_thread(ready.extras.prompts_wire)  # type: ignore[no-any-return]
-        assert method == "resources/templates/list" and method in LISTS
-        return ready.extras.resources.templates()  # type: ignore[no-any-return]
+        assert method == "prompts/list" and method in LISTS
+        return await asyncio.to_thread(ready.extras.prompts_wire)  # type: ignore[no-any-return]
 
     async def _resources(self, message: dict[str, Any]) -> None:
-        ready = await self._ready
-        result = await asyncio.to_thread(ready.extras.resources.list, None)
+        provider = await self._files
+        result = await asyncio.to_thread(provider.list, None)
         await self._send(reply(message["id"], result))
 
     def _takes(self, message: dict[str, Any]) -> bool:
         """A call the front runs: plain, a fresh id, a read-only tool (as the
         built catalog says, or before it is built, the cached tool list; with
         neither, :meth:`_call` decides once the catalog is built)."""
-        if not plain_id(message.get("id")) or not _plain_call(message) or id_token(message["id"]) in self._calls:
+        if not plain_id(message.get("id")) or not plain_call(message) or id_token(message["id"]) in self._calls:
             return False
         name = message["params"]["name"]
         ready = self._ready.result() if self._ready.done() else None
         box = ready.catalog.built() if ready is not None else None
         if box is not None:
-            return _early_tool(box.get(name), getattr(box, "origin", {}).get(name))
+            return early_tool(box.get(name), getattr(box, "origin", {}).get(name))
         cached = self._cached("tools/list")
         if cached is None:
             return True  # decided once the catalog is built (else it goes to the SDK then)
@@ -344,7 +332,7 @@ class EarlyFront:
             if tool.get("name") == name:
                 hints = tool.get("annotations") or {}
                 safe = hints.get("readOnlyHint") is True and hints.get("openWorldHint") is False
-                return safe and _early_domain(domain)
+                return safe and early_domain(domain)
         return False
 
     def _call_done(self, key: str, task: asyncio.Task[None]) -> None:
@@ -359,7 +347,7 @@ class EarlyFront:
 
             box, domain = await self._box_for(ready, message["params"]["name"])
             tool = box.get(message["params"]["name"]) if box is not None else None
-            if not _early_tool(tool, domain):  # the cached list was stale
+            if not early_tool(tool, domain):  # the cached list was stale
                 self._late_defer(line)
                 return
             ready.worker()  # a call counts tokens: in the worker from now on
@@ -428,7 +416,8 @@ class Plan:
 
     cache: HandshakeCache | None
     prompts: bool  # a prompts folder is served
-    prepare: Callable[[], Any]  # -> (runtime, extras, toolbox or None) | exit status
+    runtime: Callable[[], Any]  # -> runtime | exit status (light: no tool model, no catalog)
+    prepare: Callable[[Any], Any]  # runtime -> (runtime, extras, toolbox or None) | exit status
     start: Callable[[Any], Any]  # Runtime.start, once whichever thread asks first
     build: Callable[[Any], Any]  # runtime -> Toolbox
     build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
@@ -445,7 +434,15 @@ async def serve(plan: Plan) -> int:
         front = EarlyFront(plan.cache, writer, plan.prompts)
         pump = loop.create_task(front.pump(readline))
 
-        preparing = loop.run_in_executor(None, plan.prepare)
+        async def prepare() -> tuple[Any, Any, Any] | int:
+            rt = await loop.run_in_executor(None, plan.runtime)
+            if isinstance(rt, int):
+                return rt
+            await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
+            front.workspace(ResourceProvider(lambda: rt.workspace))  # the files' lists, before the tool model
+            return await loop.run_in_executor(None, plan.prepare, rt)  # type: ignore[no-any-return]
+
+        preparing = loop.create_task(prepare())
 
         async def start() -> tuple[Any, Any, Any] | int:
             prepared = await preparing
@@ -455,7 +452,6 @@ async def serve(plan: Plan) -> int:
                 front.failed()
                 return prepared
             rt, extras, box = prepared
-            await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
             catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
             catalog.start()
             activity = Activity(_warm_up)

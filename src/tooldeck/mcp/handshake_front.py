@@ -208,3 +208,34 @@ def stdin_is_pipe() -> bool:
     except OSError:
         return False
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def plain_call(message: dict[str, Any]) -> bool:
+    """A ``tools/call`` of the plain shape, without a progress token."""
+    if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
+        return False
+    params = message.get("params")
+    if not isinstance(params, dict) or set(params) - {"name", "arguments", "_meta"}:
+        return False
+    meta = params.get("_meta", {})
+    if not isinstance(meta, dict) or "progressToken" in meta:
+        return False
+    args = params.get("arguments")
+    return isinstance(params.get("name"), str) and (args is None or isinstance(args, dict))
+
+
+# Domains whose tools may ask the person (the shell's `ask`, through the SDK
+# session's elicitation) or run agents: their calls wait for the SDK.
+_SDK_DOMAINS = ("tooldeck.tools.shell", "tooldeck.tools.agents")
+
+
+def early_domain(domain: object) -> bool:
+    return isinstance(domain, str) and domain not in _SDK_DOMAINS
+
+
+def early_tool(tool: Any, domain: object) -> bool:
+    """A tool the front may run: it changes nothing (read-only), reaches
+    nothing outside the machine (not open-world) and cannot ask the person."""
+    if tool is None or not early_domain(domain):
+        return False
+    return bool(tool.annotations.read_only and not tool.annotations.open_world)
