@@ -19,7 +19,7 @@ split in two:
   ``[table]`` header (a cheap scan: tomllib gives no positions) and the command
   that allows it.
 
-:data:`~tooldeck.config.USER_ONLY` keys (``allow_roots``, ``[web]``, ``[index]``) come from the
+:data:`~tooldeck.config_files.USER_ONLY` keys (``allow_roots``, ``[web]``, ``[index]``) come from the
 person's own config file only, approved or not: they set the trust boundary,
 where the private network may be reached, and where code is sent to be
 embedded. A project file that cannot be read or parsed is ignored whole
@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from tooldeck.authority import Notice, has_authority, report
-from tooldeck.config import USER_ONLY, read_bytes
+from tooldeck.config_files import USER_ONLY, read_bytes
 
 LEAF = True
 # What a project file may set without approval ("*": any name). Leaves are
