@@ -87,11 +87,6 @@ CYCLE_EXEMPT: dict[tuple[str, str], str] = {
     ("tooldeck.chatmd.declarations", "tooldeck.chatmd.agents"): "recursion by design, as above",
     # deliberate: one command line in two modules, each loaded only on its path
     ("tooldeck.launch", "tooldeck.cli"): "the fast `serve` path hands every other verb to the CLI",
-    # left (issue 31): the composition root sits below the services that take a Runtime
-    ("tooldeck.runtime", "tooldeck.settings"): "issue 31: runtime builds settings on first use",
-    ("tooldeck.runtime", "tooldeck.state.workspaces"): "issue 31: runtime restores the stored workspace at start",
-    ("tooldeck.llm.settings", "tooldeck.settings"): "issue 31: a model preset reads the person's stored settings",
-    ("tooldeck.config", "tooldeck.config_authority"): "issue 31: a project file's authority check, when one exists",
 }
 
 

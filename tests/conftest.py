@@ -310,7 +310,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # not listed keeps its place. Only the order changes: every test still runs.
 LONGEST_FIRST = (
     "tests/shell/test_sandbox_unprivileged.py",  # the break-out suite again, as another user
-    "tests/test_fuzz_mcp.py",
+    "tests/mcp/test_fuzz_mcp.py",
     "tests/test_trust_config.py",
     "tests/tui/test_view.py",
     "tests/tui/test_connected.py",

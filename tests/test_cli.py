@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import jsonrpc
+
 pytestmark = pytest.mark.timeout(120)
 
 
@@ -126,17 +128,8 @@ def test_serve_answers_what_it_read_then_exits_at_end_of_input(proj: tuple[Path,
     answers every request it read, then exits."""
     root, state = proj
     lines = [
-        {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-11-25",
-                "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"},
-            },
-        },
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        jsonrpc.INIT,
+        jsonrpc.INITIALIZED,
         {
             "jsonrpc": "2.0",
             "id": 2,

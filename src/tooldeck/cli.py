@@ -20,7 +20,7 @@ from typing import Annotated
 
 import typer
 
-from tooldeck.startup import announce_authority
+from tooldeck.startup import allowed_parents, announce_authority
 
 app = typer.Typer(
     name="tooldeck",
@@ -36,7 +36,6 @@ EXIT_USAGE = 2
 
 def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
     from tooldeck.runtime import Runtime
-    from tooldeck.startup import allowed_parents
 
     try:
         allowed = allowed_parents([str(p) for p in allow or []])

@@ -29,58 +29,19 @@ Environment variables override files where a setting declares one
 from __future__ import annotations
 
 import os
-import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooldeck.config_files import PROJECT_FILE, read_bytes, user_config_path
+
 if TYPE_CHECKING:  # imported when a project file is read: `tooldeck serve` starts without them
     from tooldeck.authority import Notice
-
-PROJECT_FILE = ".tooldeck.toml"
-# set by the person's own file only, approved project file or not (config_authority)
-USER_ONLY: dict[str, str] = {
-    "allow_roots": "`allow_roots` (folders a model may open)",
-    "web": "`[web]` (which hosts and networks webpage_to_markdown may reach)",
-    "index": "`[index]` (where code is sent to be embedded)",
-}
-USER_ONLY_KEYS = frozenset(USER_ONLY)
-MAX_BYTES = 1 << 20
 
 
 class ConfigError(ValueError):
     """A configuration file that cannot be read or parsed (names the file)."""
-
-
-def user_config_path() -> Path:
-    """``$TOOLDECK_CONFIG``, else ``$XDG_CONFIG_HOME/tooldeck/config.toml``."""
-    explicit = os.environ.get("TOOLDECK_CONFIG")
-    if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "tooldeck" / "config.toml"
-
-
-def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes | None:
-    """A config file's bytes (links followed), None when absent. A FIFO, a
-    device or a directory raises OSError instead of blocking start-up."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except FileNotFoundError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path}: not a regular file")
-        data = b""
-        while len(data) <= limit:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return data
-            data += chunk
-        raise OSError(f"{path}: larger than {limit} bytes")
-    finally:
-        os.close(fd)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

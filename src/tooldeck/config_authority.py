@@ -19,7 +19,7 @@ split in two:
   ``[table]`` header (a cheap scan: tomllib gives no positions) and the command
   that allows it.
 
-:data:`~tooldeck.config.USER_ONLY` keys (``allow_roots``, ``[web]``, ``[index]``) come from the
+:data:`~tooldeck.config_files.USER_ONLY` keys (``allow_roots``, ``[web]``, ``[index]``) come from the
 person's own config file only, approved or not: they set the trust boundary,
 where the private network may be reached, and where code is sent to be
 embedded. A project file that cannot be read or parsed is ignored whole
@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from tooldeck.authority import Notice, has_authority, report
-from tooldeck.config import USER_ONLY, read_bytes
+from tooldeck.config_files import USER_ONLY, read_bytes
+from tooldeck.statedir import resolve_state_dir
 
 LEAF = True
 # What a project file may set without approval ("*": any name). Leaves are
@@ -155,8 +156,6 @@ def project_layer(
 def _state_inside(folder: Path, state_dir: str | os.PathLike[str] | None) -> str | None:
     """The state directory when it lies inside ``folder`` (a root): the file
     tools could write its ``approvals.json`` there, so it approves nothing."""
-    from tooldeck.statedir import resolve_state_dir
-
     state = os.path.realpath(resolve_state_dir(os.fspath(state_dir) if state_dir is not None else None))
     top = os.path.realpath(folder)
     return state if state == top or state.startswith(top.rstrip(os.sep) + os.sep) else None

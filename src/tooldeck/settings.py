@@ -44,7 +44,7 @@ from tooldeck.state.settings_table import SettingsTable
 from tooldeck.store.db import Store
 
 if TYPE_CHECKING:
-    from tooldeck.runtime import Runtime
+    from tooldeck.runtime_view import RuntimeView
 
 log = logging.getLogger("tooldeck.settings")
 Source = Literal["env", "config", "stored", "default"]
@@ -483,15 +483,15 @@ def _honoured(key: str, set_by: str) -> bool:
     return spec is not None and (not spec.person_only or set_by == "person")
 
 
-def settings_service(rt: Runtime) -> Settings:
+def settings_service(rt: RuntimeView) -> Settings:
     return rt.service("settings", lambda r: Settings(r.store, files=lambda: _files_of(r)))
 
 
-def _files_of(rt: Runtime) -> Config:
+def _files_of(rt: RuntimeView) -> Config:
     """The configuration files of ``rt``: the person's, and what applies of the first root's project file."""
     return load_config(rt.workspace.primary.path, state_dir=rt.state_dir)
 
 
-def setting(rt: Runtime, key: str) -> Any:
+def setting(rt: RuntimeView, key: str) -> Any:
     """The effective value of ``key`` for code (not for showing to a model)."""
     return settings_service(rt).get(key)

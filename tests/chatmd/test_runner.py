@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from tests.support.interrupt import interrupt_when
 from tests.support.openai_server import Reply, ScriptedOpenAI
 from tooldeck.chatmd.conversation import items_of
 from tooldeck.chatmd.document import load
@@ -43,6 +42,12 @@ def env_for(server: ScriptedOpenAI, tmp: Path) -> dict[str, str]:
         "TOOLDECK_CONFIG": str(cfg),
         "COLUMNS": "200",
     }
+
+
+def ctrl_c_run(f: Path, work: Path, server: ScriptedOpenAI) -> tuple[int, str, str, bool]:
+    """`tooldeck run f`, interrupted once the model has been asked twice."""
+    cmd = [sys.executable, "-m", "tooldeck", "run", str(f)]
+    return interrupt_when(cmd, lambda: len(server.requests) >= 2, cwd=work, env=env_for(server, work.parent))
 
 
 def run(file: Path, server: ScriptedOpenAI, *args: str) -> subprocess.CompletedProcess[str]:
@@ -211,21 +216,9 @@ def test_ctrl_c_leaves_the_file_valid_and_resumable(work: Path, server: Scripted
     slow = Reply.answer("too late")
     slow.delay = 30
     server.push(slow)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tooldeck", "run", str(f)],
-        cwd=work,
-        env=env_for(server, work.parent),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while len(server.requests) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(server.requests) == 2
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 130, err
+    code, _out, err, ready = ctrl_c_run(f, work, server)
+    assert ready and len(server.requests) == 2
+    assert code == 130, err
     assert "interrupted" in err
     items = items_of(load(f))
     assert isinstance(items[-1], FunctionResult) and "alpha" in items[-1].output
@@ -285,20 +278,8 @@ def test_ctrl_c_while_a_tool_runs_keeps_the_call_and_resumes(  # type: ignore[no
     slow = Reply.answer("never seen")
     slow.delay = 30
     server.push(slow)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tooldeck", "run", str(f)],
-        cwd=work,
-        env=env_for(server, work.parent),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 30
-    while len(server.requests) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=20)
-    assert proc.returncode == 130, err
+    code, _out, err, _ready = ctrl_c_run(f, work, server)
+    assert code == 130, err
     items = items_of(load(f))
     assert isinstance(items[-1], FunctionResult) and "interrupted" in items[-1].output  # the call was kept
     server.push(Reply.answer("resumed"))

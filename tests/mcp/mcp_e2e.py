@@ -18,13 +18,7 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-# The raw JSON-RPC initialize request the raw-wire tests send first.
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
-}
+from tests.support.jsonrpc import INIT as INIT  # the raw-wire tests import it from here too
 
 
 def serve_command(root: Path, state: Path, *extra: str) -> list[str]:

@@ -20,6 +20,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from tests.mcp.mcp_e2e import serve_command
+from tests.support.jsonrpc import INITIALIZED
 from tooldeck.mcp import wire
 from tooldeck.mcp.early import prompts_served
 from tooldeck.mcp.prompts import resolve_prompts_dir
@@ -49,7 +50,6 @@ def _call(ident: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
     return _req(ident, "tools/call", {"name": name, "arguments": args})
 
 
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 
 
 def _run(root: Path, state: Path, lines: list[Any], **env: str) -> tuple[list[str], int]:

@@ -17,11 +17,11 @@ import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from tests.mcp.mcp_e2e import INIT, serve_command
+from tests.mcp.mcp_e2e import serve_command
+from tests.support.jsonrpc import INIT, INITIALIZED
 
 pytestmark = [pytest.mark.timeout(120), pytest.mark.xdist_group("handshake-cache")]  # one warm cache per module
 
-INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
 LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 MARK = "instructions from the cache file"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.mcp.mcp_e2e import serve_command
+from tests.support import jsonrpc
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -34,18 +35,7 @@ def _children(pid: int) -> list[str]:
 def test_the_server_counts_in_its_worker(served: tuple[Path, Path]) -> None:
     root, state = served
     (root / "big.txt").write_text("".join(f"line {i} " + "word " * 18 + "\n" for i in range(4500)))
-    init = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
-    }
-    call = {
-        "jsonrpc": "2.0",
-        "id": 2,
-        "method": "tools/call",
-        "params": {"name": "read_file", "arguments": {"path": "big.txt"}},
-    }
+    call = jsonrpc.call(2, "read_file", {"path": "big.txt"})
     env = {**os.environ, "TOOLDECK_STATE_DIR": str(state)}
     env.pop("TOOLDECK_TOKEN_WORKER", None)
     proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
@@ -53,7 +43,7 @@ def test_the_server_counts_in_its_worker(served: tuple[Path, Path]) -> None:
     try:
         proc.stdin.write(
             (
-                json.dumps(init) + "\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                json.dumps(jsonrpc.INIT) + "\n" + json.dumps(jsonrpc.INITIALIZED) + "\n"
             ).encode()
         )
         proc.stdin.write((json.dumps(call) + "\n").encode())

@@ -37,6 +37,7 @@ from tooldeck.core.errors import ToolError
 from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.roots import Root, Workspace, make_root
+from tooldeck.workspace.statefiles import read_private
 
 MAX_READ_BYTES = 16 * 1024 * 1024
 WorkspaceSource = Callable[[], Workspace | None]
@@ -178,8 +179,6 @@ class Grants:
 
 def read_outside(el: Element, real: Path, limit: int = MAX_READ_BYTES) -> bytes:
     """A file outside the roots, for a file with authority (a regular file; a FIFO never blocks)."""
-    from tooldeck.workspace.statefiles import read_private
-
     try:
         data = read_private(real, limit)
     except OSError as exc:  # not a regular file, or over the limit

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tooldeck.core.errors import ToolError, invalid_arguments
+from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
 from tooldeck.workspace.statefiles import exclusive_lock, fsync_path, write_private_atomic
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@:+-]{0,127}$")
@@ -64,8 +64,6 @@ class Layout:
     def dir(self, name: str) -> Path:
         d = self.base / _fs_name(name)
         for link in (p for p in (self.base, d) if p.is_symlink()):
-            from tooldeck.core.errors import ErrorCode
-
             raise ToolError(
                 ErrorCode.DENIED,
                 f"the folder of index {name!r} ({link}) is a symbolic link; indexes never follow one (name the "
@@ -171,6 +169,4 @@ def _fsync_tree(root: Path) -> None:
 
 
 def not_found(name: str, how: str) -> ToolError:
-    from tooldeck.core.errors import ErrorCode
-
     return ToolError(ErrorCode.NOT_FOUND, f"no index named {name!r}; build it first: {how}")

@@ -64,6 +64,7 @@ from tooldeck.mcp.wire import (
     HANDSHAKE_VERSIONS,
     LATEST_HANDSHAKE,
     initialize_result,
+    internal_error,
     negotiate,
     to_call_result,
     tool_wire,
@@ -357,8 +358,6 @@ class EarlyFront:
                 result = to_call_result(await box.call(name, args, invocation=Invocation.silent()))
             except Exception as exc:  # never let one call kill the server
                 log.exception("tools/call %s failed", message["params"]["name"])
-                from tooldeck.mcp.wire import internal_error
-
                 result = internal_error(exc)
             finally:
                 ready.activity.request_finished()
@@ -367,8 +366,6 @@ class EarlyFront:
             pass  # notifications/cancelled: no answer
         except Exception as exc:  # the front itself failed: still one answer
             log.exception("early tools/call failed")
-            from tooldeck.mcp.wire import internal_error
-
             await self._send(reply(message["id"], internal_error(exc)))
 
     async def _box_for(self, ready: Ready, name: str) -> tuple[Any, str | None]:

@@ -42,7 +42,7 @@ R = TypeVar("R", WorkspaceRow, TabRow)
 log = logging.getLogger("tooldeck.workspaces")
 
 if TYPE_CHECKING:
-    from tooldeck.runtime import Runtime
+    from tooldeck.runtime_view import RuntimeView
 
 
 def launch_key(roots: tuple[Root, ...]) -> str:
@@ -64,7 +64,7 @@ class Current:
 
 
 class WorkspaceService:
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: RuntimeView) -> None:
         self.rt = rt
         self.db = ContextDB(rt.store)
         self.start_roots: tuple[Root, ...] = rt.workspace.roots
@@ -370,7 +370,7 @@ def checked_folder(folder_path: str) -> str:
     return real
 
 
-def workspace_service(rt: Runtime) -> WorkspaceService:
+def workspace_service(rt: RuntimeView) -> WorkspaceService:
     return rt.service("workspaces", WorkspaceService)
 
 

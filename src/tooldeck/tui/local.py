@@ -35,6 +35,7 @@ from tooldeck.llm.types import (
     TurnDone,
 )
 from tooldeck.shell.approval import ApprovalAnswer, ApprovalRequest, approver_scope, format_request
+from tooldeck.tui.blocks import warm_up
 from tooldeck.tui.events import (
     Added,
     Ask,
@@ -153,7 +154,6 @@ class LocalChat:
         from tooldeck import authority
         from tooldeck.llm.errors import ModelError
         from tooldeck.tui import engine as eng
-        from tooldeck.tui.blocks import warm_up
 
         warm_up()
         authority.announce_to(lambda n: self.emit(Notice(n.text(), "warning")))

@@ -1,10 +1,20 @@
 """Files of the state directory (not of a root): lock files, durable writes,
 private append-only logs.
 
-Why in ``workspace/``: every descriptor tooldeck opens by hand is opened in
-this package, so one place answers "what does tooldeck open, and how". These
-paths are tooldeck's own (under the state directory), never model-supplied;
-files of a root go through :mod:`tooldeck.workspace.dirfd` instead.
+What is opened where (checked for issue 31; docs/architecture.md, "Files
+opened outside workspace/", has the list): a file of a root that a model may
+name is opened only through :mod:`tooldeck.workspace.dirfd` (``O_NOFOLLOW``
+beneath the root's descriptor). This module holds the state directory's locks,
+private files and temp-file-then-rename writes. Other modules still open
+files by path, none of them named by a model: the kernel's own files
+(``/proc``, ``/sys/fs/cgroup``: ``confine/``, ``shell/cgroup.py``,
+``mcp/lifecycle.py``), tooldeck's package data (query files, the launcher's
+source, grammars), files the person named (the config files, a ChatMD or
+prompt file, ``@file`` arguments, the client configurations ``connect``
+edits), git's metadata files git itself follows (``git/``, ``shell/``), the
+index's own generation files (``index/``), and the stdio handshake cache
+(``mcp/handshake_cache.py``, which runs before anything but the standard
+library loads).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import Field
 
 from tooldeck.core import Invocation, ToolInput, tool
+from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool, run_blocking
 from tooldeck.runtime import Runtime
@@ -80,7 +81,6 @@ def _tab_for(rt: Runtime, args: ContextBuilderInput) -> tuple[str, str, str]:
     """Bind this connection to the tab the build goes into: the named one
     (created when no tab has that name), else a fresh one named after the
     task. (tab id, tab name, the name of the tab it worked in before)."""
-    from tooldeck.core.errors import ErrorCode, ToolError
     from tooldeck.settings import setting
     from tooldeck.state.workspaces import workspace_service
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 
-from tooldeck.core.tool import Tool
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.core.tool import Tool, tool
 from tooldeck.runtime import Runtime
 
 log = logging.getLogger("tooldeck.shell")
@@ -38,9 +39,6 @@ def _unavailable(reason: str) -> Tool:
     fails closed without taking the other tools down: one `shell` tool that
     runs nothing, takes any arguments, and says what to fix."""
     from pydantic import BaseModel, ConfigDict
-
-    from tooldeck.core.errors import ErrorCode, ToolError
-    from tooldeck.core.tool import tool
 
     class AnyInput(BaseModel):
         model_config = ConfigDict(extra="allow")
