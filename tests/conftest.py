@@ -308,23 +308,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # are handed to the xdist workers first, so that the run does not end with one
 # worker busy on a long test while the other has nothing left to do; a module
 # not listed keeps its place. Only the order changes: every test still runs.
-LONGEST_FIRST = (
-    "tests/shell/test_sandbox_unprivileged.py",  # the break-out suite again, as another user
+LONGEST_FIRST = (  # from a -n 1 --durations=0 run (suite3); longest single test first, then module total
+    "tests/shell/test_sandbox_unprivileged.py",  # the break-out suite again, as another user (~40 s)
     "tests/mcp/test_fuzz_mcp.py",
+    "tests/mcp/test_prompt_authority_e2e.py",
+    "tests/mcp/test_serve_for_days.py",
     "tests/test_trust_config.py",
+    "tests/mcp/test_early_front.py",
     "tests/tui/test_view.py",
     "tests/tui/test_connected.py",
-    "tests/settings/test_person_only.py",
-    "tests/tui/test_local_chat.py",
     "tests/workspace/test_journal_forgery.py",
+    "tests/index/test_surfaces.py",
+    "tests/settings/test_person_only.py",
+    "tests/chatmd/test_run_parity.py",
+    "tests/mounts/test_mount.py",
+    "tests/workspace/test_breakout_swap_race.py",
+    "tests/tui/test_local_chat.py",
+    "tests/chatmd/test_runner.py",
+    "tests/index/test_index_dir.py",
+    "tests/dashboard/test_dashboard_browser.py",
     "tests/scripts/test_check_layers.py",
-    "tests/shell/test_surfaces.py",
-    "tests/test_cli_paging.py",
-    "tests/mcp/test_serve_for_days.py",
-    "tests/workspace/test_crash_recovery.py",
     "tests/test_cli.py",
-    "tests/settings/test_error_bodies.py",
-    "tests/workspace/test_ignore_walk.py",
+    "tests/mcp/test_parity_mcp.py",
+    "tests/chatmd/test_authority.py",
+    "tests/mcp/test_prompts_served.py",
+    "tests/tui/test_approvals_cancel.py",
+    "tests/shell/test_surfaces.py",
+    "tests/mcp/test_trust_e2e.py",
+    "tests/core/test_fuzz_toolbox.py",
 )
 
 

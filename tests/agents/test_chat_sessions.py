@@ -68,7 +68,8 @@ def test_an_unknown_workspace_or_tool_is_refused_naming_the_known_ones(
 
 
 def test_wait_changed_since_follows_a_streaming_run(call, model_env: ScriptedOpenAI) -> None:  # type: ignore[no-untyped-def]
-    model_env.push(Reply(text="streamed " * 40, chunk_delay=0.03))
+    rest = model_env.gate()  # the reply stops half-way until a wait has seen part of it
+    model_env.push(Reply(text="streamed " * 40, holds=((len("streamed ") * 20, rest),)))
     snap = data(call("agent_run", {"op": "start", "message": "stream", "detach": True}))
     sid, seen_live, version = snap["session_id"], [], snap["version"]
     deadline = time.monotonic() + 60
@@ -77,6 +78,8 @@ def test_wait_changed_since_follows_a_streaming_run(call, model_env: ScriptedOpe
         if snap["status"] == "running":
             assert snap["version"] != version  # woke for a change, not a timeout
             seen_live.append(snap["live"]["text"])
+            if snap["live"]["text"]:
+                rest.set()
         version = snap.get("version", version)
     assert snap["status"] == "completed"
     partial = [t for t in seen_live if t and t != "streamed " * 40]

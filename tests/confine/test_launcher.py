@@ -297,7 +297,7 @@ def test_a_cancelled_call_kills_its_helper(tmp_path: Path) -> None:
     def stop() -> None:
         pids = [int(p) for p in os.listdir("/proc") if p.isdigit() and _cmdline(int(p)) == MARK]
         seen.extend(pids)
-        if time.monotonic() - started > 0.5:
+        if seen or time.monotonic() - started > 30:  # cancelled once the helper runs (or it never did)
             raise Cancelled
 
     with pytest.raises(Cancelled):

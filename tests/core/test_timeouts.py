@@ -62,7 +62,7 @@ def test_a_stuck_tool_does_not_starve_later_calls() -> None:
     async def scenario() -> list[str]:
         stuck = [box.call("stubborn", {"seconds": 30}) for _ in range(12)]
         results = await asyncio.gather(*stuck)
-        after = await box.call("probe", {"seconds": 0})
+        after = await box.call("probe", {"seconds": 0}, timeout=10)  # a starved pool would hold it 30 s
         return [r.error.code if r.error else r.text for r in [*results, after]]
 
     codes = asyncio.run(scenario())
@@ -112,10 +112,10 @@ def test_call_many_gives_each_call_its_own_invocation() -> None:
     shared = Invocation.silent()
     calls = [
         ToolCall("slow", {"seconds": 5}, "stuck"),
-        ToolCall("slow", {"seconds": 0.4}, "a"),
-        ToolCall("probe", {"seconds": 0.4}, "b"),
+        ToolCall("slow", {"seconds": 0.2}, "a"),
+        ToolCall("probe", {"seconds": 0.2}, "b"),
     ]
-    results = asyncio.run(box.call_many(calls, invocation=shared, timeout=0.25 * 4))
+    results = asyncio.run(box.call_many(calls, invocation=shared, timeout=0.2 * 5))  # 5x what a and b need
     by_id = {r.call_id: r for r in results}
     assert by_id["stuck"].error is not None and by_id["stuck"].error.code == "timeout"
     assert by_id["a"].text == "cancelled=False", by_id["a"].text
@@ -125,13 +125,24 @@ def test_call_many_gives_each_call_its_own_invocation() -> None:
 
 @pytest.mark.timeout(20)
 def test_cancelling_the_callers_invocation_reaches_the_call() -> None:
-    box = Toolbox([probe])
+    started, release = threading.Event(), threading.Event()
+
+    @tool(read_only=True)
+    def held(invocation: Invocation) -> str:
+        """Runs until the test releases it, then reports its cancellation flag."""
+        started.set()
+        release.wait(30)
+        invocation.check_cancelled()
+        return "ok"
+
+    box = Toolbox([held])
     parent = Invocation.silent()
 
     async def scenario() -> str:
-        task = asyncio.ensure_future(box.call("probe", {"seconds": 0.5}, invocation=parent))
-        await asyncio.sleep(0.1)
+        task = asyncio.ensure_future(box.call("held", {}, invocation=parent))
+        assert await asyncio.to_thread(started.wait, 30)  # the call is running: cancel it mid-way
         parent.cancel()
+        release.set()
         return (await task).text
 
     assert "cancelled" in asyncio.run(scenario())

@@ -76,6 +76,9 @@ class Reply:
     when: Predicate | None = None
     usage: tuple[int, int] | None = (11, 7)  # None: the reply carries no usage (as many local servers)
     chunk_delay: float = 0.0  # seconds between streamed chunks (a slow model, to watch it stream)
+    # streamed text stops before each character offset until its event is set (``ScriptedOpenAI.gate``):
+    # a test sees the reply mid-stream for as long as it needs, whatever the machine's load
+    holds: tuple[tuple[int, threading.Event], ...] = ()
 
     @classmethod
     def answer(cls, text: str, *, reasoning: str | None = None, when: Predicate | None = None) -> Reply:
@@ -134,6 +137,17 @@ def _chunks(text: str, n: int = 3) -> list[str]:
     return [text[i : i + n] for i in range(0, len(text), n)] or []
 
 
+def _text_pieces(r: Reply) -> Iterator[str]:
+    """``r.text`` in streamed chunks, waiting at each of ``r.holds`` for its event."""
+    holds = sorted(r.holds, key=lambda h: h[0])
+    done = 0
+    for piece in _chunks(r.text):
+        while holds and holds[0][0] <= done:
+            holds.pop(0)[1].wait()
+        yield piece
+        done += len(piece)
+
+
 def _chat_stream(r: Reply, model: str) -> Iterator[str]:
     base = {"id": f"chatcmpl-{next(_ids)}", "object": "chat.completion.chunk", "created": 0, "model": model}
 
@@ -143,7 +157,7 @@ def _chat_stream(r: Reply, model: str) -> Iterator[str]:
     yield chunk({"role": "assistant"})
     for piece in _chunks(r.reasoning or ""):
         yield chunk({"reasoning_content": piece})
-    for piece in _chunks(r.text):
+    for piece in _text_pieces(r):
         yield chunk({"content": piece})
     for i, (cid, name, args) in enumerate(r.calls):
         yield chunk({"tool_calls": [{"index": i, "id": cid, "type": "function", "function": {"name": name}}]})
@@ -217,7 +231,7 @@ def _responses_stream(r: Reply, model: str) -> Iterator[tuple[str, str]]:
                       "item_id": item["id"], "output_index": idx, "summary_index": 0, "delta": piece}  # fmt: skip
                 yield ev["type"], json.dumps(ev)
         if item["type"] == "message":
-            for piece in _chunks(r.text):
+            for piece in _text_pieces(r):
                 ev = {"type": "response.output_text.delta", "sequence_number": next(seq), "item_id": item["id"],
                       "output_index": idx, "content_index": 0, "delta": piece, "logprobs": []}  # fmt: skip
                 yield ev["type"], json.dumps(ev)
@@ -332,6 +346,8 @@ class ScriptedOpenAI:
                 model = str(body.get("model", "scripted"))
                 responses = self.path.rstrip("/").endswith("/responses")
                 if not body.get("stream"):
+                    for _, held in reply.holds:  # the whole text at once: after every hold
+                        held.wait()
                     return self._json(200, _responses_body(reply, model) if responses else _chat_body(reply, model))
                 if responses:
                     frames = (f"event: {ev}\ndata: {data}\n\n" for ev, data in _responses_stream(reply, model))

@@ -98,8 +98,9 @@ def app_for(served: Served, path: Path, client: Path, **kw: object) -> ChatApp:
 def test_a_connected_chat_runs_on_the_server_workspace_and_writes_the_file(served: Served, client: Path) -> None:
     f = client / "c.chatmd"
     f.write_text('<tool name="read_file"/>\n<system>Be brief.</system>\n')
-    served.model.push(Reply.call(("read_file", {"file": "a.txt"})), Reply(text="It is the other one. " * 6,
-                                                                          chunk_delay=0.05))  # fmt: skip
+    answer, rest = "It is the other one. " * 6, served.model.gate()  # the reply stops half-way until it is seen
+    held = Reply(text=answer, holds=((len(answer) // 2, rest),))
+    served.model.push(Reply.call(("read_file", {"file": "a.txt"})), held)
 
     async def go() -> None:
         app = app_for(served, f, client, workspace="other-ws")
@@ -108,10 +109,11 @@ def test_a_connected_chat_runs_on_the_server_workspace_and_writes_the_file(serve
             assert "workspace other-ws" in str(app.status_line.render())
             await say(pilot, app, "what does a.txt say?")
             await until(pilot, lambda: any(b.streaming and b.text for b in _assistant_blocks(app)), what="streaming")
+            rest.set()
             await turn_done(pilot, app)
             [tools] = tool_blocks(app)
             assert tools.calls[0].state == "done" and "other-ws a.txt" in tools.calls[0].result
-            assert assistant_texts(app)[-1] == "It is the other one. " * 6
+            assert assistant_texts(app)[-1] == answer
             assert TOKEN not in app.export_screenshot()
 
     run_async(go())

@@ -30,9 +30,10 @@ HEAD = '<config model="test-model"/>\n<tool name="read_file"/>\n<system>You are 
 def test_a_message_streams_calls_a_tool_and_lands_in_the_file(work: Path, server: ScriptedOpenAI) -> None:
     f = work / "c.chatmd"
     f.write_text(HEAD)
+    rest = server.gate()  # the reply stops half-way until the test has seen it streaming
     server.push(
         Reply.call(("read_file", {"file": "a.txt"})),
-        Reply(text=ANSWER, chunk_delay=0.05),
+        Reply(text=ANSWER, holds=((len(ANSWER) // 2, rest),)),
     )
 
     async def go() -> None:
@@ -44,6 +45,7 @@ def test_a_message_streams_calls_a_tool_and_lands_in_the_file(work: Path, server
             await until(pilot, lambda: any(b.streaming and b.text for b in _live(app)), what="streamed text")
             partial = next(b.text for b in _live(app) if b.streaming)
             assert app.busy and 0 < len(partial) < len(ANSWER) and ANSWER.startswith(partial)
+            rest.set()
             await turn_done(pilot, app)
             [tools] = tool_blocks(app)
             assert [(c.name, c.state) for c in tools.calls] == [("read_file", "done")]

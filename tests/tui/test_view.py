@@ -49,23 +49,31 @@ def test_a_thousand_messages_open_rendering_only_what_is_visible(work: Path) -> 
 def test_scrolled_up_the_view_stays_put_while_the_reply_streams(work: Path, server: ScriptedOpenAI) -> None:
     f = work / "c.chatmd"
     f.write_text(long_conversation(40))
-    server.push(Reply(text="streaming " * 300, chunk_delay=0.02))
+    first, second, third = "streaming " * 60, "flowing " * 60, "ending " * 30
+    more, rest = server.gate(), server.gate()  # the stream stops at each until the test opens it
+    server.push(Reply(text=first + second + third, holds=((len(first), more), (len(first + second), rest))))
+
+    def shown() -> str:
+        return (assistant_texts(app)[-1:] or [""])[0]
+
+    app = local_app(f)
 
     async def go() -> None:
-        app = local_app(f)
         async with app.run_test(size=SIZE) as pilot:
             await opened(pilot, app)
             await say(pilot, app, "go")
-            await until(pilot, lambda: any(assistant_texts(app)[-1:]) and app.busy, what="streaming")
+            await until(pilot, lambda: shown().count("streaming") == 60 and app.busy, what="the first part")
             await pilot.press("pageup", "pageup")
             await pilot.pause(0.1)
             before = screen_text(app)
-            grown = len(assistant_texts(app)[-1])
-            await until(pilot, lambda: len(assistant_texts(app)[-1]) > grown + 60, what="more streamed text")
-            assert screen_text(app) == before  # the person reads on, undisturbed
+            more.set()  # more text streams in while the person reads above it
+            await until(pilot, lambda: shown().count("flowing") == 60, what="the second part")
+            await pilot.pause(0.1)
+            assert app.busy and screen_text(app) == before  # the person reads on, undisturbed
+            rest.set()
             await pilot.press("ctrl+end")
             await turn_done(pilot, app)
-            assert "streaming" in screen_text(app)
+            assert "ending" in screen_text(app)
 
     run_async(go())
 
