@@ -455,6 +455,9 @@ async def serve(plan: Plan) -> int:
                 front.failed()
                 return prepared
             rt, extras, box = prepared
+            from tooldeck.mcp.lifecycle import limit_malloc_arenas
+
+            limit_malloc_arenas()  # as run_http: before the catalog's and the index fills' threads
             await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
             catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
             catalog.start()
