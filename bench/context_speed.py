@@ -196,15 +196,18 @@ def main() -> None:
     ap = tree_options()
     ap.add_argument("--budget", type=int, default=30_000)
     ap.add_argument("--reps", type=int, default=1, help="passes over the 15 tasks")
-    ap.add_argument("--all-arenas", action="store_true", help="leave glibc's arena count at its default")
+    ap.add_argument(
+        "--arenas", type=int, default=2, help="glibc malloc arenas (serve's 2; 0: glibc's default, one per thread)"
+    )
     args = ap.parse_args()
     tree, made = tree_of(args)
     state = tempfile.mkdtemp(prefix="tdk-speed-state-")
     from tooldeck.mcp.lifecycle import limit_malloc_arenas
 
-    # as `tooldeck serve` does first thing (mcp/transports.py): at most 2 glibc arenas, so the RSS
-    # measured is a server's (without it the fill threads' arenas keep ~25 MB more; --all-arenas)
-    arenas = "glibc arenas: default" if args.all_arenas else f"glibc arenas limited: {limit_malloc_arenas()}"
+    # as `tooldeck serve` does (mcp/transports.py, mcp/early.py): 2 glibc arenas, so the RSS measured
+    # is a server's; fewer arenas keep less freed heap per thread (1: ~25 MB less after the builds)
+    limited = args.arenas > 0 and limit_malloc_arenas(args.arenas)
+    arenas = f"glibc arenas: {args.arenas if limited else 'default (or MALLOC_ARENA_MAX)'}"
     from tooldeck.codemap import pool
     from tooldeck.codemap.service import codemap_service
     from tooldeck.context.builder import ContextBuilder
