@@ -150,6 +150,21 @@ def selection_changes(rt: object, paths: list[str], n: int = 10) -> tuple[list[f
     return wall, cpu
 
 
+# RSS after the builds on the 13,966-file bench tree before issue 35's changes (commit b31a06e,
+# 2026-12-05, this machine): the "before" column
+RSS_BEFORE = {"after the builds (self + workers)": 329.0, "self peak": 548.0}
+
+
+def rss_table(at: dict[str, float], after: float, peak: float) -> None:
+    """Resident memory (self + live workers) by stage, beside the figure before issue 35 and the goal."""
+    print(f"{'RSS MB':<40}{'before (b31a06e)':>18}{'now':>18}{'goal':>10}")
+    for stage, mb in at.items():
+        print(f"{'  ' + stage:<40}{'':>18}{mb:>18.0f}")
+    rows = [("after the builds (self + workers)", after, "<= 300"), ("self peak", peak, "<= 400")]
+    for stage, mb, goal in rows:
+        print(f"{'  ' + stage:<40}{RSS_BEFORE[stage]:>18.0f}{mb:>18.0f}{goal:>10}")
+
+
 def tree_options() -> argparse.ArgumentParser:
     """``--tree DIR`` or ``--files N`` (a tree assembled here): this script's and term_counts.py's."""
     ap = argparse.ArgumentParser()
@@ -181,9 +196,18 @@ def main() -> None:
     ap = tree_options()
     ap.add_argument("--budget", type=int, default=30_000)
     ap.add_argument("--reps", type=int, default=1, help="passes over the 15 tasks")
+    ap.add_argument(
+        "--arenas", type=int, default=2, help="glibc malloc arenas (serve's 2; 0: glibc's default, one per thread)"
+    )
     args = ap.parse_args()
     tree, made = tree_of(args)
     state = tempfile.mkdtemp(prefix="tdk-speed-state-")
+    from tooldeck.mcp.lifecycle import limit_malloc_arenas
+
+    # as `tooldeck serve` does (mcp/transports.py, mcp/early.py): 2 glibc arenas, so the RSS measured
+    # is a server's; fewer arenas keep less freed heap per thread (1: ~25 MB less after the builds)
+    limited = args.arenas > 0 and limit_malloc_arenas(args.arenas)
+    arenas = f"glibc arenas: {args.arenas if limited else 'default (or MALLOC_ARENA_MAX)'}"
     from tooldeck.codemap import pool
     from tooldeck.codemap.service import codemap_service
     from tooldeck.context.builder import ContextBuilder
@@ -192,6 +216,7 @@ def main() -> None:
 
     try:
         rt = Runtime.for_dirs([str(tree)], state_dir=state).start()  # as a server does before any call
+        rss_at = {"at start (before indexing)": sum(rss_mb()[:2])}
         files = sum(1 for _ in walk_files(rt.workspace.rules(rt.workspace.primary)))
         builder = ContextBuilder(rt)
         t, c = time.perf_counter(), cpu_seconds()
@@ -214,6 +239,7 @@ def main() -> None:
         builder.terms.wait()
         fill_wall = time.perf_counter() - t
         settle()
+        rss_at["after the fills"] = sum(rss_mb()[:2])
         fill_cpu = cpu_seconds() - c
         warm: list[float] = []
         warm_cpu: list[float] = []
@@ -261,12 +287,12 @@ def main() -> None:
             f"{f'selection change, {len(sel_wall)} (min/p50/max) ms':<40}"
             f"{spread([x * 1000 for x in sel_wall]):>18}{spread([x * 1000 for x in sel_cpu]):>18}{'p50 <= 50':>10}"
         )
-        print(f"{'RSS MB after the builds (self + workers)':<40}{own_now + kids_now:>18.0f}{'':>18}{'<= 300':>10}")
+        rss_table(rss_at, own_now + kids_now, self_mb)
         # children's ru_maxrss counts the parent's image they were forked from: not a worker's own peak
         print(
             f"now: self {own_now:.0f} MB + {kids} live child process(es) {kids_now:.0f} MB; "
             f"self peak {self_mb:.0f} MB; "
-            f"first build selected {len(first.selected)} files; Python {sys.version.split()[0]}"
+            f"first build selected {len(first.selected)} files; {arenas}"
         )
         tag = "held-out tree: " if args.held_out else ""
         report("context_speed", f"{tag}warm build p50, wall s", statistics.median(warm), "<=", 0.5)
@@ -275,6 +301,7 @@ def main() -> None:
         report("context_speed", f"{tag}cold first build, wall s", cold, "<=", 12)
         report("context_speed", f"{tag}selection change p50, ms", statistics.median(sel_wall) * 1000, "<=", 50, 1)
         report("context_speed", f"{tag}RSS after the builds, MB", own_now + kids_now, "<=", 300, 0)
+        report("context_speed", f"{tag}RSS peak (self), MB", self_mb, "<=", 400, 0)
     finally:
         shutil.rmtree(state, ignore_errors=True)
         if made:

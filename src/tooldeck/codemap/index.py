@@ -75,18 +75,30 @@ class FileRecord:
         p = self._packed
         if not p:
             return []
-        return [Symbol(*row) for row in zip(p[0], p[1], _split(p[2]), *p[3:], strict=True)]
+        kinds, (table, codes) = _KINDS, p[4]
+        return [
+            Symbol(name, kinds[kind], sig, line, table[parent], end, depth)
+            for name, kind, sig, line, parent, end, depth in zip(
+                p[0], p[1], _split(p[2]), p[3], codes, p[5], p[6], strict=True
+            )
+        ]
 
     def definitions_of(self, name: str) -> list[Definition]:
         """Its definitions named ``name`` (made from the packed fields: no Symbol objects)."""
         p = self._packed
         if not p or name not in p[0]:
             return []
-        names, kinds, lines, parents = p[0], p[1], p[3], p[4]
+        names, kinds, lines, (table, parents), kind_of = p[0], p[1], p[3], p[4], _KINDS
         sig_text, sig_at = _text_of(p[2]), p[2][1]
         return [
             Definition(
-                self.shown, lines[k], sig_text[sig_at[k] : sig_at[k + 1]], kinds[k], name, parents[k], self.root_id
+                self.shown,
+                lines[k],
+                sig_text[sig_at[k] : sig_at[k + 1]],
+                kind_of[kinds[k]],
+                name,
+                table[parents[k]],
+                self.root_id,
             )
             for k, n in enumerate(names)
             if n == name
@@ -98,10 +110,43 @@ class FileRecord:
         return bool(core) and f" {core} " in self.refs
 
 
-# names, kinds, signatures (one string, maybe compressed, + offsets), lines, parents, end lines, depths
-# (line numbers as C ints: 4 bytes, not 36)
+# names, kinds (codes into _KINDS), signatures (one string, maybe compressed, + offsets), lines,
+# parents (codes into the file's own parent table, 0 = none), end lines, depths; numbers in the
+# narrowest array type that holds them (2 or 1 bytes a symbol where they fit, not 8 of a tuple slot)
 _Sigs = tuple[str | bytes, array]
-_Packed = tuple[tuple[str, ...], tuple[str, ...], _Sigs, array, tuple[str | None, ...], array, array]
+_Parents = tuple[tuple[str | None, ...], array]
+_Packed = tuple[tuple[str, ...], array, _Sigs, array, _Parents, array, array]
+
+_KINDS: list[str] = []  # every kind seen (a few dozen): a symbol's kind is its index here
+_KIND_CODE: dict[str, int] = {}
+_KIND_LOCK = threading.Lock()
+
+
+def _kind_codes(kinds: tuple[str, ...]) -> array:
+    codes = _KIND_CODE
+    if any(k not in codes for k in kinds):
+        with _KIND_LOCK:
+            for k in kinds:
+                if k not in codes:
+                    _KINDS.append(sys.intern(k))
+                    codes[k] = len(_KINDS) - 1
+    return _narrow([codes[k] for k in kinds])
+
+
+def _parent_codes(parents: tuple[str | None, ...]) -> _Parents:
+    table: dict[str | None, int] = {None: 0}
+    codes = [table.setdefault(p, len(table)) for p in parents]
+    return tuple(sys.intern(p) if p is not None else None for p in table), _narrow(codes)
+
+
+def _narrow(values: list[int] | tuple[int, ...]) -> array:
+    """``values`` as the narrowest array type that holds them all."""
+    low, high = (min(values), max(values)) if values else (0, 0)
+    if low >= 0:
+        code = "B" if high < 1 << 8 else "H" if high < 1 << 16 else "I" if high < 1 << 32 else "q"
+    else:
+        code = "b" if low >= -(1 << 7) and high < 1 << 7 else "i" if low >= -(1 << 31) and high < 1 << 31 else "q"
+    return array(code, values)
 
 
 COMPRESS_FROM = 256  # characters: shorter signature texts are kept as they are
@@ -144,28 +189,20 @@ def _pack_rows(rows: list[list[Any]]) -> _Packed | None:
     names, kinds, sigs, lines, parents, ends, depths = zip(*rows, strict=True)
     return (
         tuple(map(intern, names)),
-        tuple(map(intern, kinds)),
+        _kind_codes(kinds),
         _joined(list(sigs)),
-        array("i", lines),
-        tuple(intern(p) if p is not None else None for p in parents),
-        array("i", ends),
-        array("i", depths),
+        _narrow(lines),
+        _parent_codes(parents),
+        _narrow(ends),
+        _narrow(depths),
     )
 
 
 def _pack(symbols: list[Symbol]) -> _Packed | None:
     if not symbols:
         return None
-    intern = sys.intern
-    return (
-        tuple(intern(s.name) for s in symbols),
-        tuple(intern(s.kind) for s in symbols),
-        _joined([s.signature for s in symbols]),
-        array("i", [s.line for s in symbols]),
-        tuple(intern(s.parent) if s.parent is not None else None for s in symbols),
-        array("i", [s.end_line for s in symbols]),
-        array("i", [s.depth for s in symbols]),
-    )
+    rows = [[s.name, s.kind, s.signature, s.line, s.parent, s.end_line, s.depth] for s in symbols]
+    return _pack_rows(rows)
 
 
 Scanner = Callable[[FileRecord, str], list[Reference]]

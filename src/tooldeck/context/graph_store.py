@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from tooldeck.context.graph_model import Graph
+from tooldeck.context.graph_model import Graph, Transition
 from tooldeck.workspace.statefiles import write_private_atomic
 
 log = logging.getLogger("tooldeck.context")
@@ -87,13 +87,21 @@ def load(folder: Path, key: str) -> Graph | None:
 
 
 def _read(path: Path) -> Graph:
-    import scipy.sparse
-
     with np.load(path, allow_pickle=False) as z:
         arrays: dict[str, Any] = {name: z[name] for name in z.files}
     nodes = _split(arrays["nodes"])
     n = len(nodes)
-    matrix = scipy.sparse.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]), shape=(n, n))
+    matrix = Transition(arrays["data"], arrays["indices"], arrays["indptr"], n)
+    if (
+        matrix.indptr.size != n + 1
+        or matrix.indptr[0] != 0
+        or matrix.indices.size != matrix.data.size
+        or matrix.indptr[-1] != matrix.nnz
+        or bool(np.any(np.diff(matrix.indptr) < 0))
+    ):
+        raise ValueError("inconsistent CSR arrays")
+    if matrix.nnz and (int(matrix.indices.min()) < 0 or int(matrix.indices.max()) >= n):
+        raise ValueError("a column index out of range")
     words, ptr, owners = _split(arrays["words"]), arrays["word_ptr"].tolist(), arrays["owners"].tolist()
     symbol_words = {w: tuple(nodes[i] for i in owners[ptr[k] : ptr[k + 1]]) for k, w in enumerate(words)}
     return Graph(nodes, {p: i for i, p in enumerate(nodes)}, matrix, arrays["dangling"], symbol_words)

@@ -28,13 +28,12 @@ from __future__ import annotations
 import hashlib
 import threading
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.context import graph_store
-from tooldeck.context.graph_model import Graph
+from tooldeck.context.graph_model import Graph, Transition
 from tooldeck.context.query import subwords
 
 MAX_DEFINERS = 8
@@ -77,11 +76,9 @@ def build_graph(index: SymbolIndex) -> Graph:
     return Graph(nodes, index_of, matrix, np.flatnonzero(out_sum == 0), symbol_words)
 
 
-def _transition(src: np.ndarray, dst: np.ndarray, w: np.ndarray, n: int) -> Any:
+def _transition(src: np.ndarray, dst: np.ndarray, w: np.ndarray, n: int) -> Transition:
     """The CSR matrix whose row ``d`` holds the weights of the edges into ``d``."""
-    import scipy.sparse  # ~0.3 s of import: only when a graph is first built, never at server start
-
-    return scipy.sparse.csr_matrix((w, (dst, src)), shape=(n, n))
+    return Transition.from_edges(w, dst, src, n)
 
 
 def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) -> tuple[np.ndarray, ...]:

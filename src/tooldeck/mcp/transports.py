@@ -57,6 +57,7 @@ async def run_stdio(source: ToolboxSource, extras: Any = None, handshake: Any = 
     from tooldeck.mcp.server import Activity, Catalog, create_server
     from tooldeck.mcp.stdio import open_stdio
 
+    limit_malloc_arenas()  # as run_http: a long-lived server's index fills run on worker threads
     catalog = Catalog(source)
     activity = Activity(warm_up)
     server = create_server(catalog, activity=activity, extras=extras)
