@@ -102,7 +102,8 @@ def test_escape_cancels_mid_stream_and_the_file_keeps_every_complete_element(
     f = work / "c.chatmd"
     f.write_text('<config model="test-model"/>\n')
     long = "word " * 400
-    server.push(Reply(text=long, chunk_delay=0.05), Reply.answer("after the cancel"))
+    rest = server.gate()  # the reply stops half-way until the cancel is seen: partial however loaded the machine
+    server.push(Reply(text=long, holds=((len(long) // 2, rest),)), Reply.answer("after the cancel"))
 
     async def go() -> None:
         app = local_app(f)
@@ -115,6 +116,7 @@ def test_escape_cancels_mid_stream_and_the_file_keeps_every_complete_element(
             assert app.status_line.state == "cancelled"
             shown = assistant_texts(app)[-1]
             assert 0 < len(shown) < len(long)  # the partial reply stays on screen...
+            rest.set()  # the rest of the stream goes nowhere: its connection was closed by the cancel
             # typing and sending still work after a cancel
             await say(pilot, app, "again")
             await turn_done(pilot, app)
