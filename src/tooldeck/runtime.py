@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.tokens import count_with
 from tooldeck.workspace.hidden import hide
-from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.statefiles import batches_left
 from tooldeck.workspace.trust import AskPerson, Boundary
 
 T = TypeVar("T")
@@ -55,7 +55,11 @@ class Runtime:
         self._lock = threading.RLock()
         # a batch write of a process that died is undone (or finished) before
         # any tool of this one sees the files: one directory listing when clean
-        recover_writes(self.state_dir)
+        # (the journal's code loads only when there is a batch to recover)
+        if batches_left(self.state_dir):
+            from tooldeck.workspace.journal import recover as recover_writes  # lazy: a clean start needs none
+
+            recover_writes(self.state_dir)
 
     @classmethod
     def for_dirs(cls, dirs: Sequence[str | os.PathLike[str]] | None = None, **kwargs: Any) -> Runtime:
