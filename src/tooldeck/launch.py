@@ -232,7 +232,7 @@ def _prepare(
     error. ``sdk``: also import the stdio server's modules (the SDK) now;
     ``worker``: start the token worker now; ``rt``: the runtime
     :func:`_runtime` made already."""
-    from tooldeck.catalog import PROFILES
+    from tooldeck.profiles import PROFILES
 
     if args.profile is not None and args.profile not in PROFILES:
         return _usage(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
