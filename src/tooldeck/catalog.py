@@ -88,11 +88,34 @@ class _Turns:
 _TURNS = _Turns()
 
 
+class _Shared:
+    """Each domain's tools built once at a server's start, whichever asks
+    first: the whole catalog, the domain of an early call, the live shell
+    tools of a cold ``tools/list``. Forgotten when the workspace changes
+    (tools describe the roots). Used under :data:`_TURNS` only."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self._made: dict[str, list[Tool]] = {}
+        rt.on_workspace_change(lambda _ws: self._made.clear())
+
+    def get(self, rt: Runtime, module_name: str) -> list[Tool]:
+        made = self._made.get(module_name)
+        if made is None:
+            made = self._made[module_name] = importlib.import_module(module_name).tools(rt)
+        return made
+
+
 def build_tools(
-    rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str, str] | None = None, urgent: bool = False
+    rt: Runtime,
+    domains: Iterable[str] = DOMAINS,
+    origin: dict[str, str] | None = None,
+    urgent: bool = False,
+    shared: bool = False,
 ) -> list[Tool]:
     """Every tool of ``domains``; ``origin`` (when given) receives each tool's
-    domain module; ``urgent``: before the domains other threads wait to build."""
+    domain module; ``urgent``: before the domains other threads wait to build;
+    ``shared``: a domain another ``shared`` build made already is not built
+    again (a server's start, :class:`_Shared`)."""
     # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
     # less the tools the person switched off (build_toolbox); on a named workspace, the root domains
     # over a runtime of that workspace's roots (switched-off tools stay off there too)
@@ -102,8 +125,10 @@ def build_tools(
     tools: list[Tool] = []
     for module_name in domains:
         with _TURNS.turn(urgent):
-            module = importlib.import_module(module_name)
-            made = module.tools(rt)
+            if shared:
+                made = rt.service("catalog.shared", _Shared).get(rt, module_name)
+            else:
+                made = importlib.import_module(module_name).tools(rt)
         if origin is not None:
             origin.update((t.name, module_name) for t in made)
         tools.extend(made)
@@ -158,12 +183,17 @@ class CatalogToolbox(Toolbox):
 
 
 def build_toolbox(
-    rt: Runtime, profile: str | None = None, switches: ToolSwitches | None = None, **kwargs: Any
+    rt: Runtime,
+    profile: str | None = None,
+    switches: ToolSwitches | None = None,
+    shared: bool = False,
+    **kwargs: Any,
 ) -> CatalogToolbox:
     """The catalog for a host: the profile's tools, then the person's ``switches``
-    (unknown names raise ValueError naming the nearest tool)."""
+    (unknown names raise ValueError naming the nearest tool); ``shared``: see
+    :func:`build_tools`."""
     origin: dict[str, str] = {}
-    every = build_tools(rt, origin=origin)
+    every = build_tools(rt, origin=origin, shared=shared)
     switches = switches or ToolSwitches()
     unknown = switches.unknown(t.name for t in every)
     if unknown:
@@ -181,12 +211,14 @@ def build_toolbox(
 
 def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None) -> Toolbox:
     """The tools of one domain module as :func:`build_toolbox` would serve them
-    (same profile, no switches: a host with switches builds the whole catalog
-    first). For a server that must answer a first call before the whole
-    catalog is imported (:mod:`tooldeck.mcp.early`); its runtime is shared."""
+    (same profile, no switches: the early front runs a tool of it only when
+    the list it serves, which the switches shaped, has that tool). For a
+    server that must answer a first call before the whole catalog is
+    imported (:mod:`tooldeck.mcp.early`); its runtime and the domain's tools
+    are shared with the whole catalog's build."""
     if domain not in DOMAINS:
         raise ValueError(f"{domain!r} is no catalog domain")
-    tools = select_profile(build_tools(rt, (domain,), urgent=True), profile)
+    tools = select_profile(build_tools(rt, (domain,), urgent=True, shared=True), profile)
     return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, timeout=tool_timeout())
 
 
