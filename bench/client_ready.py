@@ -61,8 +61,28 @@ def _send(proc: subprocess.Popen[bytes], *messages: dict) -> None:
     proc.stdin.flush()
 
 
-def _answers(proc: subprocess.Popen[bytes], want: set[int], start: float, timeout: float = 30.0) -> dict[int, float]:
-    """Milliseconds from ``start`` to each answer with an id in ``want``."""
+def _cpu_ms(pid: int) -> float:
+    """The CPU time the server's threads have used so far (``schedstat``: ns,
+    not the 10 ms ticks of ``stat``); nan where /proc cannot say."""
+    total = 0
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{task}/schedstat") as fh:
+                total += int(fh.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    return total / 1e6
+
+
+def _answers(
+    proc: subprocess.Popen[bytes],
+    want: set[int],
+    start: float,
+    timeout: float = 30.0,
+    cpu: dict[int, float] | None = None,
+) -> dict[int, float]:
+    """Milliseconds from ``start`` to each answer with an id in ``want``;
+    ``cpu`` receives the server's CPU milliseconds at each answer."""
     assert proc.stdout is not None
     got: dict[int, float] = {}
     buf = b""
@@ -83,6 +103,8 @@ def _answers(proc: subprocess.Popen[bytes], want: set[int], start: float, timeou
                 if "error" in msg:
                     raise RuntimeError(f"id {msg['id']}: {msg['error']}")
                 got[msg["id"]] = (time.monotonic() - start) * 1000
+                if cpu is not None:
+                    cpu[msg["id"]] = _cpu_ms(proc.pid)
     return got
 
 
@@ -93,20 +115,24 @@ def one_spawn(root: Path, state: Path, cache: bool, early: bool = True, src: str
     cmd = [sys.executable, "-m", "tooldeck", "serve", str(root), "--state-dir", str(state)]
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    cpu: dict[int, float] = {}
     try:
         _send(proc, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT})
-        row = {"initialize": _answers(proc, {0}, start)[0]}
+        row = {"initialize": _answers(proc, {0}, start, cpu=cpu)[0]}
         _send(
             proc,
             {"jsonrpc": "2.0", "method": "notifications/initialized"},
             *({"jsonrpc": "2.0", "id": i, "method": m, "params": {}} for i, m in enumerate(REQUESTS, 1)),
         )
-        got = _answers(proc, set(range(1, len(REQUESTS) + 1)), start)
+        got = _answers(proc, set(range(1, len(REQUESTS) + 1)), start, cpu=cpu)
         row |= {m: got[i] for i, m in enumerate(REQUESTS, 1)}
         call = {"name": "read_file", "arguments": {"path": "notes.txt"}}
         _send(proc, {"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": call})
-        row["first tools/call"] = _answers(proc, {99}, start)[99]
+        row["first tools/call"] = _answers(proc, {99}, start, cpu=cpu)[99]
         row["ready (all lists)"] = max(row[m] for m in REQUESTS)
+        ids = {"initialize": 0, **{m: i for i, m in enumerate(REQUESTS, 1)}, "first tools/call": 99}
+        row |= {f"cpu {k}": cpu[i] for k, i in ids.items()}
+        row["cpu ready (all lists)"] = max(cpu[i] for i in range(1, len(REQUESTS) + 1))
         return row
     finally:
         assert proc.stdin is not None
@@ -166,11 +192,16 @@ def _runs(args: argparse.Namespace, tmp: str) -> dict[str, list[dict[str, float]
     return runs
 
 
+def _widths(args: argparse.Namespace) -> list[int]:
+    return ([9, 10] if args.base else []) + [10, 11]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--spawns", type=int, default=5)
     ap.add_argument("--sdk-only", action="store_true", help="also time the SDK-only path (early front off)")
     ap.add_argument("--base", metavar="DIR", help="also time another checkout (DIR/src), spawned in turn")
+    ap.add_argument("--cpu", action="store_true", help="also print the server's CPU time at each answer")
     args = ap.parse_args()
     import tooldeck
 
@@ -196,6 +227,13 @@ def main() -> None:
             b_off, b_on = (statistics.median(r[k] for r in runs[f"base-{x}"]) for x in ("off", "on"))
             base = f" {b_off:>9.0f} {b_on:>10.0f}"
         print(f"{k:<26}{sdk}{base} {off:>10.0f} {on:>11.0f}  {_verdict(off, on, GOALS[k])}")
+    if args.cpu:
+        print("the server's CPU ms when each answer arrived (what the wall figure nears on an idle machine):")
+        for k in keys:
+            cols = [statistics.median(r[f"cpu {k}"] for r in runs[x]) for x in ("base-off", "base-on") if args.base]
+            cols += [statistics.median(r[f"cpu {k}"] for r in runs[x]) for x in ("off", "on")]
+            cells = "".join(f" {c:>{w}.0f}" for c, w in zip(cols, _widths(args), strict=True))
+            print(f"{k:<26}{'':>{len(sdk_head)}}{cells}")
 
 
 if __name__ == "__main__":
