@@ -104,6 +104,16 @@ class _Shared:
             made = self._made[module_name] = importlib.import_module(module_name).tools(rt)
         return made
 
+    def one(self, rt: Runtime, module_name: str, name: str) -> Tool | None:
+        """``name`` alone when its domain can build it so (a domain's
+        ``build_alone(rt, name)``) and is not built yet; else from the domain."""
+        if module_name not in self._made:
+            alone = getattr(importlib.import_module(module_name), "build_alone", None)
+            made = alone(rt, name) if alone is not None else None
+            if made is not None:
+                return made  # type: ignore[no-any-return]
+        return next((t for t in self.get(rt, module_name) if t.name == name), None)
+
 
 def build_tools(
     rt: Runtime,
@@ -209,17 +219,29 @@ def build_toolbox(
     return box
 
 
-def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None) -> Toolbox:
+def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None, name: str | None = None) -> Toolbox:
     """The tools of one domain module as :func:`build_toolbox` would serve them
     (same profile, no switches: the early front runs a tool of it only when
-    the list it serves, which the switches shaped, has that tool). For a
-    server that must answer a first call before the whole catalog is
-    imported (:mod:`tooldeck.mcp.early`); its runtime and the domain's tools
-    are shared with the whole catalog's build."""
+    the list it serves, which the switches shaped, has that tool); with
+    ``name``, only that tool when its domain can build it alone (files:
+    ``read_file``, ``read_directory``, ``get_file_tree``). For a server that
+    must answer a first call before the whole catalog is imported
+    (:mod:`tooldeck.mcp.early`); its runtime and the domain's tools are shared
+    with the whole catalog's build."""
     if domain not in DOMAINS:
         raise ValueError(f"{domain!r} is no catalog domain")
-    tools = select_profile(build_tools(rt, (domain,), urgent=True, shared=True), profile)
-    return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, timeout=tool_timeout())
+    if name is not None:
+        with _TURNS.turn(urgent=True):
+            one = rt.service("catalog.shared", _Shared).one(rt, domain, name)
+        tools = [one] if one is not None else []
+    else:
+        tools = build_tools(rt, (domain,), urgent=True, shared=True)
+    return Toolbox(
+        select_profile(tools, profile),
+        budget_tokens=rt.budget_tokens,
+        count_tokens=rt.count_tokens,
+        timeout=tool_timeout(),
+    )
 
 
 def config_switches(rt: Runtime) -> ToolSwitches:

@@ -178,17 +178,17 @@ def _serve_early(args: ServeArgs) -> int:
 
     def started(rt: Runtime) -> Runtime:
         with start_lock:
-            return rt.start()
+            return rt.start(confinement=False)  # said by prepare, once the early answers are out
 
     def build(rt: Runtime) -> object:
         from tooldeck.catalog import build_toolbox
 
         return build_toolbox(started(rt), args.profile, shared=True)
 
-    def build_domain(rt: Runtime, domain: str) -> object:
+    def build_domain(rt: Runtime, domain: str, name: str) -> object:
         from tooldeck.catalog import build_domain_toolbox
 
-        return build_domain_toolbox(started(rt), domain, args.profile)
+        return build_domain_toolbox(started(rt), domain, args.profile, name)
 
     def declare(rt: Runtime) -> object:
         return _declared(rt, args, lambda domain: _live_domain(started(rt), domain))
@@ -197,8 +197,9 @@ def _serve_early(args: ServeArgs) -> int:
         cache=handshake[0] if handshake is not None else None,
         prompts=early.prompts_served(args.prompts),
         runtime=lambda: _runtime(args),
-        prepare=lambda rt: _prepare(args, worker=False, rt=rt),
+        prepare=lambda rt: _prepare(args, worker=False, rt=rt, confinement=True),
         start=started,
+        restore=lambda rt: rt.start_workspace(),
         build=build,
         build_domain=build_domain,
         load_sdk=_load_sdk,
@@ -251,14 +252,15 @@ def _start_worker() -> None:
 
 
 def _prepare(
-    args: ServeArgs, sdk: bool = False, worker: bool = True, rt: Runtime | None = None
+    args: ServeArgs, sdk: bool = False, worker: bool = True, rt: Runtime | None = None, confinement: bool = False
 ) -> tuple[Runtime, object, object] | int:
     """The runtime, the server extras and the catalog when single tools are
     switched (built here: an unknown tool name is a usage error before
     serving; else None, built while serving), or an exit status for a usage
     error. ``sdk``: also import the stdio server's modules (the SDK) now;
     ``worker``: start the token worker now; ``rt``: the runtime
-    :func:`_runtime` made already."""
+    :func:`_runtime` made already; ``confinement``: say in the log how helper
+    processes are confined (what ``Runtime.start`` does unless told not to)."""
     from tooldeck.profiles import PROFILES
 
     if args.profile is not None and args.profile not in PROFILES:
@@ -272,6 +274,10 @@ def _prepare(
     box = _switched_catalog(rt, args)
     if isinstance(box, int):
         return box
+    if confinement:
+        from tooldeck.confine import helpers
+
+        helpers.mode()
     if sdk:
         _load_sdk()
     if worker:

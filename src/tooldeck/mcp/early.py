@@ -98,7 +98,7 @@ class Started:
     """The runtime is started (its roots restored): what a call the front
     runs needs, before the server extras and the whole catalog."""
 
-    domain: Callable[[str], Any]  # domain module -> the Toolbox of its tools (built alone, shared with the catalog)
+    domain: Callable[[str, str], Any]  # domain module, tool -> a Toolbox with that tool (built alone if it can be)
     activity: Any  # tooldeck.mcp.host.Activity
     worker: Callable[[], Any] = lambda: None  # starts the token worker (once)
 
@@ -131,7 +131,7 @@ class EarlyFront:
         self._owed = 0  # deferred requests the front did not answer
         self._lists: list[asyncio.Task[None]] = []
         self._calls: dict[str, asyncio.Task[None]] = {}
-        self._domains: dict[str, asyncio.Future[Any]] = {}
+        self._domains: dict[tuple[str, str], asyncio.Future[Any]] = {}  # (domain, tool) -> its Toolbox
         self._file_lists: list[asyncio.Task[None]] = []
         loop = asyncio.get_running_loop()
         self._files: asyncio.Future[ResourceProvider] = loop.create_future()
@@ -154,6 +154,11 @@ class EarlyFront:
         """Wait for the resource lists asked so far (their walk goes before the
         start-up thread's next, heavier step takes the CPU)."""
         await asyncio.gather(*self._file_lists, return_exceptions=True)
+
+    async def domains_settled(self) -> None:
+        """Wait for the domains being built for the calls taken so far (the
+        start-up thread's next steps serve nobody waiting yet)."""
+        await asyncio.gather(*self._domains.values(), return_exceptions=True)
 
     def declared(self, tools: list[Declared] | None) -> None:
         """The catalog's tools from the shipped declarations
@@ -440,16 +445,18 @@ class EarlyFront:
 
     async def _box_for(self, started: Started, name: str) -> tuple[Any, str | None]:
         """(Toolbox, the domain of ``name`` in it): the whole catalog when
-        built; before that, the Toolbox of the domain that serves ``name``
-        (built alone and shared with the catalog's build, a fraction of its
-        imports); None when the catalog failed to build."""
+        built; before that, a Toolbox of ``name`` alone when its domain can
+        build it so, else of its domain (shared with the catalog's build): a
+        fraction of the catalog's imports; None when the catalog failed to
+        build."""
         ready = self._ready.result() if self._ready.done() else None
         box = ready.catalog.built() if ready is not None else None
         domain = self._domain_of(name)
         if box is None and domain is not None:
-            task = self._domains.get(domain)
+            task = self._domains.get((domain, name))
             if task is None:
-                task = self._domains[domain] = asyncio.ensure_future(asyncio.to_thread(started.domain, domain))
+                build = asyncio.to_thread(started.domain, domain, name)
+                task = self._domains[(domain, name)] = asyncio.ensure_future(build)
             try:
                 part = await asyncio.shield(task)
             except Exception:

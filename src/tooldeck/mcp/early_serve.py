@@ -3,16 +3,19 @@ front (:mod:`tooldeck.mcp.early`) answers, then the hand-over to the SDK.
 
 One start-up thread does, in this order (each step unlocks answers):
 
-1. the runtime (roots, state, trust boundary) and ``Runtime.start`` (stored
-   folders restored): the resource lists, and calls of read-only tools,
-   whose domain is then built alone (:class:`~tooldeck.mcp.early.Started`);
+1. the runtime (roots, state, trust boundary) and its launch workspace
+   restored (``Runtime.start_workspace``: stored folders become roots): the
+   resource lists, and calls of read-only tools, whose domain is then built
+   alone (:class:`~tooldeck.mcp.early.Started`), after the rest of
+   ``Runtime.start`` (the confinement said in the log, the settings);
 2. the tools served, from the shipped declarations
    (:mod:`tooldeck.mcp.declared`): a cold ``tools/list``, without importing
    the tool domains; it waits for the resource walks asked so far, which are
    cheaper;
 3. the server extras (prompts, resources) and the person's single-tool
    switches: ``prompts/list`` with a prompts folder, the agent tools
-   (:class:`~tooldeck.mcp.early.Ready`);
+   (:class:`~tooldeck.mcp.early.Ready`); a call already waiting for its
+   domain's tools is served first;
 4. the whole catalog (a domain an early call built already is not built
    again), then the token worker, then the SDK (earlier, either would take
    the CPU from the catalog), and the hand-over.
@@ -41,8 +44,9 @@ class Plan:
     runtime: Callable[[], Any]  # -> runtime | exit status (light: no tool model, no catalog)
     prepare: Callable[[Any], Any]  # runtime -> (runtime, extras, toolbox or None) | exit status
     start: Callable[[Any], Any]  # Runtime.start, once whichever thread asks first
+    restore: Callable[[Any], Any]  # Runtime.start_workspace: what the files' lists need of the start
     build: Callable[[Any], Any]  # runtime -> Toolbox
-    build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
+    build_domain: Callable[[Any, str, str], Any]  # runtime, domain module, tool -> a Toolbox with that tool
     load_sdk: Callable[[], None]  # imports the SDK server
     worker: Callable[[], Any] = lambda: None  # starts the token worker
     declare: Callable[[Any], Any] = lambda rt: None  # runtime -> the tools served (declared.Declared) | None
@@ -67,12 +71,14 @@ async def serve(plan: Plan) -> int:
             from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: after the front answers
 
             limit_malloc_arenas()  # as run_http: before the catalog's and the index fills' threads
-            await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
+            await loop.run_in_executor(None, plan.restore, rt)  # stored roots restored: the lists describe them
             activity = Activity(_warm_up)
-            started = Started(lambda d: plan.build_domain(rt, d), activity, plan.worker)
+            started = Started(lambda d, name: plan.build_domain(rt, d, name), activity, plan.worker)
             front.workspace(ResourceProvider(lambda: rt.workspace), started)  # before the tool model
             await front.files_settled()
             front.declared(await loop.run_in_executor(None, _declare, plan, rt))
+            await loop.run_in_executor(None, plan.start, rt)  # the rest of the start
+            await front.domains_settled()  # a call waiting for its domain goes before the extras
             return await loop.run_in_executor(None, plan.prepare, rt)  # type: ignore[no-any-return]
 
         preparing = loop.create_task(prepare())
