@@ -8,16 +8,19 @@ declaration aliases (``read_dir``, ``get_contents``) map to model-visible names.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib
 import os
 import threading
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import DEFAULT_TIMEOUT, Toolbox
+from tooldeck.profiles import ALIASES as ALIASES  # re-exported: the catalog's names, decided in profiles.py
+from tooldeck.profiles import PROFILES as PROFILES
+from tooldeck.profiles import ToolSwitches as ToolSwitches
+from tooldeck.profiles import canonical_name as canonical_name
+from tooldeck.profiles import select_profile as select_profile
 from tooldeck.runtime import Runtime
 
 # One module per domain, each exposing tools(runtime) -> list[Tool].
@@ -84,45 +87,45 @@ class _Turns:
 
 _TURNS = _Turns()
 
-# ChatMD declaration name -> model-visible tool name (seed 000).
-ALIASES: dict[str, str] = {"read_dir": "read_directory", "get_contents": "read_file"}
 
-PROFILES: dict[str, tuple[str, ...] | None] = {
-    "full": None,
-    "core": (
-        "read_file",
-        "read_directory",
-        "get_file_tree",
-        "file_search",
-        "get_code_structure",
-        "apply_patch",
-        "apply_edits",
-        "file_actions",
-    ),
-    "read-only": (
-        "read_file",
-        "read_directory",
-        "get_file_tree",
-        "file_search",
-        "get_code_structure",
-        "find_symbol",
-        "find_references",
-        "markdown_search",
-        "query_vector_db",
-        "pydoc_search",
-    ),
-}
+class _Shared:
+    """Each domain's tools built once at a server's start, whichever asks
+    first: the whole catalog, the domain of an early call, the live shell
+    tools of a cold ``tools/list``. Forgotten when the workspace changes
+    (tools describe the roots). Used under :data:`_TURNS` only."""
 
+    def __init__(self, rt: Runtime) -> None:
+        self._made: dict[str, list[Tool]] = {}
+        rt.on_workspace_change(lambda _ws: self._made.clear())
 
-def canonical_name(name: str) -> str:
-    return ALIASES.get(name, name)
+    def get(self, rt: Runtime, module_name: str) -> list[Tool]:
+        made = self._made.get(module_name)
+        if made is None:
+            made = self._made[module_name] = importlib.import_module(module_name).tools(rt)
+        return made
+
+    def one(self, rt: Runtime, module_name: str, name: str) -> Tool | None:
+        """``name`` alone when its domain can build it so (a domain's
+        ``build_alone(rt, name)``) and is not built yet; else from the domain."""
+        if module_name not in self._made:
+            alone = getattr(importlib.import_module(module_name), "build_alone", None)
+            made = alone(rt, name) if alone is not None else None
+            if made is not None:
+                return made  # type: ignore[no-any-return]
+        return next((t for t in self.get(rt, module_name) if t.name == name), None)
 
 
 def build_tools(
-    rt: Runtime, domains: Iterable[str] = DOMAINS, origin: dict[str, str] | None = None, urgent: bool = False
+    rt: Runtime,
+    domains: Iterable[str] = DOMAINS,
+    origin: dict[str, str] | None = None,
+    urgent: bool = False,
+    shared: bool = False,
 ) -> list[Tool]:
     """Every tool of ``domains``; ``origin`` (when given) receives each tool's
-    domain module; ``urgent``: before the domains other threads wait to build."""
+    domain module; ``urgent``: before the domains other threads wait to build;
+    ``shared``: a domain another ``shared`` build made already is not built
+    again (a server's start, :class:`_Shared`)."""
     # agent sessions run with the whole catalog whatever the host's profile (tooldeck.agents.manager),
     # less the tools the person switched off (build_toolbox); on a named workspace, the root domains
     # over a runtime of that workspace's roots (switched-off tools stay off there too)
@@ -132,8 +135,10 @@ def build_tools(
     tools: list[Tool] = []
     for module_name in domains:
         with _TURNS.turn(urgent):
-            module = importlib.import_module(module_name)
-            made = module.tools(rt)
+            if shared:
+                made = rt.service("catalog.shared", _Shared).get(rt, module_name)
+            else:
+                made = importlib.import_module(module_name).tools(rt)
         if origin is not None:
             origin.update((t.name, module_name) for t in made)
         tools.extend(made)
@@ -145,78 +150,6 @@ DISABLED_KEY = "tools.disabled"  # in rt.settings: the tools the person switched
 
 def _switched_off(rt: Runtime) -> frozenset[str]:
     return frozenset(rt.settings.get(DISABLED_KEY) or ())
-
-
-def select_profile(tools: list[Tool], profile: str | None) -> list[Tool]:
-    if profile is None or profile == "full":
-        return tools
-    if profile not in PROFILES:
-        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    allowed = PROFILES[profile]
-    return [t for t in tools if allowed is None or t.name in allowed]
-
-
-@dataclass(frozen=True)
-class ToolSwitches:
-    """Single tools switched on or off by the person (RepoPrompt's per-tool
-    MCP settings, Serena's ``excluded_tools``).
-
-    ``enabled`` (``serve --tools a,b``, ``[tools] enabled`` in the person's
-    own config): the tools served, instead of the whole catalog, or beside
-    the tools of an explicit ``--profile``. ``disabled`` (``--exclude-tools``,
-    ``[tools] disabled`` in the user config or in a project's
-    ``.tooldeck.toml``, which may only narrow: :mod:`tooldeck.config_authority`)
-    is taken out of whatever is served, and out of the catalog agent sessions
-    run with. Names are the model-visible ones (ChatMD aliases accepted)."""
-
-    enabled: tuple[str, ...] | None = None
-    disabled: tuple[str, ...] = ()
-
-    def over(self, base: ToolSwitches) -> ToolSwitches:
-        """These switches (the command line) over ``base`` (the config files):
-        an ``enabled`` list replaces the base's; disabled tools add up."""
-        enabled = self.enabled if self.enabled is not None else base.enabled
-        return ToolSwitches(enabled, tuple(dict.fromkeys((*base.disabled, *self.disabled))))
-
-    def unknown(self, known: Iterable[str]) -> list[str]:
-        """Names that are no tool, each with the nearest tool name when there is one."""
-        names = set(known)
-        out = []
-        for name in (*(self.enabled or ()), *self.disabled):
-            name = canonical_name(name)
-            if name not in names:
-                near = difflib.get_close_matches(name, sorted(names), n=1)
-                out.append(f"{name!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
-        return out
-
-    def apply(self, tools: list[Tool], chosen: list[Tool], profile: str | None) -> list[Tool]:
-        """``chosen`` (the profile's tools out of ``tools``) switched."""
-        keep = {t.name for t in chosen}
-        if self.enabled is not None:
-            wanted = {canonical_name(n) for n in self.enabled}
-            keep = (keep | wanted) if profile is not None else wanted
-        keep -= {canonical_name(n) for n in self.disabled}
-        return [t for t in tools if t.name in keep]
-
-    @classmethod
-    def from_config(cls, section: Mapping[str, Any]) -> ToolSwitches:
-        """From a ``[tools]`` table: a list of names, or one comma-separated string."""
-
-        def names(value: Any) -> tuple[str, ...]:
-            if isinstance(value, str):
-                value = value.split(",")
-            if not isinstance(value, list):
-                raise ValueError(f"[tools]: expected a list of tool names, got {value!r}")
-            return tuple(str(v).strip() for v in value if str(v).strip())
-
-        enabled = names(section["enabled"]) if "enabled" in section else None
-        return cls(enabled, names(section["disabled"]) if "disabled" in section else ())
-
-    @classmethod
-    def parse(cls, enabled: str | None, disabled: str | None) -> ToolSwitches:
-        """From ``--tools a,b`` and ``--exclude-tools c`` (None: not given)."""
-        split = lambda v: tuple(n.strip() for n in v.split(",") if n.strip())  # noqa: E731
-        return cls(split(enabled) if enabled is not None else None, split(disabled) if disabled else ())
 
 
 def tool_timeout() -> float:
@@ -260,12 +193,17 @@ class CatalogToolbox(Toolbox):
 
 
 def build_toolbox(
-    rt: Runtime, profile: str | None = None, switches: ToolSwitches | None = None, **kwargs: Any
+    rt: Runtime,
+    profile: str | None = None,
+    switches: ToolSwitches | None = None,
+    shared: bool = False,
+    **kwargs: Any,
 ) -> CatalogToolbox:
     """The catalog for a host: the profile's tools, then the person's ``switches``
-    (unknown names raise ValueError naming the nearest tool)."""
+    (unknown names raise ValueError naming the nearest tool); ``shared``: see
+    :func:`build_tools`."""
     origin: dict[str, str] = {}
-    every = build_tools(rt, origin=origin)
+    every = build_tools(rt, origin=origin, shared=shared)
     switches = switches or ToolSwitches()
     unknown = switches.unknown(t.name for t in every)
     if unknown:
@@ -281,15 +219,29 @@ def build_toolbox(
     return box
 
 
-def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None) -> Toolbox:
+def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None, name: str | None = None) -> Toolbox:
     """The tools of one domain module as :func:`build_toolbox` would serve them
-    (same profile, no switches: a host with switches builds the whole catalog
-    first). For a server that must answer a first call before the whole
-    catalog is imported (:mod:`tooldeck.mcp.early`); its runtime is shared."""
+    (same profile, no switches: the early front runs a tool of it only when
+    the list it serves, which the switches shaped, has that tool); with
+    ``name``, only that tool when its domain can build it alone (files:
+    ``read_file``, ``read_directory``, ``get_file_tree``). For a server that
+    must answer a first call before the whole catalog is imported
+    (:mod:`tooldeck.mcp.early`); its runtime and the domain's tools are shared
+    with the whole catalog's build."""
     if domain not in DOMAINS:
         raise ValueError(f"{domain!r} is no catalog domain")
-    tools = select_profile(build_tools(rt, (domain,), urgent=True), profile)
-    return Toolbox(tools, budget_tokens=rt.budget_tokens, count_tokens=rt.count_tokens, timeout=tool_timeout())
+    if name is not None:
+        with _TURNS.turn(urgent=True):
+            one = rt.service("catalog.shared", _Shared).one(rt, domain, name)
+        tools = [one] if one is not None else []
+    else:
+        tools = build_tools(rt, (domain,), urgent=True, shared=True)
+    return Toolbox(
+        select_profile(tools, profile),
+        budget_tokens=rt.budget_tokens,
+        count_tokens=rt.count_tokens,
+        timeout=tool_timeout(),
+    )
 
 
 def config_switches(rt: Runtime) -> ToolSwitches:

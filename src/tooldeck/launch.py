@@ -166,7 +166,7 @@ def _serve_early(args: ServeArgs) -> int:
     """Serve stdio through the early front (:mod:`tooldeck.mcp.early`)."""
     import asyncio
 
-    from tooldeck.mcp import early
+    from tooldeck.mcp import early, early_serve
     from tooldeck.mcp.lifecycle import exit_now, exit_on_signals
 
     exit_on_signals()  # SIGINT/SIGTERM: stop at once, worker processes first
@@ -178,35 +178,63 @@ def _serve_early(args: ServeArgs) -> int:
 
     def started(rt: Runtime) -> Runtime:
         with start_lock:
-            return rt.start()
+            return rt.start(confinement=False)  # said by prepare, once the early answers are out
 
     def build(rt: Runtime) -> object:
         from tooldeck.catalog import build_toolbox
 
-        return build_toolbox(started(rt), args.profile)
+        return build_toolbox(started(rt), args.profile, shared=True)
 
-    def build_domain(rt: Runtime, domain: str) -> object:
+    def build_domain(rt: Runtime, domain: str, name: str) -> object:
         from tooldeck.catalog import build_domain_toolbox
 
-        return build_domain_toolbox(started(rt), domain, args.profile)
+        return build_domain_toolbox(started(rt), domain, args.profile, name)
 
-    plan = early.Plan(
+    def declare(rt: Runtime) -> object:
+        return _declared(rt, args, lambda domain: _live_domain(started(rt), domain))
+
+    plan = early_serve.Plan(
         cache=handshake[0] if handshake is not None else None,
         prompts=early.prompts_served(args.prompts),
         runtime=lambda: _runtime(args),
-        prepare=lambda rt: _prepare(args, worker=False, rt=rt),
+        prepare=lambda rt: _prepare(args, worker=False, rt=rt, confinement=True),
         start=started,
+        restore=lambda rt: rt.start_workspace(),
         build=build,
         build_domain=build_domain,
         load_sdk=_load_sdk,
         worker=_start_worker,
+        declare=declare,
     )
 
     async def main() -> None:
-        exit_now(await early.serve(plan))  # the answers are out: skip the interpreter's slow finalisation
+        exit_now(await early_serve.serve(plan))  # the answers are out: skip the interpreter's slow finalisation
 
     asyncio.run(main())
     return 0
+
+
+def _declared(rt: Runtime, args: ServeArgs, live: object) -> object:
+    """The tools ``serve`` will list, from the shipped declarations
+    (:mod:`tooldeck.mcp.declared`), or None when the catalog must say."""
+    from tooldeck.config import ConfigError, load_config
+    from tooldeck.mcp.declared import declared_tools
+    from tooldeck.profiles import ToolSwitches
+
+    try:
+        config = load_config(rt.workspace.primary.path, state_dir=rt.state_dir)
+    except ConfigError:
+        return None  # the catalog's path reports it
+    switches = ToolSwitches.parse(args.tools, args.exclude_tools)
+    return declared_tools(rt.workspace, config.data, args.profile, switches, live)  # type: ignore[arg-type]
+
+
+def _live_domain(rt: Runtime, domain: str) -> list[dict[str, object]]:
+    """A domain's tools built now, in wire form (shared with the catalog's build)."""
+    from tooldeck.catalog import build_tools
+    from tooldeck.mcp.wire import tool_wire
+
+    return [tool_wire(t) for t in build_tools(rt, (domain,), urgent=True, shared=True)]
 
 
 def _load_sdk() -> None:
@@ -224,15 +252,16 @@ def _start_worker() -> None:
 
 
 def _prepare(
-    args: ServeArgs, sdk: bool = False, worker: bool = True, rt: Runtime | None = None
+    args: ServeArgs, sdk: bool = False, worker: bool = True, rt: Runtime | None = None, confinement: bool = False
 ) -> tuple[Runtime, object, object] | int:
     """The runtime, the server extras and the catalog when single tools are
     switched (built here: an unknown tool name is a usage error before
     serving; else None, built while serving), or an exit status for a usage
     error. ``sdk``: also import the stdio server's modules (the SDK) now;
     ``worker``: start the token worker now; ``rt``: the runtime
-    :func:`_runtime` made already."""
-    from tooldeck.catalog import PROFILES
+    :func:`_runtime` made already; ``confinement``: say in the log how helper
+    processes are confined (what ``Runtime.start`` does unless told not to)."""
+    from tooldeck.profiles import PROFILES
 
     if args.profile is not None and args.profile not in PROFILES:
         return _usage(f"unknown profile {args.profile!r}; choose one of {', '.join(PROFILES)}")
@@ -245,6 +274,10 @@ def _prepare(
     box = _switched_catalog(rt, args)
     if isinstance(box, int):
         return box
+    if confinement:
+        from tooldeck.confine import helpers
+
+        helpers.mode()
     if sdk:
         _load_sdk()
     if worker:

@@ -19,8 +19,8 @@ from typing import Any, TypeVar
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.tokens import count_with
 from tooldeck.workspace.hidden import hide
-from tooldeck.workspace.journal import recover as recover_writes
 from tooldeck.workspace.roots import Workspace
+from tooldeck.workspace.statefiles import batches_left
 from tooldeck.workspace.trust import AskPerson, Boundary
 
 T = TypeVar("T")
@@ -43,6 +43,7 @@ class Runtime:
         # set by a host that can ask the person (MCP elicitation); None = refuse outright
         self.ask_person: AskPerson | None = None
         self._started = False
+        self._workspace_ok: bool | None = None  # start_workspace(): not yet / restored / failed
         self.state_dir = Path(state_dir) if state_dir is not None else default_state_dir()
         # outside every root, even one that contains it (serving $HOME): no tool reads, lists or writes it
         hide(self.state_dir)
@@ -55,37 +56,62 @@ class Runtime:
         self._lock = threading.RLock()
         # a batch write of a process that died is undone (or finished) before
         # any tool of this one sees the files: one directory listing when clean
-        recover_writes(self.state_dir)
+        # (the journal's code loads only when there is a batch to recover)
+        if batches_left(self.state_dir):
+            from tooldeck.workspace.journal import recover as recover_writes  # lazy: a clean start needs none
+
+            recover_writes(self.state_dir)
 
     @classmethod
     def for_dirs(cls, dirs: Sequence[str | os.PathLike[str]] | None = None, **kwargs: Any) -> Runtime:
         return cls(Workspace.from_dirs(list(dirs) if dirs else [os.getcwd()]), **kwargs)
 
-    def start(self) -> Runtime:
+    def start(self, confinement: bool = True) -> Runtime:
         """Restore persisted state before any tool is described: the launch
-        workspace (its stored folders inside the trust boundary become roots)
-        and an ``output.budget_tokens`` from the config files or the store. Hosts call it once before
+        workspace (:meth:`start_workspace`) and an ``output.budget_tokens``
+        from the config files or the store. Hosts call it once before
         building the catalog, so the order of the catalog's domains does not
         matter; later calls do nothing. A broken store must not stop a server
-        from starting: it is logged, and the tools report it on first use."""
+        from starting: it is logged, and the tools report it on first use.
+        ``confinement``: also say in the log how helper processes are confined
+        (a host that answers first says it a moment later, itself)."""
         with self._lock:
             if self._started:
                 return self
             self._started = True
-        from tooldeck.confine import helpers
         from tooldeck.settings import settings_service
-        from tooldeck.state.workspaces import workspace_service
 
-        helpers.mode()  # how helper processes are confined: said once, in the log, at start-up
+        if confinement:
+            from tooldeck.confine import helpers  # lazy: as the settings, loaded at start
 
+            helpers.mode()  # how helper processes are confined: said once, in the log, at start-up
+        if not self.start_workspace():
+            return self
         try:
-            workspace_service(self)
             settings = settings_service(self)
             if settings.source("output.budget_tokens") in ("config", "stored"):
                 self.budget_tokens = int(settings.get("output.budget_tokens"))
         except Exception as exc:  # reported by the tools on first use
             log.warning("tooldeck: could not restore workspace state from %s: %s", self.state_dir, exc)
         return self
+
+    def start_workspace(self) -> bool:
+        """The first part of :meth:`start`: the launch workspace restored (its
+        stored folders inside the trust boundary become roots), all the files'
+        lists need; a stdio server answers them before the rest. Once; False
+        when the store could not say (logged)."""
+        with self._lock:
+            if self._workspace_ok is not None:
+                return self._workspace_ok
+            from tooldeck.state.workspaces import workspace_service  # lazy: the store loads at start
+
+            try:
+                workspace_service(self)
+                self._workspace_ok = True
+            except Exception as exc:  # reported by the tools on first use
+                log.warning("tooldeck: could not restore workspace state from %s: %s", self.state_dir, exc)
+                self._workspace_ok = False
+            return self._workspace_ok
 
     def replace_workspace(self, workspace: Workspace) -> None:
         """Swap the roots (``manage_workspaces`` switch / add_folder / remove_folder).

@@ -278,3 +278,32 @@ def test_the_file_lists_do_not_wait_for_the_tool_catalog(served: tuple[Path, Pat
     sdk, rc_sdk = _run(root, state, lines, TOOLDECK_HANDSHAKE_CACHE="0", TOOLDECK_EARLY_FRONT="0")
     early, ref = _by_id(raw), _by_id(sdk)
     assert rc_sdk == 0 and early[2]["result"] == ref[2]["result"] and early[3]["result"] == ref[3]["result"]
+
+
+def test_cold_calls_run_early_by_the_declared_list_and_a_switched_off_tool_never_does(
+    served: tuple[Path, Path],
+) -> None:
+    """Without the cache the front knows the tools served from the shipped
+    declarations: a read-only call runs early (its tool built alone), one that
+    changes files or may ask the person waits for the SDK, and a tool the person
+    switched off is answered by the SDK as unknown, never run by the front."""
+    root, state = served
+    lines = [
+        _init("2025-11-25"),
+        INITIALIZED,
+        _call("rf", "read_file", {"path": "hello.txt"}),
+        _call("rd", "read_directory", {}),
+        _call("fa", "file_actions", {"action": "create", "path": "new.txt", "content": "x"}),
+        _call("sh", "shell", {"program": "ls", "arguments": []}),
+    ]
+    data = "".join(json.dumps(m) + "\n" for m in lines).encode()
+    cmd = serve_command(root, state, "--exclude-tools", "read_directory")
+    env = _env(state, TOOLDECK_HANDSHAKE_CACHE="0")
+    proc = subprocess.run(cmd, input=data, capture_output=True, timeout=90, env=env)
+    raw = [x for x in proc.stdout.decode().splitlines() if x.strip()]
+    by_writer = {json.loads(x)["id"]: _front_wrote(x) for x in raw}
+    assert proc.returncode == 0 and by_writer == {0: True, "rf": True, "rd": False, "fa": False, "sh": False}
+    got = _by_id(raw)
+    assert "hello" in got["rf"]["result"]["content"][0]["text"]
+    assert got["rd"]["result"]["isError"] and "read_directory" in got["rd"]["result"]["content"][0]["text"]
+    assert (root / "new.txt").read_text() == "x"  # the SDK ran it

@@ -10,11 +10,14 @@ Importing the MCP SDK costs ~0.4 s, so the SDK is kept off that path:
    stdin and answers, from the handshake cache when it holds the answer, else
    built by :mod:`tooldeck.mcp.wire` (the same functions the SDK's handlers
    return): ``initialize``, the four lists (``resources/list`` always live:
-   the files change between two starts), and ``tools/call`` of read-only
-   tools, run through the catalog's own Toolbox (same validation, errors and
-   result shape as the SDK path). Everything else waits, in order.
-2. A start-up thread builds the runtime and the catalog; only then is the
-   SDK imported (it would compete with the catalog for the CPU).
+   the files change between two starts; a cold ``tools/list`` from the
+   shipped declarations, :mod:`tooldeck.mcp.declared`, without the tool
+   domains), and ``tools/call`` of read-only tools, run through the catalog's
+   own tools (same validation, errors and result shape as the SDK path).
+   Everything else waits, in order.
+2. A start-up thread builds the runtime, then the catalog; only then is the
+   SDK imported (it would compete with the catalog for the CPU). The order,
+   and what each step unlocks, is in :mod:`tooldeck.mcp.early_serve`.
 3. Hand-over: the SDK server gets the same reader and writer. It is first
    replayed ``initialize`` (its session state is that of a normal start),
    the notifications and the list requests the front answered (the
@@ -40,11 +43,11 @@ import asyncio
 import json
 import logging
 import os
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tooldeck.mcp.declared import Declared
 from tooldeck.mcp.handshake_cache import HandshakeCache
 from tooldeck.mcp.handshake_front import (
     LISTS,
@@ -58,7 +61,7 @@ from tooldeck.mcp.handshake_front import (
     reply,
 )
 from tooldeck.mcp.resources import ResourceProvider
-from tooldeck.mcp.stdio import FdWriter, LineWriter, Readline, error_reply, open_wire, repair_surrogate_escapes
+from tooldeck.mcp.stdio import FdWriter, LineWriter, Readline, error_reply, repair_surrogate_escapes
 from tooldeck.mcp.wire import (
     BUILT_VERSIONS,
     HANDSHAKE_VERSIONS,
@@ -91,14 +94,21 @@ def _first_page(message: dict[str, Any]) -> bool:
 
 
 @dataclass
+class Started:
+    """The runtime is started (its roots restored): what a call the front
+    runs needs, before the server extras and the whole catalog."""
+
+    domain: Callable[[str, str], Any]  # domain module, tool -> a Toolbox with that tool (built alone if it can be)
+    activity: Any  # tooldeck.mcp.host.Activity
+    worker: Callable[[], Any] = lambda: None  # starts the token worker (once)
+
+
+@dataclass
 class Ready:
-    """What the start-up thread produced for the front."""
+    """The server extras are made and the catalog is being built."""
 
     extras: Any  # ServerExtras
     catalog: Any  # tooldeck.mcp.host.Catalog
-    activity: Any  # tooldeck.mcp.host.Activity
-    domain: Callable[[str], Any] | None = None  # domain module -> the Toolbox of its tools (built alone)
-    worker: Callable[[], Any] = lambda: None  # starts the token worker (once)
 
 
 class EarlyFront:
@@ -121,21 +131,47 @@ class EarlyFront:
         self._owed = 0  # deferred requests the front did not answer
         self._lists: list[asyncio.Task[None]] = []
         self._calls: dict[str, asyncio.Task[None]] = {}
-        self._domains: dict[str, asyncio.Future[Any]] = {}
-        self._ready: asyncio.Future[Ready] = asyncio.get_running_loop().create_future()
-        self._files: asyncio.Future[ResourceProvider] = asyncio.get_running_loop().create_future()
+        self._domains: dict[tuple[str, str], asyncio.Future[Any]] = {}  # (domain, tool) -> its Toolbox
+        self._file_lists: list[asyncio.Task[None]] = []
+        loop = asyncio.get_running_loop()
+        self._files: asyncio.Future[ResourceProvider] = loop.create_future()
+        self._started: asyncio.Future[Started] = loop.create_future()
+        self._declared: asyncio.Future[list[Declared] | None] = loop.create_future()
+        self._ready: asyncio.Future[Ready] = loop.create_future()
         self._sdk: asyncio.Queue[bytes] = asyncio.Queue()
 
     # start-up ------------------------------------------------------------------
+    def workspace(self, provider: ResourceProvider, started: Started) -> None:
+        """The runtime is started (its roots restored): the resource lists
+        can be answered, and read-only calls run by their domain's tools,
+        before the tool model and the catalog are loaded."""
+        if not self._files.done():
+            self._files.set_result(provider)
+        if not self._started.done():
+            self._started.set_result(started)
+
+    async def files_settled(self) -> None:
+        """Wait for the resource lists asked so far (their walk goes before the
+        start-up thread's next, heavier step takes the CPU)."""
+        await asyncio.gather(*self._file_lists, return_exceptions=True)
+
+    async def domains_settled(self) -> None:
+        """Wait for the domains being built for the calls taken so far (the
+        start-up thread's next steps serve nobody waiting yet)."""
+        await asyncio.gather(*self._domains.values(), return_exceptions=True)
+
+    def declared(self, tools: list[Declared] | None) -> None:
+        """The catalog's tools from the shipped declarations
+        (:mod:`tooldeck.mcp.declared`), or None: ``tools/list`` waits for the
+        catalog."""
+        if not self._declared.done():
+            self._declared.set_result(tools)
+        if tools is not None:  # as built() would: the next start can build just the domain of a call
+            self._domains_known({d.name: d.domain for d in tools})
+
     def ready(self, ready: Ready) -> None:
         if not self._ready.done():
             self._ready.set_result(ready)
-
-    def workspace(self, provider: ResourceProvider) -> None:
-        """The runtime is started (its roots restored): the resource lists
-        can be answered, before the tool model and the catalog are loaded."""
-        if not self._files.done():
-            self._files.set_result(provider)
 
     def built(self, box: Any) -> None:
         """The whole catalog is built: remember which domain serves each tool,
@@ -145,9 +181,18 @@ class EarlyFront:
             self.cache.data[DOMAINS_KEY] = dict(origin)
             self.dirty = True
 
+    def _domains_known(self, domains: dict[str, str]) -> None:
+        """Tool domains learnt before the catalog is built (the declarations)."""
+        known = self.cache.data.get(DOMAINS_KEY) if self.cache is not None else None
+        known = known if isinstance(known, dict) else {}
+        if self.cache is not None and {**known, **domains} != known:
+            self.cache.data[DOMAINS_KEY] = {**known, **domains}
+            self.dirty = True
+
     def failed(self) -> None:
         """The start-up failed before the catalog: nothing more is taken early."""
         self.stopped = True
+        self.declared(None)
 
     async def handoff(self) -> Readline:
         """Switch to the SDK; returns the ``readline`` its reader uses."""
@@ -222,6 +267,7 @@ class EarlyFront:
             self._deferred.append(line)  # the SDK answers too; the Tap swallows and records it
         elif message.get("method") == "resources/list" and plain_id(message.get("id")) and _first_page(message):
             self._spawn(self._resources(message), self._lists)
+            self._file_lists.append(self._lists[-1])
         elif message.get("method") == "tools/call" and self._takes(message):
             key = id_token(message["id"])
             task = self._calls[key] = asyncio.get_running_loop().create_task(self._call(message, line))
@@ -291,23 +337,31 @@ class EarlyFront:
     async def _list(self, message: dict[str, Any]) -> None:
         method, key = message["method"], id_token(message["id"])
         result = self._cached(method)
-        if result is None and method == "resources/templates/list":
-            result = (await self._files).templates()
-            self._record(method, result)
-        elif result is None:
-            ready = await self._ready
-            result = await self._build_list(method, ready)
+        if result is None:
+            result = await self._build_list(method)
             self._record(method, result)
         self.answered[key] = (method, result)
         await self._send(reply(message["id"], result))
 
-    async def _build_list(self, method: str, ready: Ready) -> dict[str, Any]:
-        if method == "tools/list":
-            box = await ready.catalog.get()
-            agents = ready.extras.tools()
-            return {"tools": [tool_wire(t) for t in box] + [tool_wire(t) for t in (agents or ())]}
-        assert method == "prompts/list" and method in LISTS
-        return await asyncio.to_thread(ready.extras.prompts_wire)  # type: ignore[no-any-return]
+    async def _build_list(self, method: str) -> dict[str, Any]:
+        if method == "resources/templates/list":
+            return (await self._files).templates()
+        if method == "prompts/list":
+            if not self.prompts:
+                return {"prompts": []}  # no prompts folder: what ServerExtras.prompts_wire says
+            ready = await self._ready
+            return await asyncio.to_thread(ready.extras.prompts_wire)  # type: ignore[no-any-return]
+        assert method == "tools/list" and method in LISTS
+        declared = await self._declared
+        if declared is None:
+            ready = await self._ready
+            tools = [tool_wire(t) for t in await ready.catalog.get()]
+        else:
+            tools = [d.wire for d in declared]
+        if self.prompts:  # the prompt-backed agent tools, after the catalog's own
+            ready = await self._ready
+            tools += [tool_wire(t) for t in (ready.extras.tools() or ())]
+        return {"tools": tools}
 
     async def _resources(self, message: dict[str, Any]) -> None:
         provider = await self._files
@@ -316,8 +370,9 @@ class EarlyFront:
 
     def _takes(self, message: dict[str, Any]) -> bool:
         """A call the front runs: plain, a fresh id, a read-only tool (as the
-        built catalog says, or before it is built, the cached tool list; with
-        neither, :meth:`_call` decides once the catalog is built)."""
+        built catalog says, or before it is built, the tool list served: the
+        cached one or the shipped declarations; with neither, :meth:`_call`
+        decides once the catalog is built)."""
         if not plain_id(message.get("id")) or not plain_call(message) or id_token(message["id"]) in self._calls:
             return False
         name = message["params"]["name"]
@@ -325,16 +380,36 @@ class EarlyFront:
         box = ready.catalog.built() if ready is not None else None
         if box is not None:
             return early_tool(box.get(name), getattr(box, "origin", {}).get(name))
-        cached = self._cached("tools/list")
-        if cached is None:
+        listed = self._listed()
+        if listed is None:
             return True  # decided once the catalog is built (else it goes to the SDK then)
-        domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
-        for tool in cached.get("tools", []):
+        for tool in listed[0]:
             if tool.get("name") == name:
                 hints = tool.get("annotations") or {}
                 safe = hints.get("readOnlyHint") is True and hints.get("openWorldHint") is False
-                return safe and early_domain(domain)
+                return safe and early_domain(listed[1].get(name))
         return False
+
+    def _listed(self) -> tuple[list[dict[str, Any]], dict[str, str]] | None:
+        """(the tools served, tool name -> its catalog domain) before the
+        catalog is built: from the handshake cache, else from the shipped
+        declarations; None while neither is known."""
+        cached = self._cached("tools/list")
+        if cached is not None:
+            domains = (self.cache.data.get(DOMAINS_KEY) or {}) if self.cache is not None else {}
+            return list(cached.get("tools") or []), domains
+        declared = self._declared.result() if self._declared.done() else None
+        if declared is None:
+            return None
+        return [d.wire for d in declared], {d.name: d.domain for d in declared}
+
+    def _domain_of(self, name: str) -> str | None:
+        """The catalog domain of ``name`` if the list served has that tool."""
+        listed = self._listed()
+        if listed is None or not any(t.get("name") == name for t in listed[0]):
+            return None  # a tool switched off is in no list: never built alone for a call
+        domain = listed[1].get(name)
+        return domain if isinstance(domain, str) else None
 
     def _call_done(self, key: str, task: asyncio.Task[None]) -> None:
         if self._calls.get(key) is task:
@@ -343,16 +418,16 @@ class EarlyFront:
 
     async def _call(self, message: dict[str, Any], line: bytes) -> None:
         try:
-            ready = await self._ready  # the core is imported (by the start-up thread) from here on
+            started = await self._started  # the runtime is up; the core loads with the domain's tools
             from tooldeck.core.invocation import Invocation
 
-            box, domain = await self._box_for(ready, message["params"]["name"])
+            box, domain = await self._box_for(started, message["params"]["name"])
             tool = box.get(message["params"]["name"]) if box is not None else None
-            if not early_tool(tool, domain):  # the cached list was stale
+            if not early_tool(tool, domain):  # the list was stale, or the tool may not run early
                 self._late_defer(line)
                 return
-            ready.worker()  # a call counts tokens: in the worker from now on
-            ready.activity.request_started()
+            started.worker()  # a call counts tokens: in the worker from now on
+            started.activity.request_started()
             try:
                 name, args = message["params"]["name"], message["params"].get("arguments")
                 result = to_call_result(await box.call(name, args, invocation=Invocation.silent()))
@@ -360,7 +435,7 @@ class EarlyFront:
                 log.exception("tools/call %s failed", message["params"]["name"])
                 result = internal_error(exc)
             finally:
-                ready.activity.request_finished()
+                started.activity.request_finished()
             await self._send(reply(message["id"], result))
         except asyncio.CancelledError:
             pass  # notifications/cancelled: no answer
@@ -368,17 +443,20 @@ class EarlyFront:
             log.exception("early tools/call failed")
             await self._send(reply(message["id"], internal_error(exc)))
 
-    async def _box_for(self, ready: Ready, name: str) -> tuple[Any, str | None]:
+    async def _box_for(self, started: Started, name: str) -> tuple[Any, str | None]:
         """(Toolbox, the domain of ``name`` in it): the whole catalog when
-        built; before that, the Toolbox of the one domain that served ``name``
-        last time (built alone, a fraction of the catalog's imports); None
-        when the catalog failed to build."""
-        box = ready.catalog.built()
-        domain = (self.cache.data.get(DOMAINS_KEY) or {}).get(name) if self.cache is not None else None
-        if box is None and isinstance(domain, str) and ready.domain is not None:
-            task = self._domains.get(domain)
+        built; before that, a Toolbox of ``name`` alone when its domain can
+        build it so, else of its domain (shared with the catalog's build): a
+        fraction of the catalog's imports; None when the catalog failed to
+        build."""
+        ready = self._ready.result() if self._ready.done() else None
+        box = ready.catalog.built() if ready is not None else None
+        domain = self._domain_of(name)
+        if box is None and domain is not None:
+            task = self._domains.get((domain, name))
             if task is None:
-                task = self._domains[domain] = asyncio.ensure_future(asyncio.to_thread(ready.domain, domain))
+                build = asyncio.to_thread(started.domain, domain, name)
+                task = self._domains[(domain, name)] = asyncio.ensure_future(build)
             try:
                 part = await asyncio.shield(task)
             except Exception:
@@ -386,7 +464,7 @@ class EarlyFront:
             if part is not None and name in part:
                 return part, domain
         try:
-            box = await ready.catalog.get()
+            box = await (await self._ready).catalog.get()
         except Exception:
             return None, None
         return box, getattr(box, "origin", {}).get(name)
@@ -405,91 +483,3 @@ class EarlyFront:
     def _check_finished(self) -> None:
         if self.eof and not self.handed and self._owed == 0:
             self.finished.set()
-
-
-@dataclass
-class Plan:
-    """How ``serve`` starts (handed in by the launch: mcp/ imports no host)."""
-
-    cache: HandshakeCache | None
-    prompts: bool  # a prompts folder is served
-    runtime: Callable[[], Any]  # -> runtime | exit status (light: no tool model, no catalog)
-    prepare: Callable[[Any], Any]  # runtime -> (runtime, extras, toolbox or None) | exit status
-    start: Callable[[Any], Any]  # Runtime.start, once whichever thread asks first
-    build: Callable[[Any], Any]  # runtime -> Toolbox
-    build_domain: Callable[[Any, str], Any]  # runtime, domain module -> the Toolbox of its tools
-    load_sdk: Callable[[], None]  # imports the SDK server
-    worker: Callable[[], Any] = lambda: None  # starts the token worker
-
-
-async def serve(plan: Plan) -> int:
-    """Serve stdio through the early front, then the SDK; the exit status."""
-    loop = asyncio.get_running_loop()
-    switch = sys.getswitchinterval()
-    sys.setswitchinterval(0.001)  # the front gets the GIL within 1 ms of a request, not 5
-    async with open_wire() as (readline, writer):
-        front = EarlyFront(plan.cache, writer, plan.prompts)
-        pump = loop.create_task(front.pump(readline))
-
-        async def prepare() -> tuple[Any, Any, Any] | int:
-            rt = await loop.run_in_executor(None, plan.runtime)
-            if isinstance(rt, int):
-                return rt
-            from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: after the front answers
-
-            limit_malloc_arenas()  # as run_http: before the catalog's and the index fills' threads
-            await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
-            front.workspace(ResourceProvider(lambda: rt.workspace))  # the files' lists, before the tool model
-            return await loop.run_in_executor(None, plan.prepare, rt)  # type: ignore[no-any-return]
-
-        preparing = loop.create_task(prepare())
-
-        async def start() -> tuple[Any, Any, Any] | int:
-            prepared = await preparing
-            from tooldeck.mcp.host import Activity, Catalog  # the core: imported by prepare
-
-            if isinstance(prepared, int):
-                front.failed()
-                return prepared
-            rt, extras, box = prepared
-            catalog = Catalog(box if box is not None else (lambda: plan.build(rt)))
-            catalog.start()
-            activity = Activity(_warm_up)
-            domain = None if box is not None else (lambda d: plan.build_domain(rt, d))
-            front.ready(Ready(extras, catalog, activity, domain, plan.worker))
-            try:
-                front.built(await catalog.get())
-            except Exception:
-                pass  # reported by the requests that need it (the SDK's answers)
-            plan.worker()  # the token worker: its encoder load must not take the CPU from the catalog
-            await loop.run_in_executor(None, plan.load_sdk)
-            return extras, catalog, activity
-
-        work = loop.create_task(start())
-        done = loop.create_task(front.finished.wait())
-        await asyncio.wait({work, done}, return_when=asyncio.FIRST_COMPLETED)
-        if not work.done():
-            checked = await preparing  # a usage error (a missing root...) still exits 2
-            if isinstance(checked, int):
-                return checked
-            if await front.settle():  # input ended, all answered: no SDK needed
-                if front.dirty and front.cache is not None:
-                    front.cache.save()
-                return 0
-        got = await work
-        if isinstance(got, int):
-            return got
-        sys.setswitchinterval(switch)
-        extras, catalog, activity = got
-        sdk_readline = await front.handoff()
-        from tooldeck.mcp.transports import run_sdk_stdio
-
-        await run_sdk_stdio(catalog, activity, extras, sdk_readline, writer, front)
-        pump.cancel()
-    return 0
-
-
-def _warm_up() -> None:
-    from tooldeck.tokens import warm_up
-
-    warm_up()

@@ -10,7 +10,8 @@ itself (never written by hand: one source of truth), and keyed by everything
 that can change them:
 
 * tooldeck's version and the identity (path, size, mtime_ns) of the modules
-  that shape the answers (``tooldeck/mcp/*.py``, the catalog);
+  that shape the answers (``tooldeck/mcp/*.py``, the catalog, the profiles)
+  and of the tool declarations the front serves (``mcp/tools_manifest.json``);
 * the SDK's and pydantic's installed versions (their ``.dist-info`` names),
   the Python executable and version;
 * the ``serve`` arguments, the working directory, every ``TOOLDECK_*``
@@ -100,9 +101,9 @@ def _listing(directory: str) -> list[Any]:
 
 def _code_identity() -> list[Any]:
     mcp_dir = os.path.join(_PKG, "mcp")
-    files = [os.path.join(_PKG, "__init__.py"), os.path.join(_PKG, "catalog.py")]
-    try:
-        files += sorted(os.path.join(mcp_dir, n) for n in os.listdir(mcp_dir) if n.endswith(".py"))
+    files = [os.path.join(_PKG, n) for n in ("__init__.py", "catalog.py", "profiles.py")]
+    try:  # the front's modules and the tool declarations it serves (tools_manifest.json)
+        files += sorted(os.path.join(mcp_dir, n) for n in os.listdir(mcp_dir) if n.endswith((".py", ".json")))
     except OSError:
         pass
     return [_identity(f) for f in files]

@@ -11,8 +11,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from tooldeck.core.toolbox import Toolbox
+if TYPE_CHECKING:  # the tool model loads with the catalog: an Activity is made before it
+    from tooldeck.core.toolbox import Toolbox
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -28,6 +30,8 @@ class Catalog:
     (and logged), never a silent empty catalog."""
 
     def __init__(self, source: Toolbox | Callable[[], Toolbox]) -> None:
+        from tooldeck.core.toolbox import Toolbox  # lazy: a catalog exists once the tool model is loaded
+
         self._box: Toolbox | None = source if isinstance(source, Toolbox) else None
         self._factory = None if isinstance(source, Toolbox) else source
         self._future: asyncio.Future[Toolbox] | None = None

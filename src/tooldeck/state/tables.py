@@ -13,7 +13,6 @@ from __future__ import annotations
 import random
 import sqlite3
 import time
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -108,6 +107,8 @@ class TabRow:
 
 
 def new_id() -> str:
+    import uuid  # on the first new row: a start that only reads does not load it
+
     return str(uuid.uuid4())
 
 

@@ -1,5 +1,6 @@
 """Helpers every tool domain shares: staleness checks, schema touches,
-reading text under the path rules, and writing through the atomic writer."""
+reading text under the path rules, and writing through the atomic writer
+(loaded on the first write: a read-only tool built alone does not load it)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import os
 from typing import Any
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.workspace.atomic import write_file
 from tooldeck.workspace.content import content_hash, hash_matches
 from tooldeck.workspace.roots import ResolvedPath, Workspace
 
@@ -49,6 +49,8 @@ def write_text(
     make the write a compare-and-swap (:class:`~tooldeck.workspace.atomic.StaleWrite`
     when another writer got there first); ``state_dir`` holds the locks."""
     data = text.encode("utf-8")
+    from tooldeck.workspace.atomic import write_file  # lazy: the write path loads on the first write
+
     write_file(rp.root.path, rp.rel, data, mode=mode, state_dir=state_dir, expect=expect, expect_absent=expect_absent)
     return data
 

@@ -54,6 +54,7 @@ from tooldeck.workspace.fsops import (
     unlink_quiet,
 )
 from tooldeck.workspace.intent import BadIntent, encode_intent, entry_problem, read_intent
+from tooldeck.workspace.statefiles import JOURNAL_DIR
 
 log = logging.getLogger("tooldeck.journal")
 
@@ -119,7 +120,7 @@ class Journal:
 
     @classmethod
     def begin(cls, state_dir: str, batch_id: str, entries: list[Entry], *, undoable: bool) -> Journal:
-        base = os.path.join(state_dir, "journal")
+        base = os.path.join(state_dir, JOURNAL_DIR)
         with _live_lock:  # before the folder exists: no thread of ours may take it for dead
             _live.add(batch_id)
         try:
@@ -189,7 +190,7 @@ class Journal:
                     unlink_quiet(self.dir_fd, name)
             unlink_quiet(self.dir_fd, DONE)
             unlink_quiet(self.dir_fd, INTENT)
-            os.rmdir(os.path.join(self.state_dir, "journal", self.batch_id))
+            os.rmdir(os.path.join(self.state_dir, JOURNAL_DIR, self.batch_id))
         except OSError as exc:
             log.warning("could not remove journal %s: %s", self.batch_id, exc)
         finally:
@@ -266,7 +267,7 @@ def drop_leftovers(e: Entry, dfd: int | None, jfd: int | None) -> None:
 
 def recover(state_dir: str | os.PathLike[str]) -> int:
     """Finish or undo every batch whose process died; returns how many."""
-    base = os.path.join(os.fspath(state_dir), "journal")
+    base = os.path.join(os.fspath(state_dir), JOURNAL_DIR)
     try:
         names = os.listdir(base)
     except OSError:  # no journal yet (or an unreadable state directory: nothing we can recover)

@@ -26,6 +26,18 @@ import stat
 from collections.abc import Iterator
 
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+JOURNAL_DIR = "journal"  # under the state directory: one folder per batch write in flight (workspace/journal.py)
+
+
+def batches_left(state_dir: str | os.PathLike[str]) -> bool:
+    """Whether the journal holds a batch folder (a write in flight, or one
+    its process left when it died): one listing, so that a clean start does
+    not load the journal's code to find nothing to recover."""
+    try:
+        with os.scandir(os.path.join(os.fspath(state_dir), JOURNAL_DIR)) as entries:
+            return next(entries, None) is not None
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
@@ -125,4 +137,3 @@ def read_private(path: str | os.PathLike[str], limit: int = 16 * 1024 * 1024) ->
         return b"".join(chunks)
     finally:
         os.close(fd)
-

@@ -11,3 +11,23 @@ def tools(rt: Runtime) -> list[Tool]:
     from tooldeck.tools.files import actions, listing, read, tree
 
     return [read.build(rt), listing.build(rt), tree.build(rt), *actions.build(rt)]
+
+
+def build_alone(rt: Runtime, name: str) -> Tool | None:
+    """The tool ``name`` built alone, as :func:`tools` builds it, when it is one
+    of the read-only tools a client calls first (the stdio server answers such
+    a call before the rest of the catalog is built, importing only its
+    module); None for the others (build the domain)."""
+    if name == "read_file":
+        from tooldeck.tools.files import read
+
+        return read.build(rt)
+    if name == "read_directory":
+        from tooldeck.tools.files import listing
+
+        return listing.build(rt)
+    if name == "get_file_tree":
+        from tooldeck.tools.files import tree
+
+        return tree.build(rt)
+    return None

@@ -1,0 +1,64 @@
+"""What the stdio front builds of the catalog before the whole of it: a tool
+alone, a domain, shared with the catalog's build (tooldeck.catalog)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tooldeck.catalog import build_domain_toolbox, build_toolbox
+from tooldeck.core.invocation import Invocation
+from tooldeck.mcp.wire import tool_wire
+from tooldeck.runtime import Runtime
+from tooldeck.workspace.roots import Workspace, make_root
+
+FILES = "tooldeck.tools.files"
+
+
+@pytest.fixture
+def rt(tmp_path: Path, state_dir: Path) -> Runtime:
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "notes.txt").write_text("alpha\nbeta\n")
+    return Runtime.for_dirs([tmp_path / "proj"], state_dir=state_dir).start()
+
+
+@pytest.mark.parametrize("name", ["read_file", "read_directory", "get_file_tree"])
+def test_a_tool_built_alone_is_the_catalogs(rt: Runtime, name: str) -> None:
+    alone = build_domain_toolbox(rt, FILES, name=name)
+    catalog = build_toolbox(rt)
+    assert [t.name for t in alone] == [name]
+    assert tool_wire(alone.get(name)) == tool_wire(catalog.get(name))
+    args = {"path": "notes.txt"} if name == "read_file" else {}
+
+    async def both() -> tuple[str | None, str | None]:
+        a = await alone.call(name, args, invocation=Invocation.silent())
+        b = await catalog.call(name, args, invocation=Invocation.silent())
+        return a.text, b.text
+
+    mine, theirs = asyncio.run(both())
+    assert mine == theirs and mine
+
+
+def test_a_tool_its_domain_cannot_build_alone_comes_from_its_domain_built_whole(rt: Runtime) -> None:
+    box = build_domain_toolbox(rt, FILES, name="file_actions")
+    assert [t.name for t in box] == ["file_actions"]
+    domain = build_domain_toolbox(rt, FILES)  # built then, and shared: not built again
+    assert domain.get("file_actions") is box.get("file_actions") and "read_file" in domain
+
+
+def test_the_profile_still_decides(rt: Runtime) -> None:
+    assert [t.name for t in build_domain_toolbox(rt, "tooldeck.tools.git", "core", name="git")] == []
+    assert [t.name for t in build_domain_toolbox(rt, FILES, "read-only", name="read_file")] == ["read_file"]
+
+
+def test_one_build_per_domain_at_a_start_and_fresh_tools_after_a_workspace_change(rt: Runtime, tmp_path: Path) -> None:
+    domain = build_domain_toolbox(rt, FILES)
+    catalog = build_toolbox(rt, shared=True)
+    assert catalog.get("read_file") is domain.get("read_file")  # built once, by whichever asked first
+    (tmp_path / "other").mkdir()
+    rt.replace_workspace(Workspace([make_root(tmp_path / "other")]))
+    again = build_domain_toolbox(rt, FILES)
+    assert again.get("read_file") is not domain.get("read_file")
+    assert str(tmp_path / "other") in again.get("read_file").description

@@ -1,0 +1,41 @@
+"""The package ``tooldeck.workspace`` loads its public names on first use, and
+a runtime on a clean state directory does not load the write path."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+
+import tooldeck.workspace as workspace
+
+
+def test_every_public_name_is_the_defining_modules_object() -> None:
+    for name in workspace.__all__:
+        home = importlib.import_module(f"tooldeck.workspace.{workspace._HOMES[name]}")
+        assert getattr(workspace, name) is getattr(home, name), name
+    assert set(workspace._HOMES) == set(workspace.__all__)
+    assert set(workspace.__all__) <= set(dir(workspace))
+
+
+def test_the_function_walk_is_not_hidden_by_its_module() -> None:
+    code = "import tooldeck.workspace.walk, tooldeck.workspace as w; print(callable(w.walk), type(w.walk).__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True function"
+
+
+def test_a_clean_start_loads_no_write_path_and_a_left_batch_is_still_recovered(tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    code = (
+        "import sys; from tooldeck.runtime import Runtime\n"
+        f"Runtime.for_dirs([{str(tmp_path / 'root')!r}], state_dir={str(tmp_path / 'state')!r}).start()\n"
+        "print(sorted(m for m in sys.modules if m in ('tooldeck.workspace.atomic', 'tooldeck.workspace.journal')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    # a batch folder left in the journal (its process died): the journal loads and recovers it
+    (tmp_path / "state" / "journal" / "999999999-deadbeef").mkdir(parents=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "'tooldeck.workspace.journal'" in out.stdout
+    assert not (tmp_path / "state" / "journal" / "999999999-deadbeef").exists()
