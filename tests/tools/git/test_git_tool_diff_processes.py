@@ -81,3 +81,21 @@ def test_detached_head_and_branch_come_from_discovery(worked: GitCLI, call) -> N
     worked("checkout", "-q", "--detach")
     out = call.ok("git", {"op": "diff"})
     assert "(detached HEAD)" in out and f"HEAD {worked.sha()[:7]} → working tree" in out
+
+
+@pytest.mark.parametrize("detail", ["files", "patches"])
+def test_a_repeated_diff_asks_no_discovery(worked: GitCLI, call, spawned, detail: str) -> None:
+    """What discovery found is kept while the files it depends on are
+    unchanged (tooldeck.git.discovery): the call after runs the diff and the
+    untracked listing only, and shows the same."""
+    first = call.ok("git", {"op": "diff", "detail": detail})
+    for _ in range(2):  # the first call may learn of included configuration files it had not snapshotted
+        spawned.clear()
+        again = call.ok("git", {"op": "diff", "detail": detail})
+    assert again == first
+    ops = _git_ops(spawned)
+    assert "rev-parse" not in ops and "config" not in ops, ops
+    assert ops.count("diff") == 1 and len(ops) <= 3, ops
+    worked.commit("moved on")
+    after = call.ok("git", {"op": "diff", "detail": detail})
+    assert f"HEAD {worked.sha()[:7]} → working tree" in after
