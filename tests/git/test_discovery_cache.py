@@ -90,7 +90,7 @@ def test_an_include_created_later_is_read(repo: GitCLI) -> None:
     repo.commit("one", {"a.py": "a\n"})
     repo("config", "include.path", "later.cfg")  # relative to .git/config: .git/later.cfg, missing for now
     warm(repo.path)
-    (repo.path / ".git" / "later.cfg").write_text('[include]\n\tpath = deeper.cfg\n')
+    (repo.path / ".git" / "later.cfg").write_text("[include]\n\tpath = deeper.cfg\n")
     assert not any("filter." in c for c in open_repo(str(repo.path)).git.extra_config)
     warm(repo.path)
     (repo.path / ".git" / "deeper.cfg").write_text('[filter "late"]\n\tsmudge = run-me\n')
