@@ -1,17 +1,19 @@
 """What changed between the two sides of a :class:`DiffSpec`, file by file,
 and the unified patch of each file.
 
-One ``git diff --raw --numstat -z`` call gives status, modes, rename pairs and
-line counts (NUL-separated, so any file name parses); patches come from a
-second call only when a detail level needs them, optionally limited to the
-files that will be shown. Untracked files (working-tree specs) are listed by
+When a detail level shows patches, one ``git diff --raw -z -p`` gives
+status, modes, rename pairs and the patches (NUL-separated records, so any
+file name parses), and the line counts are read off the patches; past
+:data:`MAX_PRELOAD_BYTES` (or with a conflicted file) the listing is a
+``git diff --raw --numstat -z`` alone and the patches that can be shown are
+fetched by a second call. Untracked files (working-tree specs) are listed by
 ``git ls-files --others --exclude-standard`` and their "new file" patches are
-built here, reading each file without following a symlink.
-"""
+built here, reading each file without following a symlink."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -176,17 +178,58 @@ def _listing(
     repo: Repo, spec: DiffSpec, paths: Sequence[str] | None, patches: str | None
 ) -> tuple[list[FileChange], tuple[str, dict[int, str]] | None]:
     """:func:`list_changes`' tracked files, with their patches when asked and small enough."""
-    args = ["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", "--no-abbrev"]
+    args = ["diff", *_DIFF_FLAGS, "--raw", "-z", "--no-abbrev"]
     if patches is not None:
+        # no --numstat here: git would run each file's diff twice (once to count, once to print);
+        # the counts are read off the patches instead, which is what --numstat counts
         res = repo.git.run_capped([*args, "-p", patches, *spec.args, *_pathspec(paths)], MAX_PRELOAD_BYTES)
         meta, _, text = res.text.partition("\0\0") if res is not None else ("", "", "")
         # the patches follow the last record and an empty one. A conflicted file turns the
-        # listing into combined records (``::``) without its counts: then the two calls
+        # listing into combined records (``::``) or ``U`` ones, whose counts are git's own: then two calls
         if res is not None and "\0::" not in "\0" + meta:
             files = parse_raw_numstat(meta)
-            return files, (patches, _assign(files, split_patches(text)))
-    res = repo.git.run([*args, *spec.args, *_pathspec(paths)])
+            found = _assign(files, split_patches(text))
+            if all(fc.status != "U" and id(fc) in found for fc in files):
+                for fc in files:
+                    fc.added, fc.deleted = patch_counts(found[id(fc)])
+                return files, (patches, found)
+    res = repo.git.run([*args, "--numstat", *spec.args, *_pathspec(paths)])
     return parse_raw_numstat(res.text), None
+
+
+_HUNK_COUNTS = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def patch_counts(patch: str) -> tuple[int | None, int | None]:
+    """Lines added and deleted in a single-file patch, as ``--numstat``
+    counts them; (None, None) for a binary file. Each hunk is read for the
+    number of lines its header gives, so a deleted line that reads ``-- x``
+    (``--- x`` in the patch) is counted, not taken for a header."""
+    added = deleted = 0
+    old_left = new_left = 0
+    for line in patch.split("\n"):
+        if old_left > 0 or new_left > 0:
+            first = line[:1]
+            if first == "+":
+                added += 1
+                new_left -= 1
+            elif first == "-":
+                deleted += 1
+                old_left -= 1
+            elif first == " ":
+                old_left -= 1
+                new_left -= 1
+            elif first != "\\":  # "\ No newline at end of file" belongs to the hunk
+                old_left = new_left = 0
+            continue
+        if line.startswith("@@ "):
+            m = _HUNK_COUNTS.match(line)
+            if m:
+                old_left = int(m.group(1) or 1)
+                new_left = int(m.group(2) or 1)
+        elif line.startswith("Binary files ") or line == "GIT binary patch":
+            return None, None
+    return added, deleted
 
 
 def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
@@ -321,9 +364,13 @@ def load_patches(
 
 def _assign(files: Sequence[FileChange], chunks: list[str]) -> dict[int, str]:
     """Each tracked file's patch among ``chunks`` (by ``id()`` of the file),
-    matched by its ``diff --git`` header; chunks whose names git writes
-    differently than expected go to the files left, in order."""
-    by_header = {chunk.split("\n", 1)[0] + "\n": chunk for chunk in chunks}
+    matched by its ``diff --git`` header (a type change has two chunks under
+    one header, "deleted" then "new": both are its patch); chunks whose names
+    git writes differently than expected go to the files left, in order."""
+    by_header: dict[str, str] = {}
+    for chunk in chunks:
+        header = chunk.split("\n", 1)[0] + "\n"
+        by_header[header] = by_header.get(header, "") + chunk
     out: dict[int, str] = {}
     unmatched: list[FileChange] = []
     for fc in files:
@@ -334,8 +381,7 @@ def _assign(files: Sequence[FileChange], chunks: list[str]) -> dict[int, str]:
             unmatched.append(fc)
         else:
             out[id(fc)] = chunk
-    rest = [c for c in chunks if c.split("\n", 1)[0] + "\n" in by_header]
-    for fc, chunk in zip(unmatched, rest, strict=False):
+    for fc, chunk in zip(unmatched, by_header.values(), strict=False):
         out[id(fc)] = chunk
     return out
 
