@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -23,10 +23,11 @@ from tooldeck.core.errors import ToolError
 from tooldeck.git.compare import DiffSpec
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
-from tooldeck.git.status import stalled_rules_note
+from tooldeck.git.status import stalled_note
 from tooldeck.git.worktree_check import patch_matches_worktree, sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import is_hidden
+from tooldeck.workspace.rulefiles import RuleFilesStall, StallGuard
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
@@ -167,11 +168,12 @@ def list_changes(
 def _untracked_or_note(repo: Repo, paths: Sequence[str] | None) -> tuple[str | None, list[FileChange], int]:
     """The untracked files (and how many were left out), or the note saying
     why they cannot be listed safely (``ls-files --exclude-standard`` opens
-    every ``.gitignore``: a FIFO among them would stall it)."""
-    note = stalled_rules_note(repo)
-    if note is not None:
-        return note, [], 0
-    return None, *list_untracked(repo, paths)
+    every ``.gitignore``: a FIFO among them would stall it; looked for only
+    if git runs long, :func:`tooldeck.git.status.stalled_note`)."""
+    try:
+        return None, *list_untracked(repo, paths, stop=StallGuard(repo.toplevel))
+    except RuleFilesStall as stall:
+        return stalled_note(repo, stall.paths), [], 0
 
 
 def _listing(
@@ -232,8 +234,10 @@ def patch_counts(patch: str) -> tuple[int | None, int | None]:
     return added, deleted
 
 
-def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
-    res = repo.git.run(["ls-files", "--others", "--exclude-standard", "-z", *_pathspec(paths)])
+def list_untracked(
+    repo: Repo, paths: Sequence[str] | None = None, *, stop: Callable[[], None] | None = None
+) -> tuple[list[FileChange], int]:
+    res = repo.git.run(["ls-files", "--others", "--exclude-standard", "-z", *_pathspec(paths)], stop=stop)
     # the state directory is outside every root, even untracked inside this checkout
     names = sorted(n for n in res.text.split("\0") if n and not is_hidden(repo.path_of(n)))
     out: list[FileChange] = []

@@ -30,7 +30,7 @@ import os
 import selectors
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.confine import helpers
@@ -143,13 +143,22 @@ class Git:
             argv += ["-c", setting]
         return [*argv, *args]
 
-    def run(self, args: Sequence[str], *, ok: Sequence[int] = (0,), input: bytes | None = None) -> GitResult:
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        ok: Sequence[int] = (0,),
+        input: bytes | None = None,
+        stop: Callable[[], None] | None = None,
+    ) -> GitResult:
         """Run ``git args`` in :attr:`cwd`; raise ``git_error`` unless the exit
-        status is in ``ok``."""
+        status is in ``ok``. ``stop`` is called while git runs; what it raises
+        kills git and is raised here (:func:`tooldeck.confine.helpers.run`)."""
         try:
             proc = helpers.run(
-                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout
-            )
+                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout,
+                stop=stop,
+            )  # fmt: skip
         except subprocess.TimeoutExpired as exc:
             raise ToolError(
                 ErrorCode.TIMEOUT,
@@ -205,8 +214,8 @@ class Git:
             raise ToolError(ErrorCode.GIT_ERROR, f"git {args[0] if args else ''} failed: {git_message(result.stderr)}")
         return result
 
-    def text(self, args: Sequence[str], *, ok: Sequence[int] = (0,)) -> str:
-        return self.run(args, ok=ok).text
+    def text(self, args: Sequence[str], *, ok: Sequence[int] = (0,), stop: Callable[[], None] | None = None) -> str:
+        return self.run(args, ok=ok, stop=stop).text
 
 
 MAX_STDERR_BYTES = 64 << 10  # git's complaint, kept up to this much
