@@ -307,11 +307,14 @@ def split_patches(text: str) -> list[str]:
     return chunks
 
 
+_NEEDS_QUOTES = re.compile(r'["\\\x00-\x1f\x7f]')
+
+
 def _quote(path: str) -> str:
     """git's C-style quoting of a name in a patch header (quotepath=false)."""
-    special = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\a": "\\a", "\b": "\\b"}
-    if not any(c in special or ord(c) < 0x20 or c == "\x7f" for c in path):
+    if not _NEEDS_QUOTES.search(path):
         return path
+    special = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\a": "\\a", "\b": "\\b"}
     out = "".join(special.get(c, f"\\{ord(c):03o}" if ord(c) < 0x20 or c == "\x7f" else c) for c in path)
     return f'"{out}"'
 

@@ -103,7 +103,7 @@ def file_state(path: str) -> State:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
             raise Uncacheable(f"{path} is not a small regular file")
-        data = os.read(fd, MAX_FILE_BYTES + 1)
+        data = os.read(fd, st.st_size + 1)  # its size, not the cap: a large buffer costs more than the read
         if len(data) > MAX_FILE_BYTES:
             raise Uncacheable(f"{path} grew past {MAX_FILE_BYTES} bytes")
         return data
