@@ -39,6 +39,7 @@ a configuration changed *while* a call's diff runs is seen by git as before
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 import threading
@@ -46,7 +47,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from tooldeck.git.access import git_dirs, git_exe, user_config_files
+from tooldeck.git.access import git_dirs, git_exe
 
 MAX_FILE_BYTES = 256 << 10  # a larger file (a big packed-refs) is not snapshotted: that checkout is asked each call
 MAX_ENTRIES = 32  # directories remembered (least recently used dropped)
@@ -138,18 +139,32 @@ def _git_identity() -> State:
 
 def take(plan: Plan) -> Snapshot:
     """The snapshot of everything ``plan`` names (see the module docstring)."""
+    entries, files = _paths(plan, *_config_home())
     out: list[tuple[str, State]] = [("<git>", _git_identity())]
-    for d in plan.folders():
-        out.append((d, entry_state(d)))
-        out.append((os.path.join(d, ".git"), entry_state(os.path.join(d, ".git"))))
-    for d in dict.fromkeys((plan.git_dir, plan.common_dir)):
-        out.append((d, entry_state(d)))
-    files = [os.path.join(plan.git_dir, n) for n in ("commondir", "gitdir", "config.worktree")]
-    files += [os.path.join(plan.common_dir, n) for n in ("config", "packed-refs", "reftable/tables.list")]
-    files += [*user_config_files(), *plan.config_files]
-    out += [(f, file_state(f)) for f in dict.fromkeys(files)]
+    out += [(e, entry_state(e)) for e in entries]
+    out += [(f, file_state(f)) for f in files]
     out += _head_chain(plan)
     return tuple(out)
+
+
+def _config_home() -> tuple[str, str]:
+    home = os.path.expanduser("~")
+    return home, os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+
+
+@functools.lru_cache(maxsize=64)
+def _paths(plan: Plan, home: str, xdg: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The folders and ``.git`` entries, and the files, ``plan`` names
+    (worked out once per plan: a snapshot is taken on every call)."""
+    entries: list[str] = []
+    for d in plan.folders():
+        entries += [d, os.path.join(d, ".git")]
+    entries += [plan.git_dir, plan.common_dir]
+    files = [os.path.join(plan.git_dir, n) for n in ("commondir", "gitdir", "config.worktree")]
+    files += [os.path.join(plan.common_dir, n) for n in ("config", "packed-refs", "reftable/tables.list")]
+    files += ["/etc/gitconfig", os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config")]
+    files += plan.config_files
+    return tuple(dict.fromkeys(entries)), tuple(dict.fromkeys(files))
 
 
 def _head_chain(plan: Plan) -> list[tuple[str, State]]:
