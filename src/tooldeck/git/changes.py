@@ -31,6 +31,7 @@ from tooldeck.workspace.rulefiles import RuleFilesStall, StallGuard
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
+MAX_KEPT_BYTES = 64 << 10  # untracked files up to this size are kept from the listing for their patch
 MAX_PRELOAD_BYTES = 4_000_000  # patches fetched with the listing up to this size (else only those shown)
 MAX_NAMED_PATHS = 1000  # a patch call names at most this many files (else the listing's own pathspec)
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tdk-git-untracked")
@@ -50,6 +51,7 @@ class FileChange:
     patch: str | None = None
     old_id: str = ""  # full blob ids from the listing ("0…0": not in the object store)
     new_id: str = ""
+    content: bytes | None = None  # an untracked file's bytes as it was listed (small ones: read once)
 
     @property
     def binary(self) -> bool:
@@ -247,6 +249,8 @@ def list_untracked(
         if data is not None and b"\0" not in data[:8000]:
             text = data.decode("utf-8", "replace")
             fc.added, fc.deleted = len(text.splitlines()), 0
+        if data is not None and len(data) <= MAX_KEPT_BYTES:
+            fc.content = data  # its patch is made of the same bytes, not of a second read
         out.append(fc)
     return out, max(0, len(names) - MAX_UNTRACKED)
 
@@ -276,7 +280,7 @@ def untracked_patch(repo: Repo, fc: FileChange) -> str:
     """A ``new file`` patch for an untracked file, as ``git diff`` would show it
     after ``git add -N``."""
     head = f"diff --git a/{fc.path} b/{fc.path}\nnew file mode {fc.new_mode}\n"
-    data = _read_untracked(repo, fc.path, fc)
+    data = fc.content if fc.content is not None else _read_untracked(repo, fc.path, fc)
     if data is None:
         return head + f"(untracked file not shown: larger than {MAX_UNTRACKED_BYTES} bytes or unreadable)\n"
     if b"\0" in data[:8000]:
