@@ -214,3 +214,24 @@ def test_a_diff_that_fits_is_counted_in_a_few_calls(
     assert "30 files changed" in out and "left out" not in out
     assert out.count("@@ -") >= 30
     assert len(counted) <= 6, counted
+
+
+def test_a_large_diff_is_tokenized_once(
+    repo: GitCLI, root: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tool counts its whole result to fit it; the toolbox's output
+    budget counts the same text and finds that count (Runtime.count_tokens)."""
+    from tooldeck import runtime as runtime_module
+
+    repo.commit("one", {f"f{i:02d}.py": "".join(f"old {i} {j}\n" for j in range(60)) for i in range(20)})
+    for i in range(20):
+        repo.write(f"f{i:02d}.py", "".join(f"new {i} {j}\n" for j in range(60)))
+    box = build_toolbox(Runtime.for_dirs([root], state_dir=state_dir))
+    large: list[int] = []
+    real = runtime_module.count_texts
+    monkeypatch.setattr(
+        runtime_module, "count_texts", lambda enc, texts: large.extend(map(len, texts)) or real(enc, texts)
+    )
+    out = run(box, {"op": "diff", "detail": "patches"})
+    assert out.count("diff --git ") == 20 and "left out" not in out and len(out) > 20_000
+    assert large == [len(out)]

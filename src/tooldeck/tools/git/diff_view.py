@@ -230,6 +230,13 @@ def _render_patches(
     picked = files if preloaded else candidates(files, room)
     if not preloaded:
         load_patches(t.repo, cs, picked, context=None if whole else 3)
+    ready = [fc.patch.rstrip("\n") for fc in picked if fc.patch is not None]
+    if len(ready) == len(files):
+        # the usual case, every patch at hand: the whole result counted once (the toolbox's own
+        # count of it then finds that count: Runtime.count_tokens keeps the last few large ones)
+        whole_text = "\n".join([top, "", *ready]).rstrip("\n")
+        if budget.fits(whole_text):
+            return whole_text
     shown, omitted = _fit(budget, files, picked, room)
     if whole and omitted:
         load_patches(t.repo, cs, picked, context=3)
