@@ -6,18 +6,19 @@ Tree: a generated repository (``--files`` Python files of ~40 lines, default
 agent would run for the same question, via subprocess, output captured.
 tooldeck: the ``git`` tool called in-process through the Toolbox (so it
 includes argument decoding, the safety checks, its extra git calls and the
-rendering), warm (a server answers many calls). Each repetition runs the
-CLI line, the tool with its git processes confined (:mod:`tooldeck.confine`:
-Landlock where the kernel has it) and the tool unconfined, in a rotating
-order, so a load that comes and goes weighs on each alike; figures are
-medians of ``--runs`` repetitions. "ratio" is the tool's wall time over
-the CLI's; "CPU" the same for CPU time (the tool: this process and its
-children; the CLI: its git children), steadier on a shared machine.
-"confinement" is the median paired difference confined − unconfined, in
-wall and CPU time. "procs" counts the git processes each side starts per
-call: where the tool starts more, the line after the table says what the
-others are for, and gives the ratio to a CLI line doing that work too
-(``--others`` listing of untracked files, which the tool shows and
+rendering), warm and on one event loop, as a server answers many calls
+(``call_sync`` would make a loop and a thread per call). Each repetition
+runs the CLI line, the tool with its git processes confined
+(:mod:`tooldeck.confine`: Landlock where the kernel has it) and the tool
+unconfined, in a rotating order, so a load that comes and goes weighs on
+each alike; figures are medians of ``--runs`` repetitions. "ratio" is the
+tool's wall time over the CLI's; "CPU" the same for CPU time (the tool:
+this process and its children; the CLI: its git children), steadier on a
+shared machine. "confinement" is the median paired difference confined −
+unconfined, in wall and CPU time. "procs" counts the git processes each
+side starts per call: where the tool starts more, the line after the table
+says what the others are for, and gives the ratio to a CLI line doing that
+work too (``--others`` listing of untracked files, which the tool shows and
 ``git diff`` does not). Tokens are o200k counts of each output: what the
 model would read.
 
@@ -26,6 +27,7 @@ Usage: ``python bench/git_bench.py [--files 3000] [--changed 40] [--runs 15]``""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import os
 import platform
@@ -208,9 +210,10 @@ def main() -> None:
         blame_file = git(repo, "ls-files").splitlines()[0]
         box = build_toolbox(Runtime.for_dirs([repo], state_dir=Path(tmp) / "state"))
         counter = ProcessCounter()
+        loop = asyncio.new_event_loop()  # one loop for every call, as a server has (call_sync makes one per call)
 
         def tool(args: dict) -> str:
-            res = box.call_sync("git", json.dumps(args))
+            res = loop.run_until_complete(box.call("git", json.dumps(args)))
             assert not res.is_error, res.text
             return res.text
 
@@ -240,6 +243,7 @@ def main() -> None:
         )
         print(f"git processes confined by: {confined}")
         print_table(rows)
+        loop.close()
         for r in rows:
             if r.name in GOALS:
                 report("git_bench", f"{r.name} / git CLI, wall", r.med("tool", 0) / r.med("cli", 0), "<=", 2)
