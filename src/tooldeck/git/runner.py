@@ -195,7 +195,7 @@ class Git:
             if got is None:
                 return None
             out, err = got
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            helpers.await_exit(proc, deadline)  # woken when git exits (no sleep-polling wait)
         except subprocess.TimeoutExpired as exc:
             raise ToolError(
                 ErrorCode.TIMEOUT,
