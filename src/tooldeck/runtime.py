@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from tooldeck.store.db import Store, default_state_dir
-from tooldeck.tokens import count_with
+from tooldeck.tokens import count_texts, count_with
 from tooldeck.workspace.hidden import hide
 from tooldeck.workspace.roots import Workspace
 from tooldeck.workspace.statefiles import batches_left
@@ -25,6 +26,10 @@ from tooldeck.workspace.trust import AskPerson, Boundary
 
 T = TypeVar("T")
 log = logging.getLogger("tooldeck.runtime")
+
+
+RECENT_COUNTS = 8  # large texts whose counts are kept (the text itself is the key: equal text, equal count)
+RECENT_COUNT_MIN_CHARS = 4096  # smaller ones are counted again (cheap, and they would churn the few kept)
 
 
 class Runtime:
@@ -54,6 +59,9 @@ class Runtime:
         self._providers: dict[str, Callable[..., Any]] = {}
         self._workspace_listeners: list[Callable[[Workspace], None]] = []
         self._lock = threading.RLock()
+        # the counts of the last few large texts: a tool that counted its whole result
+        # (to fit it) spares the toolbox counting it again (its output budget)
+        self._recent_counts: OrderedDict[tuple[str, str], int] = OrderedDict()
         # a batch write of a process that died is undone (or finished) before
         # any tool of this one sees the files: one directory listing when clean
         # (the journal's code loads only when there is a batch to recover)
@@ -161,4 +169,20 @@ class Runtime:
             return 0
         from tooldeck.settings import setting
 
-        return count_with(str(setting(self, "tokens.encoding")), text)
+        encoding = str(setting(self, "tokens.encoding"))
+        if len(text) < RECENT_COUNT_MIN_CHARS:
+            return count_with(encoding, text)
+        key = (encoding, text)
+        with self._lock:
+            found = self._recent_counts.get(key)
+        if found is not None:
+            return found
+        counts, exact = count_texts(encoding, [text])
+        n = counts[0]
+        if not exact:  # an estimate (the token worker still loading) is never kept
+            return n
+        with self._lock:
+            self._recent_counts[key] = n
+            while len(self._recent_counts) > RECENT_COUNTS:
+                self._recent_counts.popitem(last=False)
+        return n

@@ -90,3 +90,56 @@ def test_open_beneath_never_opens_the_state_directory(tmp_path: Path) -> None:
         with pytest.raises(ToolError) as err:
             open_beneath(str(tmp_path), str(path), "state", directory=directory)
         assert err.value.code == "outside_roots"
+
+
+def _outcome(root: Path, target: Path, directory: bool = False) -> str:
+    try:
+        fd = open_beneath(str(root), str(target), target.name, directory=directory)
+    except ToolError as err:
+        return err.code
+    try:
+        st = os.fstat(fd)
+        return f"ino {st.st_ino}"
+    finally:
+        os.close(fd)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_one_call_open_and_the_walk_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where openat2 is available a read opens its path in one call
+    (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS); it reaches exactly what the
+    component walk reaches, and refuses what the walk refuses."""
+    from tooldeck.workspace import dirfd
+
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "a" / "b").mkdir(parents=True)
+    outside.mkdir()
+    (root / "a" / "b" / "f.txt").write_text("inside")
+    (outside / "secret.txt").write_text("outside")
+    os.symlink(outside, root / "a" / "out")  # a folder link leading out
+    os.symlink(root / "a" / "b", root / "a" / "in")  # a folder link staying in
+    os.symlink("f.txt", root / "a" / "b" / "alias")  # a final link
+    os.mkfifo(root / "a" / "fifo")
+    cases = [
+        (root / "a" / "b" / "f.txt", False),
+        (root / "a" / "b", True),
+        (root / "a" / "out" / "secret.txt", False),
+        (root / "a" / "in" / "f.txt", False),
+        (root / "a" / "b" / "alias", False),
+        (root / "a" / "missing.txt", False),
+        (root / "a" / "b" / "f.txt" / "x", False),
+        (root / "a" / "fifo", False),  # opened without waiting (O_NONBLOCK); the reader's fstat refuses it
+    ]
+    fast = [_outcome(root, p, d) for p, d in cases]
+    if dirfd._OPENAT2.call is None:
+        pytest.skip("no openat2 here: only the walk runs")
+    opened: list[str] = []
+    real = dirfd._OPENAT2.open
+    monkeypatch.setattr(dirfd._OPENAT2, "open", lambda fd, rel, flags: opened.append(rel) or real(fd, rel, flags))
+    assert [_outcome(root, p, d) for p, d in cases] == fast
+    assert "a/b/f.txt" in opened
+    monkeypatch.setattr(dirfd._OPENAT2, "call", None)
+    walked = [_outcome(root, p, d) for p, d in cases]
+    assert walked == fast
+    assert fast[0] == f"ino {(root / 'a' / 'b' / 'f.txt').stat().st_ino}"
+    assert fast[2] == "denied" and fast[3] == "denied" and fast[4] == "denied"

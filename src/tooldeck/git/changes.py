@@ -1,19 +1,21 @@
 """What changed between the two sides of a :class:`DiffSpec`, file by file,
 and the unified patch of each file.
 
-One ``git diff --raw --numstat -z`` call gives status, modes, rename pairs and
-line counts (NUL-separated, so any file name parses); patches come from a
-second call only when a detail level needs them, optionally limited to the
-files that will be shown. Untracked files (working-tree specs) are listed by
+When a detail level shows patches, one ``git diff --raw -z -p`` gives
+status, modes, rename pairs and the patches (NUL-separated records, so any
+file name parses), and the line counts are read off the patches; past
+:data:`MAX_PRELOAD_BYTES` (or with a conflicted file) the listing is a
+``git diff --raw --numstat -z`` alone and the patches that can be shown are
+fetched by a second call. Untracked files (working-tree specs) are listed by
 ``git ls-files --others --exclude-standard`` and their "new file" patches are
-built here, reading each file without following a symlink.
-"""
+built here, reading each file without following a symlink."""
 
 from __future__ import annotations
 
 import os
+import re
 import stat
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -21,13 +23,15 @@ from tooldeck.core.errors import ToolError
 from tooldeck.git.compare import DiffSpec
 from tooldeck.git.repo import Repo
 from tooldeck.git.runner import DIFF_SAFETY
-from tooldeck.git.status import stalled_rules_note
+from tooldeck.git.status import stalled_note
 from tooldeck.git.worktree_check import patch_matches_worktree, sides_match_blobs, unverified_note
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import is_hidden
+from tooldeck.workspace.rulefiles import RuleFilesStall, StallGuard
 
 MAX_UNTRACKED = 500  # untracked files listed per call
 MAX_UNTRACKED_BYTES = 1_000_000  # larger untracked files get no patch
+MAX_KEPT_BYTES = 64 << 10  # untracked files up to this size are kept from the listing for their patch
 MAX_PRELOAD_BYTES = 4_000_000  # patches fetched with the listing up to this size (else only those shown)
 MAX_NAMED_PATHS = 1000  # a patch call names at most this many files (else the listing's own pathspec)
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tdk-git-untracked")
@@ -47,6 +51,7 @@ class FileChange:
     patch: str | None = None
     old_id: str = ""  # full blob ids from the listing ("0…0": not in the object store)
     new_id: str = ""
+    content: bytes | None = None  # an untracked file's bytes as it was listed (small ones: read once)
 
     @property
     def binary(self) -> bool:
@@ -165,32 +170,76 @@ def list_changes(
 def _untracked_or_note(repo: Repo, paths: Sequence[str] | None) -> tuple[str | None, list[FileChange], int]:
     """The untracked files (and how many were left out), or the note saying
     why they cannot be listed safely (``ls-files --exclude-standard`` opens
-    every ``.gitignore``: a FIFO among them would stall it)."""
-    note = stalled_rules_note(repo)
-    if note is not None:
-        return note, [], 0
-    return None, *list_untracked(repo, paths)
+    every ``.gitignore``: a FIFO among them would stall it; looked for only
+    if git runs long, :func:`tooldeck.git.status.stalled_note`)."""
+    try:
+        return None, *list_untracked(repo, paths, stop=StallGuard(repo.toplevel))
+    except RuleFilesStall as stall:
+        return stalled_note(repo, stall.paths), [], 0
 
 
 def _listing(
     repo: Repo, spec: DiffSpec, paths: Sequence[str] | None, patches: str | None
 ) -> tuple[list[FileChange], tuple[str, dict[int, str]] | None]:
     """:func:`list_changes`' tracked files, with their patches when asked and small enough."""
-    args = ["diff", *_DIFF_FLAGS, "--raw", "--numstat", "-z", "--no-abbrev"]
+    args = ["diff", *_DIFF_FLAGS, "--raw", "-z", "--no-abbrev"]
     if patches is not None:
+        # no --numstat here: git would run each file's diff twice (once to count, once to print);
+        # the counts are read off the patches instead, which is what --numstat counts
         res = repo.git.run_capped([*args, "-p", patches, *spec.args, *_pathspec(paths)], MAX_PRELOAD_BYTES)
         meta, _, text = res.text.partition("\0\0") if res is not None else ("", "", "")
         # the patches follow the last record and an empty one. A conflicted file turns the
-        # listing into combined records (``::``) without its counts: then the two calls
+        # listing into combined records (``::``) or ``U`` ones, whose counts are git's own: then two calls
         if res is not None and "\0::" not in "\0" + meta:
             files = parse_raw_numstat(meta)
-            return files, (patches, _assign(files, split_patches(text)))
-    res = repo.git.run([*args, *spec.args, *_pathspec(paths)])
+            found = _assign(files, split_patches(text))
+            if all(fc.status != "U" and id(fc) in found for fc in files):
+                for fc in files:
+                    fc.added, fc.deleted = patch_counts(found[id(fc)])
+                return files, (patches, found)
+    res = repo.git.run([*args, "--numstat", *spec.args, *_pathspec(paths)])
     return parse_raw_numstat(res.text), None
 
 
-def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list[FileChange], int]:
-    res = repo.git.run(["ls-files", "--others", "--exclude-standard", "-z", *_pathspec(paths)])
+_HUNK_COUNTS = re.compile(r"^@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+
+
+def patch_counts(patch: str) -> tuple[int | None, int | None]:
+    """Lines added and deleted in a single-file patch, as ``--numstat``
+    counts them; (None, None) for a binary file. Each hunk is read for the
+    number of lines its header gives, so a deleted line that reads ``-- x``
+    (``--- x`` in the patch) is counted, not taken for a header."""
+    added = deleted = 0
+    old_left = new_left = 0
+    for line in patch.split("\n"):
+        if old_left > 0 or new_left > 0:
+            first = line[:1]
+            if first == "+":
+                added += 1
+                new_left -= 1
+            elif first == "-":
+                deleted += 1
+                old_left -= 1
+            elif first == " ":
+                old_left -= 1
+                new_left -= 1
+            elif first != "\\":  # "\ No newline at end of file" belongs to the hunk
+                old_left = new_left = 0
+            continue
+        if line.startswith("@@ "):
+            m = _HUNK_COUNTS.match(line)
+            if m:
+                old_left = int(m.group(1) or 1)
+                new_left = int(m.group(2) or 1)
+        elif line.startswith("Binary files ") or line == "GIT binary patch":
+            return None, None
+    return added, deleted
+
+
+def list_untracked(
+    repo: Repo, paths: Sequence[str] | None = None, *, stop: Callable[[], None] | None = None
+) -> tuple[list[FileChange], int]:
+    res = repo.git.run(["ls-files", "--others", "--exclude-standard", "-z", *_pathspec(paths)], stop=stop)
     # the state directory is outside every root, even untracked inside this checkout
     names = sorted(n for n in res.text.split("\0") if n and not is_hidden(repo.path_of(n)))
     out: list[FileChange] = []
@@ -200,6 +249,8 @@ def list_untracked(repo: Repo, paths: Sequence[str] | None = None) -> tuple[list
         if data is not None and b"\0" not in data[:8000]:
             text = data.decode("utf-8", "replace")
             fc.added, fc.deleted = len(text.splitlines()), 0
+        if data is not None and len(data) <= MAX_KEPT_BYTES:
+            fc.content = data  # its patch is made of the same bytes, not of a second read
         out.append(fc)
     return out, max(0, len(names) - MAX_UNTRACKED)
 
@@ -229,7 +280,7 @@ def untracked_patch(repo: Repo, fc: FileChange) -> str:
     """A ``new file`` patch for an untracked file, as ``git diff`` would show it
     after ``git add -N``."""
     head = f"diff --git a/{fc.path} b/{fc.path}\nnew file mode {fc.new_mode}\n"
-    data = _read_untracked(repo, fc.path, fc)
+    data = fc.content if fc.content is not None else _read_untracked(repo, fc.path, fc)
     if data is None:
         return head + f"(untracked file not shown: larger than {MAX_UNTRACKED_BYTES} bytes or unreadable)\n"
     if b"\0" in data[:8000]:
@@ -260,11 +311,14 @@ def split_patches(text: str) -> list[str]:
     return chunks
 
 
+_NEEDS_QUOTES = re.compile(r'["\\\x00-\x1f\x7f]')
+
+
 def _quote(path: str) -> str:
     """git's C-style quoting of a name in a patch header (quotepath=false)."""
-    special = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\a": "\\a", "\b": "\\b"}
-    if not any(c in special or ord(c) < 0x20 or c == "\x7f" for c in path):
+    if not _NEEDS_QUOTES.search(path):
         return path
+    special = {'"': '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r", "\a": "\\a", "\b": "\\b"}
     out = "".join(special.get(c, f"\\{ord(c):03o}" if ord(c) < 0x20 or c == "\x7f" else c) for c in path)
     return f'"{out}"'
 
@@ -321,9 +375,13 @@ def load_patches(
 
 def _assign(files: Sequence[FileChange], chunks: list[str]) -> dict[int, str]:
     """Each tracked file's patch among ``chunks`` (by ``id()`` of the file),
-    matched by its ``diff --git`` header; chunks whose names git writes
-    differently than expected go to the files left, in order."""
-    by_header = {chunk.split("\n", 1)[0] + "\n": chunk for chunk in chunks}
+    matched by its ``diff --git`` header (a type change has two chunks under
+    one header, "deleted" then "new": both are its patch); chunks whose names
+    git writes differently than expected go to the files left, in order."""
+    by_header: dict[str, str] = {}
+    for chunk in chunks:
+        header = chunk.split("\n", 1)[0] + "\n"
+        by_header[header] = by_header.get(header, "") + chunk
     out: dict[int, str] = {}
     unmatched: list[FileChange] = []
     for fc in files:
@@ -334,8 +392,7 @@ def _assign(files: Sequence[FileChange], chunks: list[str]) -> dict[int, str]:
             unmatched.append(fc)
         else:
             out[id(fc)] = chunk
-    rest = [c for c in chunks if c.split("\n", 1)[0] + "\n" in by_header]
-    for fc, chunk in zip(unmatched, rest, strict=False):
+    for fc, chunk in zip(unmatched, by_header.values(), strict=False):
         out[id(fc)] = chunk
     return out
 

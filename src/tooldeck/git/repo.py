@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.git.discovery import DISCOVERY, Found, config_listing
 from tooldeck.git.runner import DEFAULT_TIMEOUT, Git, git_message, refuse_option
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tdk-git-config")
@@ -100,13 +101,38 @@ def _not_a_repo(directory: str, shown: str, message: str) -> ToolError:
 
 
 def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> Repo:
-    """The repository whose working tree contains ``directory``."""
+    """The repository whose working tree contains ``directory``: what git
+    said the last time, while the files that answer depends on are unchanged
+    (:mod:`tooldeck.git.discovery`), else asked anew."""
     shown = shown or directory
     if not os.path.isdir(directory):
         raise ToolError(ErrorCode.NOT_FOUND, f"{shown} is not a directory; pass repo_root= a checkout directory")
+    found = DISCOVERY.get(directory)
+    if found is None:
+        found = _discover(directory, shown, timeout)
+    toplevel, git_dir, common_dir = found.lines[:3]
+    check_git_entry(toplevel, git_dir, shown)
+    jj_root = toplevel if os.path.isdir(os.path.join(toplevel, ".jj")) else None
+    repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, found.filters), jj_root)
+    if found.lines[3].strip() in EMPTY_TREES:
+        repo._cache["empty_tree"] = EMPTY_TREES[found.lines[3].strip()]
+    head = found.lines[4:]
+    if head:
+        repo._cache["head"] = head[0].strip()
+        if head[1].startswith("refs/heads/"):
+            repo._cache["branch"] = head[1].strip().removeprefix("refs/heads/")
+        elif head[1].strip() == "HEAD":  # detached
+            repo._cache["branch"] = None
+    return repo
+
+
+def _discover(directory: str, shown: str, timeout: float) -> Found:
+    """Ask git: ``rev-parse`` for the checkout (HEAD's commit and branch in
+    the same process) beside the configuration listing (the filter drivers)."""
+    pre = DISCOVERY.before(directory)  # before git reads anything: what is kept is what git read
     probe = Git(directory, timeout)
-    # the filter drivers are asked for meanwhile (same repository, read-only): one process less to wait for
-    filters = _POOL.submit(_blank_filters, probe)
+    # the configuration is listed meanwhile (same repository, read-only): one process less to wait for
+    listing = _POOL.submit(_config_listing, probe)
     discover = ["rev-parse", "--path-format=absolute", "--show-toplevel", "--absolute-git-dir", "--git-common-dir"]
     discover.append("--show-object-format")
     # HEAD's commit and branch in the same process (spares two); an unborn branch, a
@@ -127,20 +153,12 @@ def open_repo(directory: str, *, shown: str | None = None, timeout: float = DEFA
     lines = res.text.splitlines()
     if len(lines) < 4:
         raise ToolError(ErrorCode.GIT_ERROR, f"git rev-parse gave unexpected output for {shown}: {res.text[:200]!r}")
-    toplevel, git_dir, common_dir = (os.path.realpath(x) for x in lines[:3])
-    check_git_entry(toplevel, git_dir, shown)
-    extra = filters.result()
-    jj_root = toplevel if os.path.isdir(os.path.join(toplevel, ".jj")) else None
-    repo = Repo(toplevel, git_dir, common_dir, Git(toplevel, timeout, extra), jj_root)
-    if lines[3].strip() in EMPTY_TREES:
-        repo._cache["empty_tree"] = EMPTY_TREES[lines[3].strip()]
-    if head:
-        repo._cache["head"] = head[0].strip()
-        if head[1].startswith("refs/heads/"):
-            repo._cache["branch"] = head[1].strip().removeprefix("refs/heads/")
-        elif head[1].strip() == "HEAD":  # detached
-            repo._cache["branch"] = None
-    return repo
+    where = tuple(os.path.realpath(x) for x in lines[:3])
+    filters, files = listing.result()
+    found = Found((*where, lines[3].strip(), *(h.strip() for h in head)), filters)
+    if files is not None:
+        DISCOVERY.keep(directory, pre, found, files)
+    return found
 
 
 def _refuse_entry(shown: str, why: str) -> ToolError:
@@ -203,24 +221,14 @@ def check_git_entry(toplevel: str, git_dir: str, shown: str) -> None:
         )
 
 
-def _blank_filters(git: Git) -> tuple[str, ...]:
+def _config_listing(git: Git) -> tuple[tuple[str, ...], tuple[str, ...] | None]:
     """``-c`` overrides that disable every clean/smudge/process filter driver
-    the repository's configuration declares (they are programs)."""
-    res = git.run(
-        ["config", "-z", "--name-only", "--get-regexp", r"^filter\..*\.(clean|smudge|process)$"], ok=(0, 1, 128)
-    )
-    drivers: list[str] = []
-    for key in res.text.split("\0"):
-        key = key.strip()
-        if key.lower().startswith("filter.") and key.count(".") >= 2:
-            name = key[len("filter.") : key.rfind(".")]
-            if name not in drivers:
-                drivers.append(name)
-    out: list[str] = []
-    for name in drivers:
-        out += [f"filter.{name}.clean=", f"filter.{name}.smudge=", f"filter.{name}.process="]
-        out.append(f"filter.{name}.required=false")
-    return tuple(out)
+    the repository's configuration declares (they are programs), and the
+    files the configuration came from or includes (None: the listing cannot
+    be relied on for keeping the answer)."""
+    res = git.run(["config", "--list", "--show-origin", "-z"], ok=(0, 1, 128))
+    filters, files = config_listing(res.text, git.cwd)
+    return filters, files if res.code == 0 else None
 
 
 def worktrees(repo: Repo) -> list[Worktree]:

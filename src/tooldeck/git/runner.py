@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import functools
 import os
+import selectors
 import subprocess
-import tempfile
-import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from tooldeck.confine import helpers
@@ -143,13 +143,22 @@ class Git:
             argv += ["-c", setting]
         return [*argv, *args]
 
-    def run(self, args: Sequence[str], *, ok: Sequence[int] = (0,), input: bytes | None = None) -> GitResult:
+    def run(
+        self,
+        args: Sequence[str],
+        *,
+        ok: Sequence[int] = (0,),
+        input: bytes | None = None,
+        stop: Callable[[], None] | None = None,
+    ) -> GitResult:
         """Run ``git args`` in :attr:`cwd`; raise ``git_error`` unless the exit
-        status is in ``ok``."""
+        status is in ``ok``. ``stop`` is called while git runs; what it raises
+        kills git and is raised here (:func:`tooldeck.confine.helpers.run`)."""
         try:
             proc = helpers.run(
-                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout
-            )
+                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), input=input, timeout=self.timeout,
+                stop=stop,
+            )  # fmt: skip
         except subprocess.TimeoutExpired as exc:
             raise ToolError(
                 ErrorCode.TIMEOUT,
@@ -170,64 +179,72 @@ class Git:
     def run_capped(self, args: Sequence[str], max_bytes: int) -> GitResult | None:
         """:meth:`run` (exit status 0 only) that stops reading once git has
         printed more than ``max_bytes``: git is then killed and None returned
-        (the caller asks for less). A diff too large to show is never loaded whole."""
-        argv = self.argv(args)
-        with tempfile.TemporaryFile() as err:
-            try:
-                proc = helpers.popen(
-                    self.policy, argv, cwd=self.cwd, env=safe_env(), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=err,
-                )  # fmt: skip
-            except OSError:
-                return self.run(args)  # the same error as an uncapped call
-            fired = threading.Event()
-
-            def expire() -> None:
-                fired.set()
-                proc.kill()
-
-            timer = threading.Timer(self.timeout, expire)
-            timer.start()
-            try:
-                out = _read_capped(proc, max_bytes)
-                if out is None:
-                    proc.kill()
-                proc.wait()
-            finally:
-                timer.cancel()
-                if proc.poll() is None:
-                    proc.kill()
-                    proc.wait()
-                if proc.stdout is not None:
-                    proc.stdout.close()
-            if fired.is_set():
-                raise ToolError(
-                    ErrorCode.TIMEOUT,
-                    f"git {args[0] if args else ''} took longer than {self.timeout:g}s; narrow the request "
-                    "(a path, a smaller count or compare range)",
-                )
-            if out is None:
+        (the caller asks for less). A diff too large to show is never loaded
+        whole. Both pipes are read in this thread, against the deadline (no
+        timer thread, no temporary file for stderr)."""
+        try:
+            proc = helpers.popen(
+                self.policy, self.argv(args), cwd=self.cwd, env=safe_env(), stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            )  # fmt: skip
+        except OSError:
+            return self.run(args)  # the same error as an uncapped call
+        deadline = time.monotonic() + self.timeout
+        try:
+            got = _read_capped(proc, max_bytes, deadline)
+            if got is None:
                 return None
-            err.seek(0)
-            result = GitResult(proc.returncode, out, err.read().decode("utf-8", "replace"))
+            out, err = got
+            helpers.await_exit(proc, deadline)  # woken when git exits (no sleep-polling wait)
+        except subprocess.TimeoutExpired as exc:
+            raise ToolError(
+                ErrorCode.TIMEOUT,
+                f"git {args[0] if args else ''} took longer than {self.timeout:g}s; narrow the request "
+                "(a path, a smaller count or compare range)",
+            ) from exc
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+        result = GitResult(proc.returncode, out, err.decode("utf-8", "replace"))
         if proc.returncode != 0:
             raise ToolError(ErrorCode.GIT_ERROR, f"git {args[0] if args else ''} failed: {git_message(result.stderr)}")
         return result
 
-    def text(self, args: Sequence[str], *, ok: Sequence[int] = (0,)) -> str:
-        return self.run(args, ok=ok).text
+    def text(self, args: Sequence[str], *, ok: Sequence[int] = (0,), stop: Callable[[], None] | None = None) -> str:
+        return self.run(args, ok=ok, stop=stop).text
 
 
-def _read_capped(proc: subprocess.Popen[bytes], max_bytes: int) -> bytes | None:
-    """All of ``proc``'s stdout, or None once it passes ``max_bytes``."""
-    assert proc.stdout is not None
-    chunks: list[bytes] = []
-    total = 0
-    while True:
-        chunk = proc.stdout.read1(1 << 16)
-        if not chunk:
-            return b"".join(chunks)
-        total += len(chunk)
-        if total > max_bytes:
-            return None
-        chunks.append(chunk)
+MAX_STDERR_BYTES = 64 << 10  # git's complaint, kept up to this much
+
+
+def _read_capped(proc: subprocess.Popen[bytes], max_bytes: int, deadline: float) -> tuple[bytes, bytes] | None:
+    """``proc``'s stdout and stderr until both end; None once stdout passes
+    ``max_bytes``; :class:`subprocess.TimeoutExpired` at ``deadline``."""
+    assert proc.stdout is not None and proc.stderr is not None
+    out: list[bytes] = []
+    err: list[bytes] = []
+    total = err_total = 0
+    with selectors.DefaultSelector() as sel:
+        sel.register(proc.stdout.fileno(), selectors.EVENT_READ, out)
+        sel.register(proc.stderr.fileno(), selectors.EVENT_READ, err)
+        while sel.get_map():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise subprocess.TimeoutExpired(proc.args, 0)
+            for key, _ in sel.select(left):
+                chunk = os.read(key.fd, 1 << 16)
+                if not chunk:
+                    sel.unregister(key.fd)
+                elif key.data is out:
+                    total += len(chunk)
+                    if total > max_bytes:
+                        return None
+                    out.append(chunk)
+                elif err_total < MAX_STDERR_BYTES:
+                    err_total += len(chunk)
+                    err.append(chunk)
+    return b"".join(out), b"".join(err)

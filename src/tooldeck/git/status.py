@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from tooldeck.git.repo import Repo
 from tooldeck.workspace.hidden import is_hidden
-from tooldeck.workspace.rulefiles import stalling_rule_files
+from tooldeck.workspace.rulefiles import RuleFilesStall, StallGuard
 
 _STATE_MARKERS = (
     ("rebase-merge", "rebase in progress"),
@@ -109,13 +109,16 @@ def operation_in_progress(repo: Repo) -> str | None:
 
 
 def repo_status(repo: Repo, paths: Sequence[str] | None = None) -> RepoStatus:
-    note = stalled_rules_note(repo)  # git would wait forever opening such a rule file
-    untracked = "no" if note else "normal"
-    args = ["status", "--porcelain=v2", "--branch", "--show-stash", "-z", f"--untracked-files={untracked}"]
-    args += ["--ignore-submodules=dirty"]
-    if paths:
-        args += ["--", *paths]
-    st = parse_status(repo.git.text(args))
+    args = ["status", "--porcelain=v2", "--branch", "--show-stash", "-z", "--ignore-submodules=dirty"]
+    spec = ["--", *paths] if paths else []
+    note = None
+    try:
+        # a FIFO among the rule files would make git wait forever: looked for only if git runs long
+        out = repo.git.text([*args, "--untracked-files=normal", *spec], stop=StallGuard(repo.toplevel))
+    except RuleFilesStall as stall:
+        note = stalled_note(repo, stall.paths)
+        out = repo.git.text([*args, "--untracked-files=no", *spec])
+    st = parse_status(out)
     # the state directory is outside every root, even untracked inside this checkout
     st.untracked = [e for e in st.untracked if not is_hidden(repo.path_of(e.path).rstrip("/"))]
     st.operation = operation_in_progress(repo)
@@ -123,15 +126,15 @@ def repo_status(repo: Repo, paths: Sequence[str] | None = None) -> RepoStatus:
     return st
 
 
-def stalled_rules_note(repo: Repo) -> str | None:
-    """Listing untracked files makes git open every ``.gitignore`` (and
+def stalled_note(repo: Repo, bad: Sequence[str]) -> str:
+    """Why untracked files are not listed: rule files git would wait on.
+
+    Listing untracked files makes git open every ``.gitignore`` (and
     ``.git/info/exclude``) with a blocking ``open``: one FIFO under such a
-    name stalls it until its timeout. Checked first, from directory entries
-    (nothing is opened); a note naming the files when untracked files cannot
-    be listed safely."""
-    bad = stalling_rule_files(repo.toplevel)
-    if not bad:
-        return None
+    name stalls it until its timeout. So the git that lists them runs with a
+    :class:`~tooldeck.workspace.rulefiles.StallGuard`: past a short grace the
+    rule files are looked at (from directory entries, nothing opened), and
+    git is stopped when one is a FIFO or a device."""
     names = ", ".join(os.path.relpath(p, repo.toplevel) for p in bad[:3])
     return (
         f"untracked files not listed: {names} {'is' if len(bad) == 1 else 'are'} not a regular file "

@@ -109,13 +109,16 @@ def loose_blob(objects_dir: str, oid: str) -> str | None:
     except OSError:
         return None
     try:
-        with os.fdopen(fd, "rb") as fh:
-            packed = fh.read(MAX_LOOSE_BYTES + 1)
-        if len(packed) > MAX_LOOSE_BYTES:
+        # read its size (+1), not a 4 MB buffer: allocating that cost more than the read itself
+        size = os.fstat(fd).st_size
+        packed = os.read(fd, size + 1) if size <= MAX_LOOSE_BYTES else b""
+        if not packed or len(packed) > MAX_LOOSE_BYTES:
             return None
         raw = zlib.decompressobj().decompress(packed, MAX_LOOSE_BYTES + 64)
     except (OSError, zlib.error):
         return None
+    finally:
+        os.close(fd)
     head, nul, body = raw.partition(b"\0")
     if not nul or head != b"blob %d" % len(body) or hash_fn(raw).hexdigest() != oid:
         return None

@@ -11,15 +11,23 @@ symlink fails with ``ELOOP``). Readers (:mod:`~tooldeck.workspace.content`,
 :mod:`~tooldeck.workspace.walk`) and writers (``open_dir`` / ``open_parent``:
 "the directory that holds this path, as a descriptor") share this walker.
 
-``openat2(RESOLVE_BENEATH)`` would do the same in one call but Python's ``os``
-does not expose it; the component walk works on every POSIX system.
+Where the kernel has ``openat2`` (Linux ≥ 5.6) a read opens the path in one
+call from the root's descriptor, with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``:
+the kernel refuses any link on the way, the final name included, and any way
+out of the root, which is what the walk checks one component at a time.
+Python's ``os`` does not expose it, so it is called through ``ctypes``; any
+failure (a link, a missing file, a kernel or seccomp filter without it) goes
+to the component walk, which says precisely what is wrong. The walk works on
+every POSIX system.
 """
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import stat
+import sys
 from collections.abc import Iterable, Sequence
 
 from tooldeck.core.errors import ErrorCode, ToolError
@@ -122,6 +130,43 @@ def loop_error(shown: str) -> ToolError:
     )
 
 
+_SYS_OPENAT2 = 437  # the same number on every architecture (a system call added after the unification)
+_RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+class _Openat2:
+    """``openat2`` through libc's ``syscall``, while the kernel takes it."""
+
+    def __init__(self) -> None:
+        self.call = None
+        if sys.platform.startswith("linux"):
+            try:
+                self.call = ctypes.CDLL(None, use_errno=True).syscall
+            except (OSError, AttributeError):
+                self.call = None
+
+    def open(self, dir_fd: int, rel: str, flags: int) -> int | None:
+        """A descriptor, or None: the caller walks the path instead."""
+        call = self.call
+        if call is None:
+            return None
+        how = _OpenHow(flags, 0, _RESOLVE)
+        fd = call(ctypes.c_long(_SYS_OPENAT2), ctypes.c_long(dir_fd), os.fsencode(rel), ctypes.byref(how),
+                  ctypes.c_size_t(ctypes.sizeof(how)))  # fmt: skip
+        if fd >= 0:
+            return int(fd)
+        if ctypes.get_errno() in (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG):
+            self.call = None  # not on this kernel, or refused by a seccomp filter: the walk from now on
+        return None
+
+
+_OPENAT2 = _Openat2()
+
+
 def open_beneath(root: str, abs_path: str, shown: str, *, directory: bool = False) -> int:
     """Open ``abs_path`` (a file, or a folder with ``directory``) for reading,
     walking from ``root`` without following any symbolic link. Errors are
@@ -135,6 +180,17 @@ def open_beneath(root: str, abs_path: str, shown: str, *, directory: bool = Fals
             return open_root(root)
         except OSError as exc:
             raise open_error(exc, shown) from exc
+    if _OPENAT2.call is not None:
+        try:
+            rfd = open_root(root)
+        except OSError as exc:
+            raise open_error(exc, shown) from exc
+        try:
+            fd = _OPENAT2.open(rfd, "/".join(parts), DIR_FLAGS if directory else FILE_FLAGS)
+        finally:
+            os.close(rfd)
+        if fd is not None:
+            return fd
     try:
         dfd = open_dir(root, parts[:-1])
     except OSError as exc:

@@ -29,7 +29,6 @@ import subprocess
 import sys
 import sysconfig
 import threading
-import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -40,7 +39,7 @@ from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import hidden_below
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
-from tooldeck.workspace.rulefiles import stalling_rule_files
+from tooldeck.workspace.rulefiles import StallGuard, stalling_rule_files
 from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
 
@@ -80,15 +79,6 @@ STALL_GRACE = 0.2  # seconds a launcher's rg runs before its rule files are look
 STALL_RESCAN = 2.0  # then looked at again this often while it still runs
 
 
-class RuleFilesStall(Exception):
-    """rg ran long and a rule file of its root is a FIFO or a device: it was
-    killed (the caller searches with the Python engine instead)."""
-
-    def __init__(self, paths: list[str]) -> None:
-        super().__init__(f"rule files that would stall ripgrep: {paths}")
-        self.paths = paths
-
-
 def lazy_stall_check() -> bool:
     """Whether rg may start before its rule files are checked (the check then
     runs only if it is still running after :data:`STALL_GRACE`).
@@ -103,25 +93,6 @@ def lazy_stall_check() -> bool:
     for the first search of a process, until a launcher has shown it can
     start here: one that cannot sends rg to Landlock)."""
     return helpers.search_mode() == "launcher" and helpers.launcher_proven()
-
-
-class _StallGuard:
-    """The ``stop`` check of an rg run: the caller's own (a cancelled call),
-    then, once rg has run :data:`STALL_GRACE`, the root's rule files."""
-
-    def __init__(self, root_path: str, stop: Callable[[], None] | None) -> None:
-        self.root_path, self.stop = root_path, stop
-        self.next_check = time.monotonic() + STALL_GRACE
-
-    def __call__(self) -> None:
-        if self.stop is not None:
-            self.stop()
-        now = time.monotonic()
-        if now >= self.next_check:
-            found = stalling_rule_files(self.root_path)
-            if found:
-                raise RuleFilesStall(found)
-            self.next_check = time.monotonic() + STALL_RESCAN
 
 
 def run(
@@ -144,7 +115,9 @@ def run(
     rg is killed and :class:`RuleFilesStall` raised); elsewhere the caller
     checks them before (:func:`~tooldeck.workspace.rulefiles.stalling_rule_files`)."""
     if lazy_stall_check():
-        stop = _StallGuard(root_path, stop)
+        # the scan looked up when it runs (a test counts the passes through this module's name)
+        scan = lambda path: stalling_rule_files(path)  # noqa: E731
+        stop = StallGuard(root_path, stop, grace=STALL_GRACE, rescan=STALL_RESCAN, scan=scan)
     try:
         return helpers.run(
             rg_policy(exe, root_path),

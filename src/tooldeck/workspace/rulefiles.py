@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import os
 import stat
+import time
+from collections.abc import Callable
 
 from tooldeck.workspace.ignore import DENY_DIRS
 
@@ -77,3 +79,45 @@ def stalling_rule_files(root_path: str) -> list[str]:
                 elif name not in _PRUNED and entry.is_dir(follow_symlinks=False):
                     stack.append(entry.path)
     return found
+
+
+class RuleFilesStall(Exception):
+    """A helper ran long and a rule file it opens is a FIFO or a device: it
+    was killed (:class:`StallGuard`)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        super().__init__(f"rule files that would stall the helper: {paths}")
+        self.paths = paths
+
+
+class StallGuard:
+    """The ``stop`` check (:func:`tooldeck.confine.helpers.run`) of a helper
+    that opens the rule files of ``root_path`` (rg; git listing untracked
+    files): the caller's own check first (a cancelled call), then, once the
+    helper has run ``grace`` seconds, :func:`stalling_rule_files`, again
+    every ``rescan`` seconds; one found raises :class:`RuleFilesStall` (the
+    helper is then killed). A helper that ends within ``grace`` costs no
+    pass over the tree; one stuck on a FIFO's open waits, using nothing,
+    until the check finds it."""
+
+    def __init__(
+        self,
+        root_path: str,
+        stop: Callable[[], None] | None = None,
+        *,
+        grace: float = 0.2,
+        rescan: float = 2.0,
+        scan: Callable[[str], list[str]] | None = None,
+    ) -> None:
+        self.root_path, self.stop, self.rescan = root_path, stop, rescan
+        self.scan = scan or stalling_rule_files
+        self.next_check = time.monotonic() + grace
+
+    def __call__(self) -> None:
+        if self.stop is not None:
+            self.stop()
+        if time.monotonic() >= self.next_check:
+            found = self.scan(self.root_path)
+            if found:
+                raise RuleFilesStall(found)
+            self.next_check = time.monotonic() + self.rescan

@@ -81,3 +81,82 @@ def test_detached_head_and_branch_come_from_discovery(worked: GitCLI, call) -> N
     worked("checkout", "-q", "--detach")
     out = call.ok("git", {"op": "diff"})
     assert "(detached HEAD)" in out and f"HEAD {worked.sha()[:7]} → working tree" in out
+
+
+@pytest.mark.parametrize("detail", ["files", "patches"])
+def test_a_repeated_diff_asks_no_discovery(worked: GitCLI, call, spawned, detail: str) -> None:
+    """What discovery found is kept while the files it depends on are
+    unchanged (tooldeck.git.discovery): the call after runs the diff and the
+    untracked listing only, and shows the same."""
+    first = call.ok("git", {"op": "diff", "detail": detail})
+    for _ in range(2):  # the first call may learn of included configuration files it had not snapshotted
+        spawned.clear()
+        again = call.ok("git", {"op": "diff", "detail": detail})
+    assert again == first
+    ops = _git_ops(spawned)
+    assert "rev-parse" not in ops and "config" not in ops, ops
+    assert ops.count("diff") == 1 and len(ops) <= 3, ops
+    worked.commit("moved on")
+    after = call.ok("git", {"op": "diff", "detail": detail})
+    assert f"HEAD {worked.sha()[:7]} → working tree" in after
+
+
+@pytest.fixture
+def tricky(worked: GitCLI) -> GitCLI:
+    """On top of ``worked``: lines that read like patch headers, a binary
+    file, a type change, a mode change, CRLF lines and a missing final newline."""
+    worked.commit(
+        "tricky",
+        {
+            "notes.md": "-- a\n++ b\n--- c\n+++ d\n@@ e\nkeep\n",
+            "blob.bin": "\0\1\2 old",
+            "link.txt": "target\n",
+            "crlf.txt": "one\r\ntwo\r\n",
+            "tail.txt": "no newline",
+            "tool.sh": "echo hi\n",
+        },
+    )
+    worked.write("notes.md", "-- a\n++ B\n--- C\n+++ d\n@@ E\nkeep\n-- added\n")
+    (worked.path / "blob.bin").write_bytes(b"\0\1\2 new, longer")
+    (worked.path / "link.txt").unlink()
+    (worked.path / "link.txt").symlink_to("notes.md")
+    worked.write("crlf.txt", "one\r\nTWO\r\nthree\r\n")
+    worked.write("tail.txt", "no newline, still\nand more")
+    (worked.path / "tool.sh").chmod(0o755)
+    return worked
+
+
+@pytest.mark.parametrize("detail", ["summary", "files", "patches", "full"])
+@pytest.mark.parametrize("compare", ["uncommitted", "staged", "last", "back:2"])
+def test_counts_read_off_the_patches_equal_numstat(
+    tricky: GitCLI, call, monkeypatch: pytest.MonkeyPatch, detail: str, compare: str
+) -> None:
+    """The call that brings the patches counts lines from them (no
+    --numstat); the listing alone asks git's --numstat: same output."""
+    args = {"op": "diff", "detail": detail, "compare": compare}
+    together = call.ok("git", args)
+    monkeypatch.setattr(changes, "MAX_PRELOAD_BYTES", 10)
+    assert call.ok("git", args) == together
+
+
+def test_patch_counts_match_git_numstat(tricky: GitCLI) -> None:
+    numstat = {}
+    for line in tricky("diff", "--numstat", "HEAD").splitlines():
+        added, deleted, path = line.split("\t")
+        numstat[path] = (None, None) if added == "-" else (int(added), int(deleted))
+    patches = changes.split_patches(tricky("diff", "HEAD"))
+    counted: dict[str, tuple[int | None, int | None]] = {}
+    for chunk in patches:
+        path = chunk.split("\n", 1)[0].rsplit(" b/", 1)[1]
+        a, d = changes.patch_counts(chunk)
+        before = counted.get(path, (0, 0))
+        counted[path] = (None, None) if a is None else (before[0] + a, (before[1] or 0) + (d or 0))  # type: ignore[operator]
+    assert {"notes.md", "blob.bin", "link.txt", "crlf.txt", "tail.txt"} <= set(numstat)
+    assert counted == numstat
+
+
+def test_a_type_change_shows_both_halves_of_its_patch(tricky: GitCLI, call) -> None:
+    out = call.ok("git", {"op": "diff", "detail": "patches", "path": "link.txt"})
+    assert "T  link.txt  +1 -1" in out
+    assert "deleted file mode 100644" in out and "-target" in out
+    assert "new file mode 120000" in out and "+notes.md" in out

@@ -194,3 +194,44 @@ def test_log_file_lists_degrade_per_commit(repo: GitCLI, root: Path, state_dir: 
     out = run(box, {"op": "log", "detail": "files"})
     assert "    small.py  +1 -0" in out and "big/f001.py" not in out
     assert f"[file lists of 1 commit(s) left out to fit the ~900-token budget: {repo.sha('HEAD~1')[:7]}" in out
+
+
+@pytest.mark.parametrize("detail", ["files", "patches"])
+def test_a_diff_that_fits_is_counted_in_a_few_calls(
+    repo: GitCLI, root: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch, detail: str
+) -> None:
+    """Where the tokenizer is a worker process each count is a round trip:
+    a diff whose files all fit is counted as a whole, not once per file."""
+    repo.commit("one", {f"f{i:02d}.py": "".join(f"old {i} {j}\n" for j in range(30)) for i in range(30)})
+    for i in range(30):
+        repo.write(f"f{i:02d}.py", "".join(f"{'new' if j % 7 == 0 else 'old'} {i} {j}\n" for j in range(30)))
+    rt = Runtime.for_dirs([root], state_dir=state_dir)
+    box = build_toolbox(rt)
+    counted: list[int] = []
+    real = rt.count_tokens
+    monkeypatch.setattr(rt, "count_tokens", lambda text: counted.append(len(text)) or real(text))
+    out = run(box, {"op": "diff", "detail": detail})
+    assert "30 files changed" in out and "left out" not in out
+    assert out.count("@@ -") >= 30
+    assert len(counted) <= 6, counted
+
+
+def test_a_large_diff_is_tokenized_once(
+    repo: GitCLI, root: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tool counts its whole result to fit it; the toolbox's output
+    budget counts the same text and finds that count (Runtime.count_tokens)."""
+    from tooldeck import runtime as runtime_module
+
+    repo.commit("one", {f"f{i:02d}.py": "".join(f"old {i} {j}\n" for j in range(60)) for i in range(20)})
+    for i in range(20):
+        repo.write(f"f{i:02d}.py", "".join(f"new {i} {j}\n" for j in range(60)))
+    box = build_toolbox(Runtime.for_dirs([root], state_dir=state_dir))
+    large: list[int] = []
+    real = runtime_module.count_texts
+    monkeypatch.setattr(
+        runtime_module, "count_texts", lambda enc, texts: large.extend(map(len, texts)) or real(enc, texts)
+    )
+    out = run(box, {"op": "diff", "detail": "patches"})
+    assert out.count("diff --git ") == 20 and "left out" not in out and len(out) > 20_000
+    assert large == [len(out)]

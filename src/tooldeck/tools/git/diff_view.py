@@ -145,24 +145,32 @@ def render_changes(
     return _render_patches(t, cs, budget, head, listing, whole=detail == "full", preloaded=preloaded)
 
 
+def _hunk_lines(fc: FileChange) -> list[str]:
+    hunks = hunk_headers(fc.patch or "")
+    lines = ["    " + h for h in hunks[:MAX_HUNKS_PER_FILE]]
+    if len(hunks) > MAX_HUNKS_PER_FILE:
+        lines.append(f"    … {len(hunks) - MAX_HUNKS_PER_FILE} more hunks")
+    return lines
+
+
 def _render_files(t: Target, cs: ChangeSet, budget: Budget, head: list[str], listing: list[str]) -> str:
     """Every file's line, plus its hunk headers while they fit the budget."""
     picked = candidates([f for f in cs.files if not f.untracked], budget.tokens)
     load_patches(t.repo, cs, picked, context=0)
     picked_ids = {id(f) for f in picked}
     room = budget.tokens - budget.count("\n".join(head + listing))
+    per_file = {id(fc): _hunk_lines(fc) for fc in cs.files if id(fc) in picked_ids}
+    # the usual case: every hunk list fits, one count for all of them instead of one per file
+    all_fit = budget.fits("\n".join(h for lines in per_file.values() for h in lines), room)
     blocks = [listing[0]]
     left_out = 0
     for fc in cs.files:
         blocks.append(file_line(t, fc))
-        hunks = hunk_headers(fc.patch or "") if id(fc) in picked_ids else []
-        if not hunks:
+        lines = per_file.get(id(fc), [])
+        if not lines:
             left_out += id(fc) not in picked_ids and not fc.untracked
             continue
-        lines = ["    " + h for h in hunks[:MAX_HUNKS_PER_FILE]]
-        if len(hunks) > MAX_HUNKS_PER_FILE:
-            lines.append(f"    … {len(hunks) - MAX_HUNKS_PER_FILE} more hunks")
-        cost = budget.count("\n".join(lines))
+        cost = 0 if all_fit else budget.count("\n".join(lines))
         if cost <= room:
             blocks += lines
             room -= cost
@@ -185,6 +193,9 @@ def _fit(
     shown: list[str] = []
     omitted: list[FileChange] = []
     picked_ids = {id(f) for f in picked}
+    ready = [fc.patch.rstrip("\n") for fc in files if id(fc) in picked_ids and fc.patch is not None]
+    if ready and budget.fits("\n".join(ready), room):  # the usual case: one count, not one per file
+        return ready, [fc for fc in files if id(fc) not in picked_ids or fc.patch is None]
     used = 0
     for fc in files:
         patch = fc.patch if id(fc) in picked_ids else None
@@ -219,6 +230,13 @@ def _render_patches(
     picked = files if preloaded else candidates(files, room)
     if not preloaded:
         load_patches(t.repo, cs, picked, context=None if whole else 3)
+    ready = [fc.patch.rstrip("\n") for fc in picked if fc.patch is not None]
+    if len(ready) == len(files):
+        # the usual case, every patch at hand: the whole result counted once (the toolbox's own
+        # count of it then finds that count: Runtime.count_tokens keeps the last few large ones)
+        whole_text = "\n".join([top, "", *ready]).rstrip("\n")
+        if budget.fits(whole_text):
+            return whole_text
     shown, omitted = _fit(budget, files, picked, room)
     if whole and omitted:
         load_patches(t.repo, cs, picked, context=3)

@@ -34,8 +34,8 @@ from tooldeck.tools.search.render import (
 )
 from tooldeck.tools.search.rg_engine import RipgrepEngine
 from tooldeck.tools.search.scope import Target, resolve_targets
-from tooldeck.workspace.ripgrep import RuleFilesStall, find_rg, lazy_stall_check
-from tooldeck.workspace.rulefiles import stalling_rule_files
+from tooldeck.workspace.ripgrep import find_rg, lazy_stall_check
+from tooldeck.workspace.rulefiles import RuleFilesStall, stalling_rule_files
 
 ENGINE_SETTING = "search_engine"  # "auto" (default), "ripgrep" or "python"
 # fields a cursor's search may change on the way: they do not change what matches
