@@ -15,9 +15,10 @@ What counts as an import:
 * a module-level import, including one under ``if TYPE_CHECKING:`` (a type the
   module names is a dependency of the module all the same);
 * an import inside a function ("lazy"): it obeys the layer rules and the
-  cycle rule like any other (unless listed in :data:`CYCLE_EXEMPT` with its
-  reason), and it must say why it is lazy: a ``# lazy: <reason>`` comment on
-  its line (or the line above), or its module listed in :data:`LAZY_MODULES`;
+  cycle rule like any other (no edge is exempt: a lazy import does not make a
+  cycle acceptable), and it must say why it is lazy: a ``# lazy: <reason>``
+  comment on its line (or the line above), or its module listed in
+  :data:`LAZY_MODULES`;
 * ``importlib.import_module("tooldeck....")`` and a ``"tooldeck.x.y"`` string
   naming a module inside a tuple or list (``catalog.DOMAINS``): an edge like any
   other, so a module loaded by name still shows in the graph.
@@ -48,7 +49,9 @@ from pathlib import Path
 
 LAYERS = ("core", "services", "tools", "catalog", "hosts", "front", "entry")
 HOSTS = frozenset({"mcp", "chatmd", "dashboard"})
-ENTRY = frozenset({"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_settings", "cli_trust", "cli_workspace"})
+ENTRY = frozenset(
+    {"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_serve", "cli_settings", "cli_trust", "cli_workspace"}
+)
 MODEL_LOOP = frozenset({"llm", "agents"})
 
 # Function-level imports allowed in a whole module, with the reason. Everything
@@ -78,17 +81,6 @@ LAZY_MODULES: dict[str, str] = {
 
 # Today's known violations: (importer, imported module) -> the issue that removes it.
 ALLOWED: dict[tuple[str, str], str] = {}
-
-# Edges left out of the cycle check (a lazy import closing a cycle), each with
-# the reason; an edge listed here still obeys the layer rules.
-CYCLE_EXEMPT: dict[tuple[str, str], str] = {
-    # deliberate: an agent tool runs a whole ChatMD session, whose tools may be agents
-    ("tooldeck.chatmd.agents", "tooldeck.chatmd.session"): "recursion by design: a prompt's tool may be an agent",
-    ("tooldeck.chatmd.declarations", "tooldeck.chatmd.agents"): "recursion by design, as above",
-    # deliberate: one command line in two modules, each loaded only on its path
-    ("tooldeck.launch", "tooldeck.cli"): "the fast `serve` path hands every other verb to the CLI",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Edge:
@@ -297,16 +289,15 @@ def check(src: Path) -> list[str]:
             problems.append(f"layer: {edge.src}:{edge.line} -> {edge.dst}: {why}")
         if edge.lazy and not _lazy_reason(edge):
             problems.append(f"lazy: {edge.src}:{edge.line} -> {edge.dst}: no `# lazy:` reason")
-    eager = {(e.src, e.dst) for e in edges if (e.src, e.dst) not in CYCLE_EXEMPT}
+    eager = {(e.src, e.dst) for e in edges}
     for component in cycles(modules, eager):
         problems.append("module cycle: " + " <-> ".join(component))
     units = {unit(m) for m in modules}
     unit_pairs = {(unit(a), unit(b)) for a, b in eager if unit(a) != unit(b)}
     for component in cycles(units, unit_pairs):
         problems.append("package cycle: " + " <-> ".join(component))
-    seen = {(e.src, e.dst) for e in edges}
     broken = {(e.src, e.dst) for e in edges if layer_violation(e)}
-    for pair in [*(p for p in ALLOWED if p not in broken), *(p for p in CYCLE_EXEMPT if p not in seen)]:
+    for pair in (p for p in ALLOWED if p not in broken):
         problems.append(f"stale: {pair[0]} -> {pair[1]} is listed but breaks no rule now; remove it from the list")
     return list(dict.fromkeys(problems))  # one line per import statement, in order
 

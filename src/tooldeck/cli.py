@@ -20,6 +20,7 @@ from typing import Annotated
 
 import typer
 
+from tooldeck.cli_serve import ServeArgs, run_serve
 from tooldeck.startup import allowed_parents, announce_authority
 
 app = typer.Typer(
@@ -85,8 +86,6 @@ def serve(
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
-    from tooldeck.launch import ServeArgs, run_serve
-
     args = ServeArgs(
         roots=[str(r) for r in roots or []],
         http=http,
