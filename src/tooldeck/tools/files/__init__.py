@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.files import actions, listing, read, tree
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.files import actions, listing, read, tree
-
     return [read.build(rt), listing.build(rt), tree.build(rt), *actions.build(rt)]
