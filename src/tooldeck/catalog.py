@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tooldeck.config import load_config
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import DEFAULT_TIMEOUT, Toolbox
 from tooldeck.runtime import Runtime
@@ -296,6 +297,4 @@ def config_switches(rt: Runtime) -> ToolSwitches:
     """The ``[tools]`` switches of the person's config and the project's
     ``.tooldeck.toml`` (which may only disable); raises ValueError for a
     malformed user file or table."""
-    from tooldeck.config import load_config
-
     return ToolSwitches.from_config(load_config(rt.workspace.primary.path, state_dir=rt.state_dir).section("tools"))

@@ -16,6 +16,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tooldeck.confine import helpers
+from tooldeck.settings import setting, settings_service
+from tooldeck.state.workspaces import workspace_service
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.tokens import count_with
 from tooldeck.workspace.hidden import hide
@@ -72,10 +75,6 @@ class Runtime:
             if self._started:
                 return self
             self._started = True
-        from tooldeck.confine import helpers
-        from tooldeck.settings import settings_service
-        from tooldeck.state.workspaces import workspace_service
-
         helpers.mode()  # how helper processes are confined: said once, in the log, at start-up
 
         try:
@@ -133,6 +132,4 @@ class Runtime:
         shown to a user or enforced (the output budget included) uses it."""
         if not text:
             return 0
-        from tooldeck.settings import setting
-
         return count_with(str(setting(self, "tokens.encoding")), text)

@@ -151,8 +151,9 @@ def _confine() -> None:
     where the kernel has it; no file of the person's, no execution, no
     capability). A worker that cannot be confined there exits, and the
     server counts in-process."""
+    # lazy: the server loads this module before its first stdio answer: stdlib only there
     from tooldeck.confine.policy import python_worker
-    from tooldeck.confine.process import confine_self
+    from tooldeck.confine.process import confine_self  # lazy: ctypes and Landlock: in the worker only
 
     try:
         confine_self(python_worker("tokens"))

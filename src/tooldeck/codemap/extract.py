@@ -29,14 +29,12 @@ from __future__ import annotations
 import bisect
 import operator
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tooldeck.codemap import grammars, hollow, hollow_braces, lexer
 from tooldeck.codemap.kinds import BODY_KINDS, CLASS_LIKE, VALUE_KINDS
+from tooldeck.codemap.model import Payload, Symbol
 from tooldeck.codemap.specs import squash
-
-if TYPE_CHECKING:
-    from tooldeck.codemap.model import Payload
 
 # kinds whose members may need a query pass of their own (see extract)
 CONTAINER_KINDS = CLASS_LIKE | {"module"}
@@ -80,8 +78,6 @@ def count_lines(data: bytes) -> int:
 
 def extract(language: str, data: bytes) -> Payload:
     """The codemap payload of ``data`` (source bytes in ``language``)."""
-    from tooldeck.codemap.model import Payload, Symbol  # not at import: workers need neither (extract_rows)
-
     imports, rows, refs, lines = extract_rows(language, data)
     return Payload(imports, [Symbol(*row) for row in rows], refs, lines)
 
