@@ -57,6 +57,7 @@ from tooldeck.mcp.handshake_front import (
     plain_list,
     reply,
 )
+from tooldeck.mcp.lifecycle import limit_malloc_arenas
 from tooldeck.mcp.resources import ResourceProvider
 from tooldeck.mcp.stdio import FdWriter, LineWriter, Readline, error_reply, open_wire, repair_surrogate_escapes
 from tooldeck.mcp.wire import (
@@ -69,6 +70,7 @@ from tooldeck.mcp.wire import (
     to_call_result,
     tool_wire,
 )
+from tooldeck.tokens import warm_up
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -344,6 +346,7 @@ class EarlyFront:
     async def _call(self, message: dict[str, Any], line: bytes) -> None:
         try:
             ready = await self._ready  # the core is imported (by the start-up thread) from here on
+            # lazy: the front answers before the core loads; by a call, the start-up thread has it
             from tooldeck.core.invocation import Invocation
 
             box, domain = await self._box_for(ready, message["params"]["name"])
@@ -435,8 +438,6 @@ async def serve(plan: Plan) -> int:
             rt = await loop.run_in_executor(None, plan.runtime)
             if isinstance(rt, int):
                 return rt
-            from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: after the front answers
-
             limit_malloc_arenas()  # as run_http: before the catalog's and the index fills' threads
             await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
             front.workspace(ResourceProvider(lambda: rt.workspace))  # the files' lists, before the tool model
@@ -446,6 +447,7 @@ async def serve(plan: Plan) -> int:
 
         async def start() -> tuple[Any, Any, Any] | int:
             prepared = await preparing
+            # lazy: the host's tool model (pydantic) loads after the front's first answers
             from tooldeck.mcp.host import Activity, Catalog  # the core: imported by prepare
 
             if isinstance(prepared, int):
@@ -482,6 +484,7 @@ async def serve(plan: Plan) -> int:
         sys.setswitchinterval(switch)
         extras, catalog, activity = got
         sdk_readline = await front.handoff()
+        # lazy: the SDK side (anyio, the server) only once the front hands over
         from tooldeck.mcp.transports import run_sdk_stdio
 
         await run_sdk_stdio(catalog, activity, extras, sdk_readline, writer, front)
@@ -490,6 +493,4 @@ async def serve(plan: Plan) -> int:
 
 
 def _warm_up() -> None:
-    from tooldeck.tokens import warm_up
-
     warm_up()

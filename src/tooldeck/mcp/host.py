@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from tooldeck.context.memory import release_freed_memory
 from tooldeck.core.toolbox import Toolbox
 
 log = logging.getLogger("tooldeck.mcp")
@@ -116,8 +117,6 @@ class Activity:
         try:
             while self._busy or loop.time() - self._last < TRIM_IDLE:
                 await asyncio.sleep(TRIM_IDLE / 2)
-            from tooldeck.context.memory import release_freed_memory
-
             await asyncio.to_thread(release_freed_memory)
         except Exception:
             log.debug("heap trim failed", exc_info=True)
