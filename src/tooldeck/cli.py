@@ -20,8 +20,12 @@ from typing import Annotated
 
 import typer
 
+from tooldeck import cli_workspace as person
 from tooldeck.cli_serve import ServeArgs, run_serve
+from tooldeck.core.errors import ToolError
 from tooldeck.startup import allowed_parents, announce_authority
+from tooldeck.state.tables import ContextDB
+from tooldeck.store.db import Store, default_state_dir
 
 app = typer.Typer(
     name="tooldeck",
@@ -36,6 +40,7 @@ EXIT_USAGE = 2
 
 
 def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
+    # lazy: `--help` and the store verbs start without the runtime (confine, ctypes: ~27 modules)
     from tooldeck.runtime import Runtime
 
     try:
@@ -115,6 +120,7 @@ def call(
     allow_root: AllowOpt = None,
 ) -> None:
     """Run one tool and print its text output."""
+    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
     from tooldeck.catalog import build_toolbox, canonical_name
 
     raw = _arguments_text(arguments)
@@ -130,6 +136,7 @@ def call(
     payload: str | dict | None = raw
     if t.kind == "function" and raw and raw.strip():
         payload = _json_object(raw)
+    # lazy: only `call` may ask on the terminal (asyncio: ~40 modules)
     from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
 
     with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
@@ -161,7 +168,7 @@ def _arguments_text(arguments: str | None) -> str | None:
 
 
 def _page_store(state_dir: Path):  # type: ignore[no-untyped-def]
-    from tooldeck.state.pages import FilePageStore
+    from tooldeck.state.pages import FilePageStore  # lazy: only `call` pages its output (the page store: ~55 modules)
 
     return FilePageStore(state_dir / "pages")
 
@@ -193,8 +200,9 @@ def tools(
     exclude_tools: ExcludeOpt = None,
 ) -> None:
     """List the catalog `serve` advertises (and, with --cost, the token cost of its schemas)."""
+    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
     from tooldeck.catalog import ToolSwitches, build_toolbox, config_switches
-    from tooldeck.mcp.cost import schema_costs
+    from tooldeck.mcp.cost import schema_costs  # lazy: only `tools` counts schema tokens
 
     rt = _runtime(None, state_dir)
     try:
@@ -230,6 +238,7 @@ def run(
     state_dir: StateOpt = None,
 ) -> None:
     """Run a ChatMD file: call the model, run its tools, append the transcript to the file."""
+    # lazy: only `run` loads the ChatMD host and the model client (~235 modules)
     from tooldeck.chatmd.runner import run_file
 
     announce_authority(os.getcwd(), state_dir)
@@ -246,15 +255,10 @@ app.add_typer(workspace_app, name="workspace")
 
 
 def _person_db(state_dir: Path | None):  # type: ignore[no-untyped-def]
-    from tooldeck.state.tables import ContextDB
-    from tooldeck.store.db import Store, default_state_dir
-
     return ContextDB(Store(state_dir if state_dir is not None else default_state_dir()))
 
 
 def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
-    from tooldeck.core.errors import ToolError
-
     try:
         typer.echo(action(*args))
     except ToolError as exc:
@@ -265,8 +269,6 @@ def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
 @workspace_app.command("list")
 def workspace_list(state_dir: StateOpt = None) -> None:
     """List stored workspaces and their folders."""
-    from tooldeck import cli_workspace as person
-
     _person(person.list_workspaces, _person_db(state_dir))
 
 
@@ -277,8 +279,6 @@ def workspace_add(
     state_dir: StateOpt = None,
 ) -> None:
     """Add a folder to a workspace; model-facing tools may then switch to it."""
-    from tooldeck import cli_workspace as person
-
     _person(person.add_folder, _person_db(state_dir), name, str(folder))
 
 
@@ -289,8 +289,6 @@ def workspace_remove(
     state_dir: StateOpt = None,
 ) -> None:
     """Remove a folder from a workspace, or delete the workspace."""
-    from tooldeck import cli_workspace as person
-
     _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
 
 
