@@ -20,11 +20,9 @@ from typing import Annotated
 
 import typer
 
-from tooldeck import cli_workspace as person
 from tooldeck.cli_serve import ServeArgs, run_serve
 from tooldeck.core.errors import ToolError
 from tooldeck.startup import allowed_parents, announce_authority
-from tooldeck.state.tables import ContextDB
 from tooldeck.store.db import Store, default_state_dir
 
 app = typer.Typer(
@@ -255,6 +253,8 @@ app.add_typer(workspace_app, name="workspace")
 
 
 def _person_db(state_dir: Path | None):  # type: ignore[no-untyped-def]
+    from tooldeck.state.tables import ContextDB  # lazy: only the workspace verbs load the tables (uuid, platform)
+
     return ContextDB(Store(state_dir if state_dir is not None else default_state_dir()))
 
 
@@ -269,6 +269,8 @@ def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
 @workspace_app.command("list")
 def workspace_list(state_dir: StateOpt = None) -> None:
     """List stored workspaces and their folders."""
+    from tooldeck import cli_workspace as person  # lazy: only the workspace verbs load it and its tables (~5 modules)
+
     _person(person.list_workspaces, _person_db(state_dir))
 
 
@@ -279,6 +281,8 @@ def workspace_add(
     state_dir: StateOpt = None,
 ) -> None:
     """Add a folder to a workspace; model-facing tools may then switch to it."""
+    from tooldeck import cli_workspace as person  # lazy: only the workspace verbs load it and its tables (~5 modules)
+
     _person(person.add_folder, _person_db(state_dir), name, str(folder))
 
 
@@ -289,6 +293,8 @@ def workspace_remove(
     state_dir: StateOpt = None,
 ) -> None:
     """Remove a folder from a workspace, or delete the workspace."""
+    from tooldeck import cli_workspace as person  # lazy: only the workspace verbs load it and its tables (~5 modules)
+
     _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
 
 

@@ -13,8 +13,6 @@ from typing import Annotated
 
 import typer
 
-from tooldeck.tui.launch import ChatArgs, run_chat
-
 FileArg = Annotated[Path | None, typer.Argument(help="The .chatmd conversation (default: a new file).")]
 ModelOpt = Annotated[str | None, typer.Option("--model", help="The model (preset id or model name).")]
 RootOpt = Annotated[
@@ -51,6 +49,8 @@ def chat(
     state_dir: StateOpt = None,
 ) -> None:
     """Chat in the terminal: a ChatMD conversation, live, in a full-screen UI."""
+    from tooldeck.tui.launch import ChatArgs, run_chat  # lazy: the other verbs start without the chat's launcher
+
     args = ChatArgs(
         file=str(file) if file is not None else None, model=model, roots=[str(r) for r in root or []],
         parallel=parallel_tool_calls, connect=connect, workspace=workspace, session=session,

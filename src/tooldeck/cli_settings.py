@@ -29,7 +29,6 @@ import typer
 
 from tooldeck.config import load_config
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.settings import GROUPS, REGISTRY, Settings, lookup, parse_text
 from tooldeck.store.db import Store
 
 settings_app = typer.Typer(
@@ -46,6 +45,8 @@ KeyArg = Annotated[
 
 
 def _service(state_dir: Path | None) -> Any:
+    from tooldeck.settings import Settings  # lazy: only the settings verbs load the registry (~3 modules)
+
     return Settings(Store(state_dir), files=lambda: load_config(None))  # the person's own file: no root here
 
 
@@ -75,6 +76,8 @@ def settings_list(
     state_dir: StateOpt = None,
 ) -> None:
     """List every setting with its value, where it comes from, and who may set it."""
+    from tooldeck.settings import GROUPS, REGISTRY  # lazy: only the settings verbs load the registry
+
     if group is not None and group not in GROUPS:
         typer.echo(f"tooldeck: unknown group {group!r}; choose one of {', '.join(GROUPS)}", err=True)
         raise typer.Exit(2)
@@ -109,6 +112,8 @@ def settings_set(
     state_dir: StateOpt = None,
 ) -> None:
     """Set a setting (as the person: person-only keys such as models.base_url included)."""
+    from tooldeck.settings import lookup, parse_text  # lazy: only the settings verbs load the registry
+
     try:
         spec = lookup(key)
         text = _read_value(key).removesuffix("\r") if value == "-" else value
@@ -127,6 +132,8 @@ def settings_set(
 @settings_app.command("unset")
 def settings_unset(key: KeyArg, state_dir: StateOpt = None) -> None:
     """Remove the stored value (the default, or the config file / environment, applies again)."""
+    from tooldeck.settings import lookup  # lazy: only the settings verbs load the registry
+
     try:
         spec = lookup(key)
         _service(state_dir).set(key, None, by="person")

@@ -23,7 +23,6 @@ import typer
 
 from tooldeck import authority
 from tooldeck.config import PROJECT_FILE, ConfigError, load_config, read_bytes
-from tooldeck.config_authority import asks
 from tooldeck.state.approvals import ApprovalError, Approvals
 
 trust_app = typer.Typer(
@@ -46,6 +45,8 @@ def _store(state_dir: Path | None):  # type: ignore[no-untyped-def]
 @trust_app.command("allow")
 def allow(paths: PathsArg, state_dir: StateOpt = None) -> None:
     """Approve the current content of each file (read it first: it may grant what it asks below)."""
+    from tooldeck.config_authority import asks  # lazy: the CLI's start reads no project file's authority
+
     try:
         approved = _store(state_dir).allow(paths)
     except ApprovalError as exc:

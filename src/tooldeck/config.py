@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tooldeck.config_authority import project_layer
 from tooldeck.config_files import PROJECT_FILE, read_bytes, user_config_path
 
 if TYPE_CHECKING:  # imported when a project file is read: `tooldeck serve` starts without them
@@ -119,6 +118,8 @@ def load_config(
     user = _read_toml(upath)
     if project_dir is None:
         return Config(data=user, user_path=upath if user else None)
+    from tooldeck.config_authority import project_layer  # lazy: the CLI's start reads no project file
+
     layer = project_layer(Path(project_dir) / PROJECT_FILE, user=user, state_dir=state_dir)
     return Config(
         data=_merge(user, layer.data),
