@@ -1,27 +1,9 @@
 """Workspace services: roots and path rules, ignore rules, walking, safe reads,
-atomic writes and token counting. Knows nothing of tools or hosts."""
+atomic writes, the state directory's files and the files the person names.
+Knows nothing of tools or hosts.
 
-from tooldeck.workspace.atomic import AtomicBatch, remove_file, write_file
-from tooldeck.workspace.content import content_hash, decode_text, hash_matches, read_bytes, read_text
-from tooldeck.workspace.ignore import IgnoreRules
-from tooldeck.workspace.roots import ResolvedPath, Root, Workspace, make_root
-from tooldeck.workspace.walk import Entry, walk, walk_files
-
-__all__ = [
-    "AtomicBatch",
-    "Entry",
-    "IgnoreRules",
-    "ResolvedPath",
-    "Root",
-    "Workspace",
-    "content_hash",
-    "decode_text",
-    "hash_matches",
-    "make_root",
-    "read_bytes",
-    "read_text",
-    "remove_file",
-    "walk",
-    "walk_files",
-    "write_file",
-]
+Import the module you need (``tooldeck.workspace.roots``, ``.atomic``,
+``.person_files``...): this package imports none of them, so a light caller
+(the token worker, the configuration read on every command's start) pays for
+what it uses only.
+"""
