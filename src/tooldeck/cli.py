@@ -24,6 +24,7 @@ from tooldeck.cli_serve import ServeArgs, run_serve
 from tooldeck.core.errors import ToolError
 from tooldeck.startup import allowed_parents, announce_authority
 from tooldeck.store.db import Store, default_state_dir
+from tooldeck.workspace.person_files import read_named_text
 
 app = typer.Typer(
     name="tooldeck",
@@ -158,9 +159,9 @@ def _arguments_text(arguments: str | None) -> str | None:
         return sys.stdin.read()
     path = Path(arguments[1:]).expanduser()
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return read_named_text(path)
+    except OSError as exc:  # missing, not a regular file, too large, not UTF-8
+        why = exc.strerror or str(exc)
         typer.echo(f"tooldeck: cannot read the arguments from {path}: {why}", err=True)
         raise typer.Exit(EXIT_USAGE) from exc
 
