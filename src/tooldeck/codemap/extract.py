@@ -29,12 +29,14 @@ from __future__ import annotations
 import bisect
 import operator
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tooldeck.codemap import grammars, hollow, hollow_braces, lexer
 from tooldeck.codemap.kinds import BODY_KINDS, CLASS_LIKE, VALUE_KINDS
-from tooldeck.codemap.model import Payload, Symbol
 from tooldeck.codemap.specs import squash
+
+if TYPE_CHECKING:
+    from tooldeck.codemap.model import Payload
 
 # kinds whose members may need a query pass of their own (see extract)
 CONTAINER_KINDS = CLASS_LIKE | {"module"}
@@ -78,6 +80,9 @@ def count_lines(data: bytes) -> int:
 
 def extract(language: str, data: bytes) -> Payload:
     """The codemap payload of ``data`` (source bytes in ``language``)."""
+    # lazy: the parse workers run extract_rows only; model.py shapes no cached codemap (not in its key)
+    from tooldeck.codemap.model import Payload, Symbol
+
     imports, rows, refs, lines = extract_rows(language, data)
     return Payload(imports, [Symbol(*row) for row in rows], refs, lines)
 
