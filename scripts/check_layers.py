@@ -15,9 +15,10 @@ What counts as an import:
 * a module-level import, including one under ``if TYPE_CHECKING:`` (a type the
   module names is a dependency of the module all the same);
 * an import inside a function ("lazy"): it obeys the layer rules and the
-  cycle rule like any other (unless listed in :data:`CYCLE_EXEMPT` with its
-  reason), and it must say why it is lazy: a ``# lazy: <reason>`` comment on
-  its line (or the line above), or its module listed in :data:`LAZY_MODULES`;
+  cycle rule like any other (no edge is exempt: a lazy import does not make a
+  cycle acceptable), and it must say why *it* is lazy: a ``# lazy: <reason>``
+  comment on its line (or the line above) naming the start-up path it keeps
+  light; no module or package gives its imports a reason wholesale;
 * ``importlib.import_module("tooldeck....")`` and a ``"tooldeck.x.y"`` string
   naming a module inside a tuple or list (``catalog.DOMAINS``): an edge like any
   other, so a module loaded by name still shows in the graph.
@@ -48,47 +49,13 @@ from pathlib import Path
 
 LAYERS = ("core", "services", "tools", "catalog", "hosts", "front", "entry")
 HOSTS = frozenset({"mcp", "chatmd", "dashboard"})
-ENTRY = frozenset({"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_settings", "cli_trust", "cli_workspace"})
+ENTRY = frozenset(
+    {"__main__", "launch", "cli", "cli_chat", "cli_index", "cli_serve", "cli_settings", "cli_trust", "cli_workspace"}
+)
 MODEL_LOOP = frozenset({"llm", "agents"})
-
-# Function-level imports allowed in a whole module, with the reason. Everything
-# else lazy needs a ``# lazy: <reason>`` comment on its line.
-LAZY_MODULES: dict[str, str] = {
-    "tooldeck.launch": "`serve` starts without the CLI framework; each path imports only what it runs",
-    "tooldeck.cli": "each verb imports only what it runs (start-up time of the command line)",
-    "tooldeck.cli_chat": "each verb imports only what it runs",
-    "tooldeck.cli_index": "each verb imports only what it runs",
-    "tooldeck.cli_settings": "each verb imports only what it runs",
-    "tooldeck.cli_trust": "each verb imports only what it runs",
-    "tooldeck.tools": "a domain's tools(rt) runs at catalog build: its services load on the first call",
-    "tooldeck.catalog": "the person's config is read only when switches are asked for",
-    "tooldeck.mcp": "the SDK and ChatMD-free start-up: the stdio handshake is answered before they load",
-    "tooldeck.tui": "the chat screen appears before the engine and the model client load",
-    "tooldeck.chatmd": "declaration kinds (shell, MCP mounts, agents) load only when a file declares one",
-    "tooldeck.runtime": "services the runtime builds on first use (settings, state, helper sandbox)",
-    "tooldeck.index": "the embedding model and the codemap load on the first index build",
-    "tooldeck.codemap": "parse workers and their sandbox start on the first parse",
-    "tooldeck.agents": "a session's store tables and selection load when a session starts",
-    "tooldeck.selection": "related files' codemap and settings load on the first expansion",
-    "tooldeck.config": "the authority check of a project config loads only when one is found",
-    "tooldeck.config_authority": "the state directory is found only when a config asks for authority",
-    "tooldeck.tokens": "the worker's sandbox loads in the worker process only",
-    "tooldeck.llm": "the person's settings load only when a model is configured from them",
-}
 
 # Today's known violations: (importer, imported module) -> the issue that removes it.
 ALLOWED: dict[tuple[str, str], str] = {}
-
-# Edges left out of the cycle check (a lazy import closing a cycle), each with
-# the reason; an edge listed here still obeys the layer rules.
-CYCLE_EXEMPT: dict[tuple[str, str], str] = {
-    # deliberate: an agent tool runs a whole ChatMD session, whose tools may be agents
-    ("tooldeck.chatmd.agents", "tooldeck.chatmd.session"): "recursion by design: a prompt's tool may be an agent",
-    ("tooldeck.chatmd.declarations", "tooldeck.chatmd.agents"): "recursion by design, as above",
-    # deliberate: one command line in two modules, each loaded only on its path
-    ("tooldeck.launch", "tooldeck.cli"): "the fast `serve` path hands every other verb to the CLI",
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Edge:
@@ -211,17 +178,6 @@ def collect(src: Path) -> tuple[set[str], list[Edge]]:
     return modules, edges
 
 
-def _lazy_reason(edge: Edge) -> str:
-    if edge.reason:
-        return edge.reason
-    module = edge.src
-    while module:
-        if LAZY_MODULES.get(module):
-            return LAZY_MODULES[module]
-        module = module.rpartition(".")[0]
-    return ""
-
-
 def layer_violation(edge: Edge) -> str | None:
     src, dst = edge.src, edge.dst
     low, high = layer(src), layer(dst)
@@ -295,18 +251,17 @@ def check(src: Path) -> list[str]:
         why = layer_violation(edge)
         if why and (edge.src, edge.dst) not in ALLOWED:
             problems.append(f"layer: {edge.src}:{edge.line} -> {edge.dst}: {why}")
-        if edge.lazy and not _lazy_reason(edge):
+        if edge.lazy and not edge.reason:
             problems.append(f"lazy: {edge.src}:{edge.line} -> {edge.dst}: no `# lazy:` reason")
-    eager = {(e.src, e.dst) for e in edges if (e.src, e.dst) not in CYCLE_EXEMPT}
+    eager = {(e.src, e.dst) for e in edges}
     for component in cycles(modules, eager):
         problems.append("module cycle: " + " <-> ".join(component))
     units = {unit(m) for m in modules}
     unit_pairs = {(unit(a), unit(b)) for a, b in eager if unit(a) != unit(b)}
     for component in cycles(units, unit_pairs):
         problems.append("package cycle: " + " <-> ".join(component))
-    seen = {(e.src, e.dst) for e in edges}
     broken = {(e.src, e.dst) for e in edges if layer_violation(e)}
-    for pair in [*(p for p in ALLOWED if p not in broken), *(p for p in CYCLE_EXEMPT if p not in seen)]:
+    for pair in (p for p in ALLOWED if p not in broken):
         problems.append(f"stale: {pair[0]} -> {pair[1]} is listed but breaks no rule now; remove it from the list")
     return list(dict.fromkeys(problems))  # one line per import statement, in order
 

@@ -43,3 +43,11 @@ def test_a_missing_arguments_file_is_a_usage_error(root: Path, state_dir: Path, 
     done = call(root, state_dir, "read_file", f"@{tmp_path / 'nope.json'}")
     assert done.returncode == 2 and "cannot read the arguments from" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_fifo_as_the_arguments_file_is_a_usage_error_not_a_wait(root: Path, state_dir: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "args.json"
+    os.mkfifo(fifo)  # no writer: a blocking read of it would never return
+    done = call(root, state_dir, "read_file", f"@{fifo}")
+    assert done.returncode == 2, done.stderr
+    assert f"cannot read the arguments from {fifo}: not a regular file" in done.stderr

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from tooldeck.config import load_config
 from tooldeck.core.tool import Tool
 from tooldeck.core.toolbox import DEFAULT_TIMEOUT, Toolbox
 from tooldeck.profiles import ALIASES as ALIASES  # re-exported: the catalog's names, decided in profiles.py
@@ -248,6 +249,4 @@ def config_switches(rt: Runtime) -> ToolSwitches:
     """The ``[tools]`` switches of the person's config and the project's
     ``.tooldeck.toml`` (which may only disable); raises ValueError for a
     malformed user file or table."""
-    from tooldeck.config import load_config
-
     return ToolSwitches.from_config(load_config(rt.workspace.primary.path, state_dir=rt.state_dir).section("tools"))

@@ -20,7 +20,11 @@ from typing import Annotated
 
 import typer
 
+from tooldeck.cli_serve import ServeArgs, run_serve
+from tooldeck.core.errors import ToolError
 from tooldeck.startup import allowed_parents, announce_authority
+from tooldeck.store.db import Store, default_state_dir
+from tooldeck.workspace.person_files import read_named_text
 
 app = typer.Typer(
     name="tooldeck",
@@ -35,6 +39,7 @@ EXIT_USAGE = 2
 
 
 def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
+    # lazy: `--help` and the store verbs start without the runtime (confine, ctypes: ~27 modules)
     from tooldeck.runtime import Runtime
 
     try:
@@ -85,8 +90,6 @@ def serve(
 ) -> None:
     """Serve the catalog over MCP (stdio by default)."""
     # the common case never gets here: tooldeck.launch starts serve without typer
-    from tooldeck.launch import ServeArgs, run_serve
-
     args = ServeArgs(
         roots=[str(r) for r in roots or []],
         http=http,
@@ -116,6 +119,7 @@ def call(
     allow_root: AllowOpt = None,
 ) -> None:
     """Run one tool and print its text output."""
+    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
     from tooldeck.catalog import build_toolbox, canonical_name
 
     raw = _arguments_text(arguments)
@@ -131,6 +135,7 @@ def call(
     payload: str | dict | None = raw
     if t.kind == "function" and raw and raw.strip():
         payload = _json_object(raw)
+    # lazy: only `call` may ask on the terminal (asyncio: ~40 modules)
     from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
 
     with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
@@ -154,15 +159,15 @@ def _arguments_text(arguments: str | None) -> str | None:
         return sys.stdin.read()
     path = Path(arguments[1:]).expanduser()
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        return read_named_text(path)
+    except OSError as exc:  # missing, not a regular file, too large, not UTF-8
+        why = exc.strerror or str(exc)
         typer.echo(f"tooldeck: cannot read the arguments from {path}: {why}", err=True)
         raise typer.Exit(EXIT_USAGE) from exc
 
 
 def _page_store(state_dir: Path):  # type: ignore[no-untyped-def]
-    from tooldeck.state.pages import FilePageStore
+    from tooldeck.state.pages import FilePageStore  # lazy: only `call` pages its output (the page store: ~55 modules)
 
     return FilePageStore(state_dir / "pages")
 
@@ -194,8 +199,9 @@ def tools(
     exclude_tools: ExcludeOpt = None,
 ) -> None:
     """List the catalog `serve` advertises (and, with --cost, the token cost of its schemas)."""
+    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
     from tooldeck.catalog import ToolSwitches, build_toolbox, config_switches
-    from tooldeck.mcp.cost import schema_costs
+    from tooldeck.mcp.cost import schema_costs  # lazy: only `tools` counts schema tokens
 
     rt = _runtime(None, state_dir)
     try:
@@ -231,6 +237,7 @@ def run(
     state_dir: StateOpt = None,
 ) -> None:
     """Run a ChatMD file: call the model, run its tools, append the transcript to the file."""
+    # lazy: only `run` loads the ChatMD host and the model client (~235 modules)
     from tooldeck.chatmd.runner import run_file
 
     announce_authority(os.getcwd(), state_dir)
@@ -247,15 +254,12 @@ app.add_typer(workspace_app, name="workspace")
 
 
 def _person_db(state_dir: Path | None):  # type: ignore[no-untyped-def]
-    from tooldeck.state.tables import ContextDB
-    from tooldeck.store.db import Store, default_state_dir
+    from tooldeck.state.tables import ContextDB  # lazy: only the workspace verbs load the tables (uuid, platform)
 
     return ContextDB(Store(state_dir if state_dir is not None else default_state_dir()))
 
 
 def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
-    from tooldeck.core.errors import ToolError
-
     try:
         typer.echo(action(*args))
     except ToolError as exc:
@@ -266,7 +270,7 @@ def _person(action, *args: object) -> None:  # type: ignore[no-untyped-def]
 @workspace_app.command("list")
 def workspace_list(state_dir: StateOpt = None) -> None:
     """List stored workspaces and their folders."""
-    from tooldeck import cli_workspace as person
+    from tooldeck import cli_workspace as person  # lazy: only the workspace verbs load it and its tables (~5 modules)
 
     _person(person.list_workspaces, _person_db(state_dir))
 
@@ -278,7 +282,7 @@ def workspace_add(
     state_dir: StateOpt = None,
 ) -> None:
     """Add a folder to a workspace; model-facing tools may then switch to it."""
-    from tooldeck import cli_workspace as person
+    from tooldeck import cli_workspace as person  # lazy: only the workspace verbs load it and its tables (~5 modules)
 
     _person(person.add_folder, _person_db(state_dir), name, str(folder))
 
@@ -290,7 +294,7 @@ def workspace_remove(
     state_dir: StateOpt = None,
 ) -> None:
     """Remove a folder from a workspace, or delete the workspace."""
-    from tooldeck import cli_workspace as person
+    from tooldeck import cli_workspace as person  # lazy: only the workspace verbs load it and its tables (~5 modules)
 
     _person(person.remove, _person_db(state_dir), name, str(folder) if folder is not None else None)
 

@@ -49,7 +49,7 @@ def chat(
     state_dir: StateOpt = None,
 ) -> None:
     """Chat in the terminal: a ChatMD conversation, live, in a full-screen UI."""
-    from tooldeck.tui.launch import ChatArgs, run_chat
+    from tooldeck.tui.launch import ChatArgs, run_chat  # lazy: the other verbs start without the chat's launcher
 
     args = ChatArgs(
         file=str(file) if file is not None else None, model=model, roots=[str(r) for r in root or []],

@@ -23,6 +23,8 @@ from typing import Annotated, Any
 
 import typer
 
+from tooldeck.core.errors import ToolError
+
 index_app = typer.Typer(help="Build and list search indexes (Markdown docs, code).", no_args_is_help=True)
 
 RootOpt = Annotated[list[Path] | None, typer.Option("--root", help="Root directory (repeatable; default: cwd).")]
@@ -37,9 +39,9 @@ IndexDirOpt = Annotated[
 
 
 def _service(roots: list[Path] | None, state_dir: Path | None, index_dir: Path | None = None) -> Any:
-    from tooldeck.core.errors import ToolError
+    # lazy: only the index verbs load the index service (numpy, tantivy: ~245 modules)
     from tooldeck.index.service import INDEX_DIR_KEY, IndexService
-    from tooldeck.runtime import Runtime
+    from tooldeck.runtime import Runtime  # lazy: only the index verbs build a runtime (confine, ctypes: ~28 modules)
 
     try:
         rt = Runtime.for_dirs([str(r) for r in roots] if roots else None, state_dir=state_dir)
@@ -76,8 +78,6 @@ def _progress_bar() -> Iterator[Callable[[str, int, int], None]]:
 
 
 def _run(fn: Callable[[], Any]) -> Any:
-    from tooldeck.core.errors import ToolError
-
     try:
         return fn()
     except ToolError as exc:
@@ -143,6 +143,7 @@ def search(
     index_dir: IndexDirOpt = None,
 ) -> None:
     """Search an index (or, with --package, an installed package's docstrings)."""
+    # lazy: only `search` renders hits (the tool model: ~160 modules)
     from tooldeck.tools.index.common import render_hits
 
     if mode not in ("hybrid", "lexical", "dense") or (index is None) == (package is None) or k < 1:

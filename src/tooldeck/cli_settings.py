@@ -27,6 +27,10 @@ from typing import Annotated, Any
 
 import typer
 
+from tooldeck.config import load_config
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.store.db import Store
+
 settings_app = typer.Typer(
     help="Your tooldeck settings (the model endpoint and key are set here, never by a model).",
     no_args_is_help=True,
@@ -41,16 +45,12 @@ KeyArg = Annotated[
 
 
 def _service(state_dir: Path | None) -> Any:
-    from tooldeck.config import load_config
-    from tooldeck.settings import Settings
-    from tooldeck.store.db import Store
+    from tooldeck.settings import Settings  # lazy: only the settings verbs load the registry (~3 modules)
 
     return Settings(Store(state_dir), files=lambda: load_config(None))  # the person's own file: no root here
 
 
 def _fail(exc: Exception) -> typer.Exit:
-    from tooldeck.core.errors import ErrorCode, ToolError
-
     if isinstance(exc, ToolError):
         typer.echo(f"tooldeck: {exc.message}", err=True)
         usage = exc.code in (ErrorCode.NOT_FOUND, ErrorCode.INVALID_ARGUMENTS)
@@ -60,6 +60,7 @@ def _fail(exc: Exception) -> typer.Exit:
 
 
 def _show(state_dir: Path | None, keys: list[str]) -> None:
+    # lazy: only `settings list` renders the tools' listing (the tool model: ~160 modules)
     from tooldeck.tools.workspaces.app_settings import listing_text
 
     try:
@@ -75,7 +76,7 @@ def settings_list(
     state_dir: StateOpt = None,
 ) -> None:
     """List every setting with its value, where it comes from, and who may set it."""
-    from tooldeck.settings import GROUPS, REGISTRY
+    from tooldeck.settings import GROUPS, REGISTRY  # lazy: only the settings verbs load the registry
 
     if group is not None and group not in GROUPS:
         typer.echo(f"tooldeck: unknown group {group!r}; choose one of {', '.join(GROUPS)}", err=True)
@@ -111,7 +112,7 @@ def settings_set(
     state_dir: StateOpt = None,
 ) -> None:
     """Set a setting (as the person: person-only keys such as models.base_url included)."""
-    from tooldeck.settings import lookup, parse_text
+    from tooldeck.settings import lookup, parse_text  # lazy: only the settings verbs load the registry
 
     try:
         spec = lookup(key)
@@ -131,7 +132,7 @@ def settings_set(
 @settings_app.command("unset")
 def settings_unset(key: KeyArg, state_dir: StateOpt = None) -> None:
     """Remove the stored value (the default, or the config file / environment, applies again)."""
-    from tooldeck.settings import lookup
+    from tooldeck.settings import lookup  # lazy: only the settings verbs load the registry
 
     try:
         spec = lookup(key)

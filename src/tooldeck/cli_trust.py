@@ -21,6 +21,10 @@ from typing import Annotated
 
 import typer
 
+from tooldeck import authority
+from tooldeck.config import PROJECT_FILE, ConfigError, load_config, read_bytes
+from tooldeck.state.approvals import ApprovalError, Approvals
+
 trust_app = typer.Typer(
     help="Approve files by content: shell runtimes, endpoints and commands in a project's .tooldeck.toml "
     "(or another file you can be asked to trust) apply only once you allow them.",
@@ -35,17 +39,13 @@ StateOpt = Annotated[
 
 
 def _store(state_dir: Path | None):  # type: ignore[no-untyped-def]
-    from tooldeck.state.approvals import Approvals
-
     return Approvals(state_dir)
 
 
 @trust_app.command("allow")
 def allow(paths: PathsArg, state_dir: StateOpt = None) -> None:
     """Approve the current content of each file (read it first: it may grant what it asks below)."""
-    from tooldeck.config import PROJECT_FILE, read_bytes
-    from tooldeck.config_authority import asks
-    from tooldeck.state.approvals import ApprovalError
+    from tooldeck.config_authority import asks  # lazy: the CLI's start reads no project file's authority
 
     try:
         approved = _store(state_dir).allow(paths)
@@ -89,9 +89,6 @@ _STATUS = {
 @trust_app.command("list")
 def list_(root: RootOpt = None, state_dir: StateOpt = None) -> None:
     """Show each approval with its status, and what this configuration ignores (with what each file asked)."""
-    from tooldeck import authority
-    from tooldeck.config import ConfigError, load_config
-
     entries = _store(state_dir).entries()
     typer.echo("Approved files:" if entries else "Approved files: none")
     for a in entries:

@@ -118,7 +118,7 @@ def load_config(
     user = _read_toml(upath)
     if project_dir is None:
         return Config(data=user, user_path=upath if user else None)
-    from tooldeck.config_authority import project_layer
+    from tooldeck.config_authority import project_layer  # lazy: the CLI's start reads no project file
 
     layer = project_layer(Path(project_dir) / PROJECT_FILE, user=user, state_dir=state_dir)
     return Config(

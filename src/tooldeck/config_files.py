@@ -1,6 +1,8 @@
 """The configuration files' names and bytes: where the person's file is, the
 project file's name, the keys only the person's file may set, and reading a
-file without blocking on a FIFO. Standard library only; both the loader
+file without blocking on a FIFO (through
+:func:`tooldeck.workspace.person_files.read_named`, as every file the person
+names). Standard library and that module only; both the loader
 (:mod:`tooldeck.config`) and a project file's authority check
 (:mod:`tooldeck.config_authority`) build on it, so neither imports the other
 back."""
@@ -8,8 +10,9 @@ back."""
 from __future__ import annotations
 
 import os
-import stat
 from pathlib import Path
+
+from tooldeck.workspace.person_files import read_named
 
 PROJECT_FILE = ".tooldeck.toml"
 # set by the person's own file only, approved project file or not (config_authority)
@@ -35,18 +38,6 @@ def read_bytes(path: Path, limit: int = MAX_BYTES) -> bytes | None:
     """A config file's bytes (links followed), None when absent. A FIFO, a
     device or a directory raises OSError instead of blocking start-up."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return read_named(path, limit)
     except FileNotFoundError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path}: not a regular file")
-        data = b""
-        while len(data) <= limit:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return data
-            data += chunk
-        raise OSError(f"{path}: larger than {limit} bytes")
-    finally:
-        os.close(fd)

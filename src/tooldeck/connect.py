@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooldeck.workspace.person_files import read_named_text
+
 CLIENTS = ("codex", "claude", "gemini", "cursor", "vscode")
 STARTUP_TIMEOUT_S = 20  # a cold first start (no handshake cache, a new version) stays well under it
 TOOL_TIMEOUT_S = 600  # agent_run, shell and index_code may work for minutes
@@ -231,7 +233,8 @@ def _allowed(settings: Path, name: str) -> dict[str, Any]:
 def _write_codex(e: Entry, path: Path) -> None:
     import tomlkit
 
-    doc = tomlkit.parse(path.read_text("utf-8")) if path.exists() else tomlkit.document()
+    text = _read_text(path)
+    doc = tomlkit.parse(text) if text is not None else tomlkit.document()
     servers = doc.get("mcp_servers")
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
@@ -242,11 +245,20 @@ def _write_codex(e: Entry, path: Path) -> None:
     _replace(path, tomlkit.dumps(doc))
 
 
+def _read_text(path: Path) -> str | None:
+    """A client's configuration file (the person's), None when there is none yet."""
+    try:
+        return read_named_text(path)
+    except FileNotFoundError:
+        return None
+
+
 def _read_json(path: Path) -> dict[str, Any]:
-    if not path.exists() or not path.read_text("utf-8").strip():
+    text = _read_text(path)
+    if text is None or not text.strip():
         return {}
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON ({exc}); fix it or print the entry without --write") from exc
     if not isinstance(data, dict):

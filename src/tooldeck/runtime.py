@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tooldeck.confine import helpers
+from tooldeck.settings import setting, settings_service
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.tokens import count_texts, count_with
 from tooldeck.workspace.hidden import hide
@@ -87,11 +89,7 @@ class Runtime:
             if self._started:
                 return self
             self._started = True
-        from tooldeck.settings import settings_service
-
         if confinement:
-            from tooldeck.confine import helpers  # lazy: as the settings, loaded at start
-
             helpers.mode()  # how helper processes are confined: said once, in the log, at start-up
         if not self.start_workspace():
             return self
@@ -167,8 +165,6 @@ class Runtime:
         shown to a user or enforced (the output budget included) uses it."""
         if not text:
             return 0
-        from tooldeck.settings import setting
-
         encoding = str(setting(self, "tokens.encoding"))
         if len(text) < RECENT_COUNT_MIN_CHARS:
             return count_with(encoding, text)

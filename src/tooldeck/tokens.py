@@ -8,11 +8,9 @@ this module's :func:`count_with` under the person's ``tokens.encoding``
 setting.
 
 This module imports only the standard library (quicktok when an encoding is
-first needed), and it lives at the top of the package, not under
-``tooldeck.workspace``: the worker must start fast, and importing anything
-under ``tooldeck.workspace`` runs that package's ``__init__`` (pydantic models,
-~0.2-0.8 s). A host spawns the worker first thing; ``python -m
-tooldeck.tokens`` is the child.
+first needed): the worker must start fast, and the stdio server imports this
+module before its first answer. A host spawns the worker first thing;
+``python -m tooldeck.tokens`` is the child.
 
 Why a worker process, not a thread: loading an encoding takes ~0.6 s of CPU inside
 one call of the tokenizer's C++ extension that holds the GIL (measured: a
@@ -151,8 +149,9 @@ def _confine() -> None:
     where the kernel has it; no file of the person's, no execution, no
     capability). A worker that cannot be confined there exits, and the
     server counts in-process."""
+    # lazy: the server loads this module before its first stdio answer: stdlib only there
     from tooldeck.confine.policy import python_worker
-    from tooldeck.confine.process import confine_self
+    from tooldeck.confine.process import confine_self  # lazy: ctypes and Landlock: in the worker only
 
     try:
         confine_self(python_worker("tokens"))

@@ -86,7 +86,7 @@ def test_agent_tool_factory_outside_a_conversation(tmp_path: Path, server: Scrip
     rt = setup(tmp_path, server, monkeypatch)
     prompt = tmp_path / "work" / "helper.chatmd"
     prompt.write_text('<config model="helper-model"/>\n<system>You help.</system>\n')
-    t = agent_tool(prompt, rt, name="helper")
+    t = agent_tool(prompt, rt, name="helper", prepare=prepare)
     assert t.name == "helper" and "helper.chatmd" in t.description
     server.push(Reply.answer("helped"))
     progress: list = []

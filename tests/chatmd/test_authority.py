@@ -21,6 +21,7 @@ from tests.chatmd.test_runner import run, run_here
 from tests.support.openai_server import Reply, ScriptedOpenAI
 from tooldeck.chatmd.declarations import LoadContext, build_toolbox
 from tooldeck.chatmd.document import load
+from tooldeck.chatmd.session import prepare
 from tooldeck.markup.element import ChatmdError
 from tooldeck.runtime import Runtime
 from tooldeck.state.approvals import Approvals
@@ -194,7 +195,7 @@ def runtime_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignor
 
 def _doc_ctx(main: Path, rt: Runtime) -> tuple[Any, LoadContext]:
     doc = load(main)
-    return doc, LoadContext.for_document(doc, rt)
+    return doc, LoadContext.for_document(doc, rt, prepare=prepare)
 
 
 def build(main: Path, rt: Runtime) -> list[str]:

@@ -18,7 +18,7 @@ from tooldeck.runtime import Runtime
 
 def box_of(text: str, rt: Runtime, path: Path | None = None) -> Toolbox:
     doc = loads(text, path)
-    return build_toolbox(doc, LoadContext.for_document(doc, rt))
+    return build_toolbox(doc, LoadContext.for_document(doc, rt, prepare=prepare))
 
 
 def load_error(text: str, rt: Runtime, path: Path | None = None) -> str:

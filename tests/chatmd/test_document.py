@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,11 @@ def test_escape_prefers_raw_blocks_and_falls_back_to_entities() -> None:
     tricky = "x |RAW y <z> RAW| &"
     assert "RAW|" not in escape_text(tricky)
     assert parse(f"<user>{escape_text(tricky)}</user>")[0].text() == tricky  # type: ignore[union-attr]
+
+
+def test_a_chatmd_file_that_is_a_fifo_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    """The file the person named is read through workspace/person_files: a FIFO never blocks the run."""
+    fifo = tmp_path / "chat.chatmd"
+    os.mkfifo(fifo)
+    with pytest.raises(ChatmdError, match="not a regular file"):
+        load(fifo)

@@ -23,8 +23,10 @@ from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import run_conversation
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.types import Item, Message
+from tooldeck.selection.service import selection_service
 from tooldeck.state.chats import ChatDB, ChatRow
 from tooldeck.state.selections import SelectedFile, Selection
+from tooldeck.state.workspaces import workspace_service
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -58,8 +60,6 @@ def chat_db(rt: Runtime) -> ChatDB:
 
 def where(rt: Runtime) -> tuple[str | None, str | None]:
     """(workspace id, tab id) of this process, or (None, None) if the store has none."""
-    from tooldeck.state.workspaces import workspace_service
-
     try:
         cur = workspace_service(rt).current()
     except Exception:  # a broken store: chats still work, unscoped
@@ -76,8 +76,6 @@ def _selection_override(rt: Runtime, paths: list[str]) -> Selection:
 
 
 def context_text(rt: Runtime, selected_paths: list[str] | None) -> str:
-    from tooldeck.selection.service import selection_service
-
     svc = selection_service(rt)
     sel = _selection_override(rt, selected_paths) if selected_paths else None
     pkg, _status = svc.package(sel)
@@ -146,8 +144,6 @@ async def send(rt: Runtime, box: Toolbox, message: str, *, mode: str, model: str
 
 
 def _has_selection(rt: Runtime) -> bool:
-    from tooldeck.selection.service import selection_service
-
     return bool(selection_service(rt).selected_paths())
 
 

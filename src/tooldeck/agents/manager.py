@@ -20,7 +20,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tooldeck.agents import workflows
 from tooldeck.agents.audit import audit_log
@@ -37,12 +37,11 @@ from tooldeck.llm.loop import run_conversation
 from tooldeck.llm.provider import Provider
 from tooldeck.llm.settings import ModelConfig
 from tooldeck.llm.types import Event, Item, Message, ReasoningDelta, TextDelta, ToolDone, ToolStart, TurnDone
+from tooldeck.runtime import Runtime
 from tooldeck.shell.approval import approver_scope
 from tooldeck.state.agent_sessions import ACTIVE, AgentDB, SessionRow, owner_alive, owner_fields
+from tooldeck.state.workspaces import workspace_service
 from tooldeck.workspace.roots import Workspace
-
-if TYPE_CHECKING:
-    from tooldeck.runtime import Runtime
 
 log = logging.getLogger("tooldeck.agents")
 DEFAULT_MAX_RUNS = 8
@@ -104,16 +103,12 @@ class SessionManager:
 
     def workspace_roots(self, ref: str) -> Workspace:
         """The roots of the server's workspace ``ref`` (not_found lists the known ones)."""
-        from tooldeck.state.workspaces import workspace_service
-
         return workspace_service(self.rt).roots_of(ref)
 
     def _base_tools(self, workspace: str | None) -> tuple[tuple[Any, ...], list[Tool]]:
         """The ungated tools of a session: the catalog, or on a named workspace the
         root domains over a runtime of that workspace's roots (``${workspace}`` is then
         the workspace's root, not the server's current one)."""
-        from tooldeck.runtime import Runtime
-
         ws = self.workspace_roots(workspace) if workspace is not None else None
         key = (ws.name, tuple((r.id, r.path, r.read_only) for r in ws.roots)) if ws is not None else (None,)
         hit = self._bases.get(key)

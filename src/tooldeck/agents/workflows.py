@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tooldeck.agents.models import config_of
 from tooldeck.core.errors import ErrorCode, ToolError
 
 if TYPE_CHECKING:
@@ -44,8 +45,6 @@ BUILTIN = (
 
 
 def all_workflows(rt: Runtime) -> list[Workflow]:
-    from tooldeck.agents.models import config_of
-
     out = list(BUILTIN)
     table = config_of(rt).section("agents").get("workflows")
     if isinstance(table, dict):

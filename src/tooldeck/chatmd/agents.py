@@ -13,6 +13,15 @@ The prompt is loaded when the tool is called, not when it is declared, so a
 prompt that mounts itself only fails when the depth runs out, and an edited
 prompt is picked up on its next call (the MCP prompts server relies on it).
 
+An agent's prompt is made ready by the session that runs it, and that session
+may declare agents again: the recursion is by design, the import cycle is
+not. So this module imports neither :mod:`tooldeck.chatmd.session` nor
+:mod:`tooldeck.chatmd.declarations`: whoever makes an agent tool hands it the
+session's ``prepare`` (a :class:`Prepare`): the declarations get it from
+their :class:`~tooldeck.chatmd.declarations.LoadContext`, which
+``session.prepare`` fills with itself; the entry passes it for a prompt the
+MCP server serves as a tool.
+
 An agent's prompt file is judged on its own bytes, read at each call
 (:mod:`tooldeck.chatmd.grants`): it has authority only when the person
 approved exactly those bytes, never from the file that declares it. A prompt
@@ -26,20 +35,24 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import Field
 
 from tooldeck.chatmd import asks
-from tooldeck.chatmd.document import load
+from tooldeck.chatmd.document import Document, load
 from tooldeck.chatmd.grants import AuthorityError, Grants, read_outside
 from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
+from tooldeck.core.toolbox import Toolbox
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import current_branch, run_conversation
+from tooldeck.llm.provider import Provider
+from tooldeck.llm.settings import ModelConfig
 from tooldeck.llm.types import (
     Event,
+    Item,
     Message,
     ReasoningDelta,
     Retrying,
@@ -51,14 +64,28 @@ from tooldeck.llm.types import (
 from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.runtime import Runtime
 
-if TYPE_CHECKING:
-    from tooldeck.chatmd.declarations import LoadContext
-
 MAX_DEPTH = 4
 FORK_PREAMBLE = (
     "[fork] You are a branch forked from the conversation above, with the same tools. "
     "Do only the following task, then reply with its result (your reply is returned to the caller):\n\n"
 )
+
+
+class Prepared(Protocol):
+    """What an agent runs of a prepared session (:class:`tooldeck.chatmd.session.Session`)."""
+
+    items: list[Item]
+    toolbox: Toolbox
+
+    def provider(self) -> Provider: ...
+
+
+class Prepare(Protocol):
+    """A document made ready to run (:func:`tooldeck.chatmd.session.prepare`)."""
+
+    def __call__(
+        self, doc: Document, rt: Runtime, *, depth: int = 0, fallback: ModelConfig | None = None
+    ) -> Prepared: ...
 
 
 class AgentInput(ToolInput):
@@ -122,17 +149,18 @@ def agent_tool(
     rt: Runtime,
     *,
     name: str,
+    prepare: Prepare,
     description: str | None = None,
     depth: int = 0,
     read_outside: bool = False,
 ) -> Tool:
     """A Tool ``name({input})`` that runs the prompt at ``prompt_path`` and returns its answer.
 
-    ``rt`` gives the roots (and state) the agent's built-ins use; ``depth`` is
-    the nesting level of the conversation that mounts it; ``read_outside``:
-    the prompt may lie outside the roots (whoever named it had authority)."""
-    from tooldeck.chatmd.session import prepare
-
+    ``rt`` gives the roots (and state) the agent's built-ins use; ``prepare``
+    makes the prompt ready at each call (the session's own, whose declarations
+    may hold agents again); ``depth`` is the nesting level of the conversation
+    that mounts it; ``read_outside``: the prompt may lie outside the roots
+    (whoever named it had authority)."""
     path = Path(prompt_path).absolute()
     desc = description or (
         f"Agent {path.stem}: runs the prompt {path.name} on `input` in a fresh conversation "
@@ -170,25 +198,6 @@ def agent_tool(
         return result.text or "(the agent gave no answer)"
 
     return tool(run_agent, name=name, description=desc, open_world=True)
-
-
-def agent_tool_from_element(el: Element, ctx: LoadContext) -> Tool:
-    """``<tool name="triage" agent="prompts/triage.chatmd" local/>`` (relative to the prompt directory)."""
-    name, src = el.get("name"), el.get("agent")
-    if not name:
-        raise ChatmdError(el.pos, '<tool agent=...> needs name="..." (the tool name the model calls)')
-    if not src:
-        raise ChatmdError(el.pos, '<tool agent=""> names no prompt file')
-    if "://" in src:
-        raise ChatmdError(el.pos, f"agent {src!r}: only local prompt files are supported (add `local`)")
-    path = asks.agent_path(el, ctx.vars)
-    outside = ctx.grants.inside(path) is None
-    if outside:  # before saying whether it exists
-        ctx.grants.require(asks.path(el, "agent", os.path.realpath(path)))
-    if not path.is_file():
-        raise ChatmdError(el.pos, f"agent prompt {src!r} not found (looked for {path})")
-    desc = el.get("description")
-    return agent_tool(path, ctx.rt, name=name, description=desc, depth=ctx.depth, read_outside=outside)
 
 
 class ForkInput(ToolInput):

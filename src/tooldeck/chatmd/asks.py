@@ -18,6 +18,7 @@ from tooldeck.authority import Notice
 from tooldeck.chatmd.grants import Ask, Grants, WorkspaceSource, canonical
 from tooldeck.chatmd.paths import PathVars
 from tooldeck.markup.element import ChatmdError, Element
+from tooldeck.markup.parser import parse
 
 MESSAGE_TAGS = ("system", "developer", "user", "assistant", "msg", "tool_call", "tool_response", "reasoning")
 DEFAULT_SHELL_RUNTIME = "builtin:workspace-readonly@1"
@@ -146,8 +147,9 @@ def _tool_asks(el: Element, grants: Grants, vars: PathVars, widened: set[str]) -
 
 
 def _runtime_asks(el: Element, roots: list[str], known: dict[str, object], widened: set[str]) -> list[Ask]:
+    # lazy: only a file declaring <shell_access> loads the shell runtime (~180 modules)
     from tooldeck.shell.chatmd_decl import runtime_from_element
-    from tooldeck.shell.widening import widening
+    from tooldeck.shell.widening import widening  # lazy: the shell package, only for a declared shell runtime
 
     built = runtime_from_element(el, base_dir=source_dir(el), roots=roots, known=known)  # type: ignore[arg-type]
     known[el.get("id") or built.id] = built
@@ -161,8 +163,6 @@ def _runtime_asks(el: Element, roots: list[str], known: dict[str, object], widen
 def notices_for(path: Path, data: bytes, workspace: WorkspaceSource, state_dir: str | os.PathLike[str]) -> list[Notice]:
     """What the prompt file ``path`` (its bytes ``data``) asks and may not have,
     as notices (nothing is run or read): a host names them at start-up."""
-    from tooldeck.markup.parser import parse
-
     if not any(token in data for token in _ASK_TOKENS):
         return []  # nothing in it could ask (the common prompt: messages and built-ins)
     grants = Grants(workspace=workspace, state_dir=state_dir)

@@ -29,6 +29,7 @@ from typing import Any
 
 from tooldeck.catalog import DOMAINS, build_tools, canonical_name
 from tooldeck.chatmd import asks, external
+from tooldeck.chatmd.agents import Prepare, agent_tool, fork_tool
 from tooldeck.chatmd.document import Document
 from tooldeck.chatmd.grants import Grants
 from tooldeck.chatmd.paths import PathVars
@@ -53,14 +54,18 @@ class LoadContext:
     prompt: Path | None = None
     depth: int = 0
     grants: Grants = field(default_factory=Grants)
+    prepare: Prepare | None = None  # how an agent tool makes its prompt ready: the session's own
     _catalogs: dict[int, dict[str, Tool]] = field(default_factory=dict)
 
     @classmethod
-    def for_document(cls, doc: Document, rt: Runtime, *, depth: int = 0) -> LoadContext:
+    def for_document(cls, doc: Document, rt: Runtime, *, depth: int = 0, prepare: Prepare | None = None) -> LoadContext:
+        """``prepare``: what an agent tool runs its prompt with (``session.prepare``
+        hands itself in); without it, a document declaring an agent is an error."""
         if doc.grants.workspace is None:  # loaded without roots: its declarations are judged against rt's
             doc.grants.workspace = lambda: rt.workspace
         launch = Path(rt.workspace.primary.path)
-        return cls(rt, PathVars.for_prompt(doc.path, rt.state_dir, launch_dir=launch), doc.path, depth, doc.grants)
+        vars = PathVars.for_prompt(doc.path, rt.state_dir, launch_dir=launch)
+        return cls(rt, vars, doc.path, depth, doc.grants, prepare)
 
     @property
     def roots(self) -> list[str]:
@@ -105,7 +110,7 @@ def build_toolbox(doc: Document, ctx: LoadContext) -> Toolbox:
 
 def _shell_runtimes(doc: Document, ctx: LoadContext, widened: set[str]) -> dict[str, Any]:
     """The document's runtimes; one that widens the built-ins needs its file's authority."""
-    from tooldeck.shell.widening import widening
+    from tooldeck.shell.widening import widening  # lazy: the shell package, only for a file that declares a shell
 
     def check(el: Element, runtime: Any) -> None:
         wide = widening(runtime, ctx.roots)
@@ -139,14 +144,35 @@ def tools_of(el: Element, ctx: LoadContext) -> list[Tool]:
     """A non-shell ``<tool>``: an agent, an MCP mount or a built-in."""
     _only_one_kind(el)
     if el.has("agent"):
-        from tooldeck.chatmd.agents import agent_tool_from_element
-
         _known_attrs(el, AGENT_ATTRS, "an agent tool")
-        return [agent_tool_from_element(el, ctx)]
+        return [agent_from_element(el, ctx)]
     if el.has("mcp_server"):
         ctx.grants.require(asks.mcp(el))  # before anything is started or connected to
         return external.mcp_tools(el, ctx.rt, vars=ctx.vars)
     return [builtin(el, ctx)]
+
+
+def agent_from_element(el: Element, ctx: LoadContext) -> Tool:
+    """``<tool name="triage" agent="prompts/triage.chatmd" local/>`` (relative to the prompt directory)."""
+    name, src = el.get("name"), el.get("agent")
+    if not name:
+        raise ChatmdError(el.pos, '<tool agent=...> needs name="..." (the tool name the model calls)')
+    if not src:
+        raise ChatmdError(el.pos, '<tool agent=""> names no prompt file')
+    if "://" in src:
+        raise ChatmdError(el.pos, f"agent {src!r}: only local prompt files are supported (add `local`)")
+    path = asks.agent_path(el, ctx.vars)
+    outside = ctx.grants.inside(path) is None
+    if outside:  # before saying whether it exists
+        ctx.grants.require(asks.path(el, "agent", os.path.realpath(path)))
+    if not path.is_file():
+        raise ChatmdError(el.pos, f"agent prompt {src!r} not found (looked for {path})")
+    if ctx.prepare is None:
+        raise ChatmdError(el.pos, f"agent {name!r}: agent tools run only in a ChatMD session (none was given)")
+    desc = el.get("description")
+    return agent_tool(
+        path, ctx.rt, name=name, prepare=ctx.prepare, description=desc, depth=ctx.depth, read_outside=outside
+    )
 
 
 def builtin(el: Element, ctx: LoadContext) -> Tool:
@@ -156,8 +182,6 @@ def builtin(el: Element, ctx: LoadContext) -> Tool:
     _known_attrs(el, BUILTIN_ATTRS, "a built-in")
     description = el.get("description")
     if name == "fork":
-        from tooldeck.chatmd.agents import fork_tool
-
         return fork_tool(description=description)
     visible = canonical_name(name)
     reads = el.elements("read")

@@ -27,8 +27,10 @@ from tooldeck.chatmd import asks
 from tooldeck.chatmd.grants import AuthorityError, Grants, for_person
 from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.markup.parser import parse
+from tooldeck.workspace.person_files import read_named
 
 MAX_IMPORT_DEPTH = 128
+MAX_CHATMD_BYTES = 64 * 1024 * 1024  # the ChatMD file a run or a chat works on (its transcript grows)
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 
@@ -51,7 +53,7 @@ class Document:
 def read_bytes(path: Path) -> bytes:
     """The bytes of a prompt file the person named (not a model-supplied path)."""
     try:
-        return path.read_bytes()
+        return read_named(path, MAX_CHATMD_BYTES)
     except FileNotFoundError as exc:
         raise ChatmdError(None, f"{path}: no such ChatMD file") from exc
     except OSError as exc:

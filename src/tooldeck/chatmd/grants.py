@@ -36,8 +36,8 @@ from tooldeck.authority import Notice, has_authority, report
 from tooldeck.core.errors import ToolError
 from tooldeck.markup.element import ChatmdError, Element
 from tooldeck.workspace.content import read_bytes
+from tooldeck.workspace.person_files import read_named
 from tooldeck.workspace.roots import Root, Workspace, make_root
-from tooldeck.workspace.statefiles import read_private
 
 MAX_READ_BYTES = 16 * 1024 * 1024
 WorkspaceSource = Callable[[], Workspace | None]
@@ -178,14 +178,14 @@ class Grants:
 
 
 def read_outside(el: Element, real: Path, limit: int = MAX_READ_BYTES) -> bytes:
-    """A file outside the roots, for a file with authority (a regular file; a FIFO never blocks)."""
+    """A file outside the roots, for a file with authority (a regular file; a FIFO
+    never blocks; ``real`` is resolved already, so a link swapped in since is refused)."""
     try:
-        data = read_private(real, limit)
-    except OSError as exc:  # not a regular file, or over the limit
+        return read_named(real, limit, follow_links=False)
+    except FileNotFoundError as exc:
+        raise ChatmdError(el.pos, f"cannot read {real} (no such file)") from exc
+    except OSError as exc:  # not a regular file, a link, or over the limit
         raise ChatmdError(el.pos, f"cannot read {real} ({exc.strerror or exc})") from exc
-    if data is None:
-        raise ChatmdError(el.pos, f"cannot read {real} (no such file)")
-    return data
 
 
 def for_person(

@@ -32,6 +32,7 @@ from tooldeck.llm.loop import Result, run_conversation
 from tooldeck.llm.types import Item, Message
 from tooldeck.markup.element import ChatmdError
 from tooldeck.runtime import Runtime
+from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
 from tooldeck.workspace.roots import Workspace, make_root
 
 EXIT_OK, EXIT_MODEL, EXIT_FILE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -91,8 +92,6 @@ def run_file(
     on_item = named.recording(session.show_tool_call)
     display = Display(console)
     try:
-        from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
-
         with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
             result = asyncio.run(_run(session, on_item, display, parallel))
     except ModelError as exc:

@@ -94,7 +94,8 @@ def prepare(
     --model``): it wins over ``<config model>``; the file's other ``<config>``
     values still apply."""
     overrides, show = config_of(doc)
-    toolbox = build_toolbox(doc, LoadContext.for_document(doc, rt, depth=depth))  # binds rt's roots if unset
+    ctx = LoadContext.for_document(doc, rt, depth=depth, prepare=prepare)  # binds rt's roots if unset
+    toolbox = build_toolbox(doc, ctx)  # an agent it declares prepares its prompt here again
     items = items_of(doc)
     model_name = overrides.pop("model", None)
     if model is not None:

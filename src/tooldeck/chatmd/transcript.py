@@ -23,10 +23,12 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from tooldeck.chatmd.document import MAX_CHATMD_BYTES
 from tooldeck.chatmd.writer import element_text, escape_text
 from tooldeck.core.output import valid_text
 from tooldeck.llm.types import FunctionCall, FunctionResult, ImageInput, Item, Message, Reasoning
 from tooldeck.workspace.atomic import StaleWrite, retrying, write_file
+from tooldeck.workspace.person_files import read_named
 
 PAYLOAD_DIR = ".chatmd"
 _SAFE_RE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -54,7 +56,7 @@ class Transcript:
         target = self.path.resolve()  # a linked .chatmd is appended where it lives
 
         def attempt(_: int) -> None:
-            current = target.read_bytes()
+            current = read_named(target, MAX_CHATMD_BYTES)
             sep = b"" if not current or current.endswith(b"\n") else b"\n"
             write_file(
                 str(target.parent), target.name, current + sep + data,

@@ -80,7 +80,8 @@ def count_lines(data: bytes) -> int:
 
 def extract(language: str, data: bytes) -> Payload:
     """The codemap payload of ``data`` (source bytes in ``language``)."""
-    from tooldeck.codemap.model import Payload, Symbol  # not at import: workers need neither (extract_rows)
+    # lazy: the parse workers run extract_rows only; model.py shapes no cached codemap (not in its key)
+    from tooldeck.codemap.model import Payload, Symbol
 
     imports, rows, refs, lines = extract_rows(language, data)
     return Payload(imports, [Symbol(*row) for row in rows], refs, lines)

@@ -35,6 +35,9 @@ from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
 
 from tooldeck.codemap.blob import encode_rows, encode_skip
+from tooldeck.codemap.extract import extract_rows
+from tooldeck.confine.policy import python_worker
+from tooldeck.confine.process import confine_self
 
 log = logging.getLogger("tooldeck.codemap")
 
@@ -64,8 +67,6 @@ def worker_count() -> int:
 def extract_one(language: str, data: bytes) -> str:
     """The encoded blob of one file (an error becomes a skip entry: one bad
     file must not fail a batch)."""
-    from tooldeck.codemap.extract import extract_rows
-
     try:
         return encode_rows(*extract_rows(language, data))
     except Exception as exc:  # a grammar or query failure on odd input: logged, the file is skipped
@@ -90,9 +91,6 @@ def _exit_with_parent() -> None:
 def _worker_start(initializer: Callable[[], None] | None) -> None:
     """Every worker's initializer: confine the process (no thread runs yet),
     start the parent watch, then the caller's initializer."""
-    from tooldeck.confine.policy import python_worker
-    from tooldeck.confine.process import confine_self
-
     confine_self(python_worker("codemap"))
     threading.Thread(target=_exit_with_parent, name="parent-watch", daemon=True).start()
     if initializer is not None:

@@ -38,6 +38,7 @@ from tooldeck.codemap.fill import MAX_INDEX_FILES, IndexFill, Submitter, dispatc
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
+from tooldeck.codemap.references import scan
 from tooldeck.codemap.render import render as render_codemap
 from tooldeck.codemap.unfit import unfit as _unfit
 from tooldeck.core.errors import ToolError
@@ -455,8 +456,6 @@ class CodemapService:
                 yield (item.rel, item.key, entry, entry.skip)
 
     def _scan_references(self, rec: FileRecord, name: str) -> list[Reference]:
-        from tooldeck.codemap.references import scan
-
         item = _Item(rec.rel, rec.language, os.path.join(rec.root_path, rec.rel))
         if os.path.islink(item.abs):  # indexed through a link inside the workspace: read its target
             real = os.path.realpath(item.abs)

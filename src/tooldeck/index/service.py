@@ -16,6 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooldeck.codemap.extract import extract
+from tooldeck.codemap.languages import has_codemap, language_for
+from tooldeck.config import load_config
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.index import build as builder
 from tooldeck.index.chunk_code import chunk_code
@@ -42,9 +45,6 @@ Progress = builder.Progress
 
 
 def _code_chunker(rel: str, text: str, data: bytes) -> list[Chunk]:
-    from tooldeck.codemap.extract import extract
-    from tooldeck.codemap.languages import language_for
-
     lang = language_for(rel)
     if lang is None:
         return []
@@ -67,8 +67,6 @@ def index_dir(rt: Runtime) -> Path:
     names an index, not where it is written."""
     given = rt.settings.get(INDEX_DIR_KEY)
     if given is None:
-        from tooldeck.config import load_config
-
         given = load_config(None).section("index").get("dir")
         if given is not None and (not isinstance(given, str) or not given.strip()):
             raise ToolError(
@@ -93,8 +91,6 @@ class IndexService:
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from tooldeck.config import load_config
-
             # the user's file only: a project file must not choose where code is sent
             self._embedder = embedder_from_config(load_config(None).section("index"))
         return self._embedder
@@ -112,8 +108,6 @@ class IndexService:
     def build_code(
         self, folder: str, name: str, description: str = "", progress: Progress | None = None, check: Any = None
     ) -> BuildReport:
-        from tooldeck.codemap.languages import has_codemap
-
         src = folder_source(self.rt.workspace, folder, has_codemap, "folder")
         spec = builder.BuildSpec(check_name(name), "code", src.folder.abs, description)
         return self._build(spec, src.files, src.loader(), _code_chunker, progress, check)

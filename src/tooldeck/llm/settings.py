@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tooldeck.config import Config
 from tooldeck.llm.errors import ModelError
+from tooldeck.settings import setting
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -55,8 +56,6 @@ def _stored(rt: Runtime | None, key: str) -> Any:
     if rt is None:
         return None
     try:
-        from tooldeck.settings import setting
-
         return setting(rt, key)
     except Exception:  # an unreadable store must not stop a run that has env/config values
         return None

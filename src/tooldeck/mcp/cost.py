@@ -12,6 +12,7 @@ from tooldeck.tokens import count_tokens
 
 
 def schema_costs(toolbox: Toolbox) -> list[tuple[str, int]]:
+    # lazy: `tooldeck tools` imports this module: the SDK (~300 modules) only with --cost
     from tooldeck.mcp.server import to_mcp_tool
 
     rows = []

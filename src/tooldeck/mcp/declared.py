@@ -162,9 +162,9 @@ def generate() -> dict[str, Any]:
     import tempfile
 
     from tooldeck.catalog import build_tools  # lazy: generation only (a build step and a test)
-    from tooldeck.mcp.wire import tool_wire
-    from tooldeck.runtime import Runtime
-    from tooldeck.workspace.roots import Workspace, make_root
+    from tooldeck.mcp.wire import tool_wire  # lazy: generation only
+    from tooldeck.runtime import Runtime  # lazy: generation only
+    from tooldeck.workspace.roots import Workspace, make_root  # lazy: generation only
 
     saved = os.environ.get("TOOLDECK_CONFIG")
     os.environ["TOOLDECK_CONFIG"] = os.devnull

@@ -419,6 +419,7 @@ class EarlyFront:
     async def _call(self, message: dict[str, Any], line: bytes) -> None:
         try:
             started = await self._started  # the runtime is up; the core loads with the domain's tools
+            # lazy: the front answers before the core loads; by a call, the start-up thread has it
             from tooldeck.core.invocation import Invocation
 
             box, domain = await self._box_for(started, message["params"]["name"])

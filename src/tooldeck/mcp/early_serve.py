@@ -119,6 +119,7 @@ async def serve(plan: Plan) -> int:
         sys.setswitchinterval(switch)
         extras, catalog, activity = got
         sdk_readline = await front.handoff()
+        # lazy: the SDK side (anyio, the server) only once the front hands over
         from tooldeck.mcp.transports import run_sdk_stdio
 
         await run_sdk_stdio(catalog, activity, extras, sdk_readline, writer, front)
@@ -139,6 +140,6 @@ def _declare(plan: Plan, rt: Any) -> Any:
 
 
 def _warm_up() -> None:
-    from tooldeck.tokens import warm_up
+    from tooldeck.tokens import warm_up  # lazy: the token service only when the idle warm-up runs
 
     warm_up()

@@ -120,6 +120,7 @@ class Activity:
         try:
             while self._busy or loop.time() - self._last < TRIM_IDLE:
                 await asyncio.sleep(TRIM_IDLE / 2)
+            # lazy: ctypes (~30 ms) stays off the early front's first answers; a trim comes after a burst
             from tooldeck.context.memory import release_freed_memory
 
             await asyncio.to_thread(release_freed_memory)

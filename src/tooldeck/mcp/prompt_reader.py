@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tooldeck.markup.parser import parse
+
 ROLES = ("system", "developer", "user", "assistant")
 PLACEHOLDER = re.compile(r"\{\{\s*(?P<name>[A-Za-z_][A-Za-z0-9_]*)\s*(?:\|(?P<default>[^}]*))?\}\}")
 _LEADING_COMMENT = re.compile(r"\A\s*<!--(?P<text>.*?)-->", re.DOTALL)
@@ -41,8 +43,6 @@ class Message:
 def read_messages(text: str, path: Path | None = None) -> list[Message]:
     """The messages of a ChatMD document (see the module docstring); a
     document the parser refuses raises its ChatmdError (file, line, column)."""
-    from tooldeck.markup.parser import parse
-
     out: list[Message] = []
     for node in parse(text, path):
         tag = getattr(node, "tag", None)

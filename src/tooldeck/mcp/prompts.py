@@ -41,8 +41,8 @@ from tooldeck.core.errors import ToolError
 from tooldeck.core.tool import Tool
 from tooldeck.mcp.prompt_reader import Argument, Message, arguments_of, description_of, fill, read_messages
 from tooldeck.workspace.content import read_bytes
+from tooldeck.workspace.person_files import read_named
 from tooldeck.workspace.roots import Workspace
-from tooldeck.workspace.statefiles import read_private
 
 log = logging.getLogger("tooldeck.mcp.prompts")
 
@@ -89,7 +89,7 @@ class PromptFile:
 
 
 def load_prompt(path: Path, data: bytes | None = None) -> PromptFile:
-    data = (data if data is not None else path.read_bytes())[:MAX_PROMPT_BYTES]
+    data = (data if data is not None else read_named(path))[:MAX_PROMPT_BYTES]
     text = data.decode("utf-8", "replace")
     messages = read_messages(text, path)
     return PromptFile(path.stem, path, description_of(text, path.stem), arguments_of(messages), messages)
@@ -184,10 +184,8 @@ class PromptLibrary:
                 raise OSError(exc.message) from exc
         if not self.outside:
             raise OSError(f"{path} resolves to {real}, outside the workspace roots")
-        data = read_private(real)  # a regular file only; a FIFO never blocks the scan
-        if data is None:
-            raise FileNotFoundError(real)
-        return data[:MAX_PROMPT_BYTES]
+        # a regular file only (a FIFO never blocks the scan), and not a link swapped in since realpath
+        return read_named(real, follow_links=False)[:MAX_PROMPT_BYTES]
 
     def _load(self, path: Path) -> None:
         try:

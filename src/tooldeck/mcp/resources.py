@@ -61,7 +61,8 @@ class ResourceProvider:
     page_size: int = PAGE_SIZE
 
     def _files(self) -> Iterator[tuple[str, str]]:
-        from tooldeck.workspace.walk import walk_files  # imported on first use: serve starts faster
+        # lazy: the early front imports this module before its first answer; the walker loads after it
+        from tooldeck.workspace.walk import walk_files
 
         ws = self.workspace()
         for root in ws.roots:
@@ -109,6 +110,7 @@ class ResourceProvider:
         """A ``types.ReadResourceResult`` (the SDK's model: served by the SDK only)."""
         import mcp_types as types
 
+        # lazy: the early front imports this before its first answer; file reads come after
         from tooldeck.workspace.content import read_bytes
 
         ws = self.workspace()
@@ -135,6 +137,7 @@ class ResourceProvider:
 
 
 def _text_or_none(data: bytes) -> str | None:
+    # lazy: the early front imports this before its first answer; file reads come after
     from tooldeck.workspace.content import looks_binary
 
     if looks_binary(data):

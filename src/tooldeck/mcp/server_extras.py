@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from tooldeck.core.errors import ToolError
 from tooldeck.core.toolbox import Toolbox
+from tooldeck.mcp.prompts import AgentFactory, NoticesFn, PromptArgumentsError, PromptLibrary, agent_tools
 from tooldeck.mcp.resources import ResourceProvider
 
 if TYPE_CHECKING:  # the SDK is imported by the methods that serve through it (the early front must not)
@@ -35,8 +36,6 @@ if TYPE_CHECKING:  # the SDK is imported by the methods that serve through it (t
     from mcp.server.lowlevel import Server
     from mcp.server.subscriptions import SubscriptionBus
     from mcp.shared.exceptions import MCPError
-
-    from tooldeck.mcp.prompts import AgentFactory, NoticesFn, PromptLibrary
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -66,9 +65,7 @@ class ServerExtras:
     ) -> None:
         self.rt = rt
         self.library: PromptLibrary | None = None
-        if prompts_dir is not None:  # imported only when prompts are served: serve starts faster
-            from tooldeck.mcp.prompts import PromptLibrary
-
+        if prompts_dir is not None:
             roots = (lambda: rt.workspace) if hasattr(rt, "workspace") else None
             self.library = PromptLibrary(prompts_dir, roots, getattr(rt, "state_dir", None), notices)
         self.resources = ResourceProvider(lambda: rt.workspace) if resources else None
@@ -94,8 +91,6 @@ class ServerExtras:
         """Rebuild the agent tools; True when their names or descriptions changed."""
         if self.library is None:
             return False
-        from tooldeck.mcp.prompts import agent_tools
-
         factory = functools.partial(self._factory, read_outside=self.library.outside) if self._factory else None
         tools = agent_tools(self.library, self.rt, factory)
         signature = tuple((t.name, t.description) for t in tools)
@@ -192,8 +187,6 @@ class ServerExtras:
             known = ", ".join(sorted(self.library.prompts)) or "(none)"
             detail = f"it cannot be read: {why}" if why else f"available prompts: {known}"
             raise MCPError(types.INVALID_PARAMS, f"unknown prompt {params.name!r}; {detail}")
-        from tooldeck.mcp.prompts import PromptArgumentsError
-
         try:
             messages = prompt.render(params.arguments)
         except PromptArgumentsError as exc:

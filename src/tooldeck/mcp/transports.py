@@ -20,8 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import anyio
+from mcp.server.stdio import stdio_server
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
 from tooldeck.core.toolbox import Toolbox
+from tooldeck.mcp.handshake_cache import HandshakeCache
+from tooldeck.mcp.handshake_front import Tap
 from tooldeck.mcp.lifecycle import (
     MAX_SESSIONS,
     SESSION_IDLE,
@@ -31,6 +35,8 @@ from tooldeck.mcp.lifecycle import (
     grace_for,
     limit_malloc_arenas,
 )
+from tooldeck.mcp.server import Activity, Catalog, create_server
+from tooldeck.mcp.stdio import open_stdio, sdk_streams
 from tooldeck.tokens import warm_up
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
@@ -52,11 +58,6 @@ async def run_stdio(source: ToolboxSource, extras: Any = None, handshake: Any = 
     """The SDK answers everything (``TOOLDECK_EARLY_FRONT=0``, or stdin is no
     pipe). ``handshake``: (HandshakeCache, None) when the handshake cache is
     on: the SDK's answers are recorded in it."""
-    from mcp.server.stdio import stdio_server
-
-    from tooldeck.mcp.server import Activity, Catalog, create_server
-    from tooldeck.mcp.stdio import open_stdio
-
     limit_malloc_arenas()  # as run_http: a long-lived server's index fills run on worker threads
     catalog = Catalog(source)
     activity = Activity(warm_up)
@@ -80,12 +81,6 @@ async def run_sdk_stdio(catalog: Any, activity: Any, extras: Any, readline: Any,
     """The SDK server taking the stream over from the early front
     (:mod:`tooldeck.mcp.early`): ``readline`` yields the lines the front
     replays to it, then the live stream; ``raw`` is the writer both share."""
-    from mcp.server.stdio import stdio_server
-
-    from tooldeck.mcp.handshake_cache import HandshakeCache
-    from tooldeck.mcp.server import create_server
-    from tooldeck.mcp.stdio import sdk_streams
-
     server = create_server(catalog, activity=activity, extras=extras)
 
     async def answer_pending() -> None:
@@ -111,10 +106,6 @@ def _tap(handshake: Any, persist: bool = True) -> Any:
     in a worker thread, off the event loop) and settles the front's."""
     if handshake is None:
         return None
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
-
-    from tooldeck.mcp.handshake_front import Tap
-
     cache, front = handshake
     cache.set_versions(list(HANDSHAKE_PROTOCOL_VERSIONS), LATEST_HANDSHAKE_VERSION)
     loop = asyncio.get_running_loop()
@@ -180,8 +171,6 @@ def http_app(
 ) -> Any:
     """The MCP app at /mcp; with ``dashboard``, the web dashboard at / (same access rules).
     ``limits``: when an idle session is closed, and how many may live at once."""
-    from tooldeck.mcp.server import Activity, create_server
-
     limits = limits or SessionLimits()
     inflight = InFlight()
     server = create_server(toolbox, activity=Activity(warm_up), extras=extras, inflight=inflight)

@@ -18,6 +18,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from tooldeck import __version__
+from tooldeck.mcp.schema_wire import compact_schema
 
 if TYPE_CHECKING:
     from tooldeck.core.tool import Tool
@@ -64,8 +65,8 @@ def initialize_result(version: str, prompts_changed: bool, resources: bool = Tru
 def tool_wire(t: Tool) -> dict[str, Any]:
     """A catalog tool as an MCP ``Tool`` (custom tools, which MCP lacks,
     become function tools taking ``{"input": string}``)."""
+    # lazy: the early front imports this module before the tool model (pydantic) loads
     from tooldeck.core.tool import CUSTOM_INPUT_SCHEMA
-    from tooldeck.mcp.schema_wire import compact_schema
 
     ann = t.annotations
     schema = compact_schema(t.parameters) if t.kind == "function" else CUSTOM_INPUT_SCHEMA
@@ -92,6 +93,7 @@ def to_call_result(result: ToolResult) -> dict[str, Any]:
     A plain dict, not a ``types.CallToolResult``: the SDK validates a handler's
     result against the protocol surface anyway, so building a model first
     would only validate and dump the same data twice on every call."""
+    # lazy: the early front imports this module before the tool model (pydantic) loads
     from tooldeck.core.output import ImagePart, TextPart
 
     if result.error is not None:

@@ -25,6 +25,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.selection.imports import resolve_import
+from tooldeck.settings import setting
 from tooldeck.workspace.roots import Root, Workspace
 
 if TYPE_CHECKING:
@@ -38,11 +39,10 @@ COMMON_NAME_FILES = 8
 
 def codemap_api(rt: Runtime) -> Any | None:
     """The codemap service, or None when codemaps are unavailable or disabled."""
-    from tooldeck.settings import setting
-
     if not setting(rt, "code_maps.enabled"):
         return None
     try:
+        # lazy: the codemap service (parse pool, tree-sitter) waits for a first expansion
         from tooldeck.codemap.service import codemap_service
     except ImportError:
         return None

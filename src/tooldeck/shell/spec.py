@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from tooldeck.shell.chain import ChainSyntaxError, parse_chain
 from tooldeck.shell.declare import Fail, as_bool
+from tooldeck.workspace.person_files import read_named
 
 Mode = Literal["fixed", "structured", "chain", "raw", "script"]
 MODES: tuple[str, ...] = ("fixed", "structured", "chain", "raw", "script")
@@ -49,11 +50,8 @@ class ShellToolSpec:
 
 
 def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:  # a declared script (config/ChatMD author), never a model-supplied path
-        for block in iter(lambda: fh.read(1 << 16), b""):
-            h.update(block)
-    return h.hexdigest()
+    """The digest of a declared script (its config or ChatMD author named it, never a model)."""
+    return hashlib.sha256(read_named(path)).hexdigest()  # at most MAX_NAMED_BYTES (16 MiB)
 
 
 def _argv(value: Any, key: str, fail: Fail) -> tuple[str, ...]:

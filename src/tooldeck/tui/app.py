@@ -122,7 +122,7 @@ class ChatApp(App[int]):
         self.call_after_refresh(self._start_backend)  # the first frame is drawn before any engine work
 
     def _start_backend(self) -> None:
-        from tooldeck.tui.timeline import Timeline  # (the conversation's types: not needed for the first frame)
+        from tooldeck.tui.timeline import Timeline  # lazy: the conversation's types load after the first frame
 
         self.timeline: Timeline = Timeline(self.chat_view)
         self.backend = self._make_backend(self.inbox.put)
@@ -190,6 +190,7 @@ class ChatApp(App[int]):
         self.status_line.redraw()
         for text in event.notices:
             self.timeline.notice(text, "warning")
+        # lazy: as Timeline: a module-level import would load it before the first frame
         from tooldeck.tui.timeline import awaiting_answer
 
         if awaiting_answer(event.items):
@@ -200,7 +201,7 @@ class ChatApp(App[int]):
         gc.freeze()
 
     def _remember(self, item: Any) -> None:
-        from tooldeck.llm.types import Message
+        from tooldeck.llm.types import Message  # lazy: the model loop's types load after the first frame
 
         if isinstance(item, Message) and item.role == "user":
             self.composer.remember(item.text)

@@ -93,10 +93,11 @@ def run_chat(args: ChatArgs) -> int:
         return _usage("--root is for a local chat; a connected chat works on the server's workspace roots")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _usage("needs a terminal; for a batch run use `tooldeck run FILE`")
+    # lazy: usage errors and `chat --help` answer before textual (~300 modules) loads
     from tooldeck.tui.app import run_app
 
     if args.connect is not None:
-        from tooldeck.tui.server import read_token
+        from tooldeck.tui.server import read_token  # lazy: only a connected chat reads a token (the server client)
 
         try:
             token = read_token(Path(args.token_file) if args.token_file else None)
@@ -105,6 +106,7 @@ def run_chat(args: ChatArgs) -> int:
         connect = args.connect
 
         def backend(emit):  # type: ignore[no-untyped-def]
+            # lazy: only a connected chat loads the client side (~150 modules)
             from tooldeck.tui.remote import RemoteChat
 
             return RemoteChat(path, emit, url=connect, token=token, workspace=args.workspace, session=args.session,
@@ -112,7 +114,7 @@ def run_chat(args: ChatArgs) -> int:
     else:
 
         def backend(emit):  # type: ignore[no-untyped-def]
-            from tooldeck.tui.local import LocalChat
+            from tooldeck.tui.local import LocalChat  # lazy: only a local chat loads the local backend (~140 modules)
 
             return LocalChat(path, emit, roots=args.roots or None, model=args.model, parallel=args.parallel,
                              state_dir=args.state_dir)  # fmt: skip

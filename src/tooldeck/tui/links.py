@@ -20,7 +20,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from tooldeck.statedir import resolve_state_dir
+from tooldeck.workspace.person_files import read_named
 from tooldeck.workspace.statefiles import exclusive_lock, read_private, write_private_atomic
+
+MAX_CHAT_BYTES = 64 * 1024 * 1024  # the chat's file, as ChatMD reads it (chatmd.document.MAX_CHATMD_BYTES)
 
 FILE_NAME = "chat-links.json"
 
@@ -36,7 +39,7 @@ class Link:
 
 def file_digest(path: Path) -> str:
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_named(path, MAX_CHAT_BYTES)).hexdigest()
     except OSError:
         return ""
 

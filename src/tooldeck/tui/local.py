@@ -20,6 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tooldeck.llm.errors import ModelError
 from tooldeck.llm.types import (
     Event as LoopEvent,
 )
@@ -151,9 +152,8 @@ class LocalChat:
 
     # the engine's side -------------------------------------------------------------
     async def _open(self) -> None:
-        from tooldeck import authority
-        from tooldeck.llm.errors import ModelError
-        from tooldeck.tui import engine as eng
+        from tooldeck import authority  # lazy: the engine's modules load on the engine thread, not the screen's
+        from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
 
         warm_up()
         authority.announce_to(lambda n: self.emit(Notice(n.text(), "warning")))
@@ -212,7 +212,7 @@ class LocalChat:
         self.emit(Added(item))
 
     def _create_file(self) -> None:
-        from tooldeck.tui import engine as eng
+        from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
 
         eng.create_conversation(self.path, self.model_flag)
         self.exists = True
@@ -220,7 +220,7 @@ class LocalChat:
 
     def _reload_if_changed(self) -> None:
         """Someone else wrote the file (``tooldeck run``, an editor): it is the truth."""
-        from tooldeck.tui import engine as eng
+        from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
 
         if self._stat is not None and _stat(self.path) != self._stat:
             self.items = eng.read_items(self._named)
@@ -231,9 +231,8 @@ class LocalChat:
     async def _turn(self, first: Item | None) -> None:
         """One turn: ``first`` (the typed message) appended, then the model loop; with
         no message, the conversation as the file holds it (as ``tooldeck run``)."""
-        from tooldeck.llm.errors import ModelError
-        from tooldeck.llm.loop import run_conversation
-        from tooldeck.tui import engine as eng
+        from tooldeck.llm.loop import run_conversation  # lazy: on the engine thread, not the screen's
+        from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
 
         self.emit(Busy(True))
         outcome, message = "answer", ""

@@ -156,8 +156,8 @@ class RemoteChat:
         raise RemoteError(f"no workspace {ref!r} on {shown(self.url)}; its workspaces: {names}")
 
     async def _attach(self) -> bool:
-        from tooldeck.tui import engine as eng
-        from tooldeck.tui.blocks import warm_up
+        from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
+        from tooldeck.tui.blocks import warm_up  # lazy: rich loads on the engine thread (warm_up)
 
         warm_up()
         ws = await self._workspace()
@@ -214,7 +214,7 @@ class RemoteChat:
 
     # talking -----------------------------------------------------------------------------------
     async def _send(self, text: str) -> None:
-        from tooldeck.tui import engine as eng
+        from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
 
         server = self._server_()
         if self.sid is None:
@@ -284,7 +284,7 @@ class RemoteChat:
             return
         entries = await self._server_().log(self.sid, self.seq)
         if entries and not self.path.exists():
-            from tooldeck.tui import engine as eng
+            from tooldeck.tui import engine as eng  # lazy: ChatMD (~200 modules) loads on the engine thread
 
             eng.create_conversation(self.path, self.model_flag)
         for entry in entries:

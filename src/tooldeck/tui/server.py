@@ -16,6 +16,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from tooldeck.llm.types import FunctionCall, FunctionResult, Item, Message, Reasoning
+from tooldeck.workspace.person_files import read_named_text
+
+MAX_TOKEN_BYTES = 64 * 1024
 
 
 class RemoteError(Exception):
@@ -25,7 +28,7 @@ class RemoteError(Exception):
 def read_token(token_file: Path | None) -> str | None:
     """``--token-file`` (first line), else ``TOOLDECK_HTTP_TOKEN``, else none."""
     if token_file is not None:
-        return token_file.read_text(encoding="utf-8").strip().splitlines()[0].strip() or None
+        return read_named_text(token_file, MAX_TOKEN_BYTES).strip().splitlines()[0].strip() or None
     return os.environ.get("TOOLDECK_HTTP_TOKEN") or None
 
 

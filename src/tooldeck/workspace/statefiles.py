@@ -1,20 +1,22 @@
 """Files of the state directory (not of a root): lock files, durable writes,
 private append-only logs.
 
-What is opened where (checked for issue 31; docs/architecture.md, "Files
-opened outside workspace/", has the list): a file of a root that a model may
-name is opened only through :mod:`tooldeck.workspace.dirfd` (``O_NOFOLLOW``
-beneath the root's descriptor). This module holds the state directory's locks,
-private files and temp-file-then-rename writes. Other modules still open
-files by path, none of them named by a model: the kernel's own files
-(``/proc``, ``/sys/fs/cgroup``: ``confine/``, ``shell/cgroup.py``,
-``mcp/lifecycle.py``), tooldeck's package data (query files, the launcher's
-source, grammars), files the person named (the config files, a ChatMD or
-prompt file, ``@file`` arguments, the client configurations ``connect``
-edits), git's metadata files git itself follows (``git/``, ``shell/``), the
-index's own generation files (``index/``), and the stdio handshake cache
-(``mcp/handshake_cache.py``, which runs before anything but the standard
-library loads).
+What is opened where (docs/architecture.md, "Files opened outside
+workspace/", has the list by module): a file of a root that a model may name
+is opened only through :mod:`tooldeck.workspace.dirfd` (``O_NOFOLLOW``
+beneath the root's descriptor); a file the person named (the config files, a
+ChatMD or prompt file and what a file with authority reads outside the roots,
+``@FILE`` arguments, the client configurations ``connect`` edits, a token
+file, a declared script) is read only through
+:mod:`tooldeck.workspace.person_files`; this module holds the state
+directory's locks, private files and temp-file-then-rename writes. Opened by
+path elsewhere, none named by a model, each a stated exception: the kernel's
+own files (``/proc``, ``/sys/fs/cgroup``), tooldeck's package data, git's
+metadata files git itself follows (``git/``, ``shell/``), state-directory
+files read back by their owners (the index's generations, the context graph,
+CLI pages, the shell's audit log), and the stdio handshake cache
+(``mcp/handshake_cache.py``: it runs before anything but the standard library
+loads, and digests the config files to key the cache).
 """
 
 from __future__ import annotations

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.agents import chat_tools, manage_tool, refine_tool, run_tool
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.agents import chat_tools, manage_tool, refine_tool, run_tool
-
     return [
         chat_tools.build_list_models(rt),
         chat_tools.build_chat_send(rt),

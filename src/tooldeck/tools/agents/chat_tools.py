@@ -69,9 +69,8 @@ def build_chat_send(rt: Runtime) -> Tool:
             raise invalid_arguments("message is empty", field="message")
         if args.chat_id and args.new_chat:
             raise invalid_arguments("give chat_id to continue a chat, or new_chat=true, not both", field="new_chat")
-        # lazy: the chat service and the session manager (model loop, store tables) load on the first call
-        from tooldeck.agents import chat
-        from tooldeck.agents.manager import session_manager
+        from tooldeck.agents import chat  # lazy: the chat service (the model loop) waits for the first call
+        from tooldeck.agents.manager import session_manager  # lazy: the session manager waits for the first call
 
         box = session_manager(rt).toolbox()
         reply = await chat.send(rt, box, args.message, mode=args.mode, model=args.model, chat_id=args.chat_id,
@@ -98,8 +97,7 @@ def build_chat_send(rt: Runtime) -> Tool:
 
 def build_chats(rt: Runtime) -> Tool:
     def chats(args: ChatsInput) -> Output:
-        # lazy: the chat service (model loop) loads on the first call
-        from tooldeck.agents import chat
+        from tooldeck.agents import chat  # lazy: the chat service (model loop) loads on the first call
 
         db = chat.chat_db(rt)
         ws, tab = chat.where(rt)

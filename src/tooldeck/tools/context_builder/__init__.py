@@ -14,15 +14,22 @@ tab and its id.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field
 
+from tooldeck.agents.models import ENABLE_HINT, model_available
 from tooldeck.core import Invocation, ToolInput, tool
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.output import Output
 from tooldeck.core.tool import Tool, run_blocking
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
+from tooldeck.settings import setting
+from tooldeck.state.workspaces import workspace_service
+
+if TYPE_CHECKING:
+    from tooldeck.context.builder import BuildResult
 
 MAX_OMITTED_SHOWN = 15
 
@@ -44,15 +51,10 @@ class ContextBuilderInput(ToolInput):
 
 
 def _default_budget(rt: Runtime) -> int:
-    from tooldeck.settings import setting
-
     return int(setting(rt, "context_builder.default_budget"))
 
 
-def render_result(result: object, rt: Runtime, tab: str = "") -> str:
-    from tooldeck.context.builder import BuildResult
-
-    assert isinstance(result, BuildResult)
+def render_result(result: BuildResult, rt: Runtime, tab: str = "") -> str:
     chosen, omitted = result.selected, result.omitted
     secs = result.timings.get("total", 0.0)
     lines = [
@@ -81,9 +83,6 @@ def _tab_for(rt: Runtime, args: ContextBuilderInput) -> tuple[str, str, str]:
     """Bind this connection to the tab the build goes into: the named one
     (created when no tab has that name), else a fresh one named after the
     task. (tab id, tab name, the name of the tab it worked in before)."""
-    from tooldeck.settings import setting
-    from tooldeck.state.workspaces import workspace_service
-
     svc = workspace_service(rt)
     cur = svc.current()
     auto = bool(setting(rt, "code_maps.auto_codemap"))
@@ -109,8 +108,8 @@ def _tab_for(rt: Runtime, args: ContextBuilderInput) -> tuple[str, str, str]:
 
 
 def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> tuple[str, dict[str, str]]:
+    # lazy: the context pipeline (~60 modules, ~145 ms: codemap pool, multiprocessing) waits for a first build
     from tooldeck.context.builder import context_builder_service
-    from tooldeck.selection.service import selection_service
 
     budget = args.budget or _default_budget(rt)
     tab_id, tab_name, before = _tab_for(rt, args)
@@ -128,8 +127,6 @@ def _build(rt: Runtime, args: ContextBuilderInput, invocation: Invocation) -> tu
 
 def tools(rt: Runtime) -> list[Tool]:
     async def context_builder(args: ContextBuilderInput, invocation: Invocation) -> Output:
-        from tooldeck.agents.models import ENABLE_HINT, model_available
-
         text, tab = await run_blocking(_build, rt, args, invocation)
         if args.response_type == "clarify":
             return Output.text(text, structured=tab)
@@ -139,6 +136,7 @@ def tools(rt: Runtime) -> list[Tool]:
                 f"built; answer from workspace_context. To enable the model pass, {ENABLE_HINT}]",
                 structured=tab,
             )
+        # lazy: the model pass (the model loop, a chat) loads only for question/plan/review
         from tooldeck.agents.context_pass import answer
 
         invocation.emit_text("activity", f"model pass ({args.response_type})", replace=True)

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the apply_patch console script imports this package: keep i
 
 
 def tools(rt: Runtime) -> list[Tool]:
+    # lazy: the apply_patch script imports this package: it needs the engine, not pydantic and the tools (~180 ms)
     from tooldeck.tools.edits import edits_tool, patch_tool
 
     return [patch_tool.build(rt), edits_tool.build(rt)]

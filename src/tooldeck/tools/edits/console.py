@@ -14,6 +14,10 @@ import os
 import sys
 from collections.abc import Sequence
 
+from tooldeck.core.errors import ToolError
+from tooldeck.tools.edits.engine import apply_patch_text
+from tooldeck.workspace.roots import Workspace
+
 USAGE = "Usage: apply_patch 'PATCH'\n       echo 'PATCH' | apply_patch"
 EXIT_OK, EXIT_APPLY, EXIT_USAGE = 0, 1, 2
 
@@ -43,10 +47,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not patch:
             print(USAGE, file=sys.stderr)
             return EXIT_USAGE
-
-    from tooldeck.core.errors import ToolError
-    from tooldeck.tools.edits.engine import apply_patch_text
-    from tooldeck.workspace.roots import Workspace
 
     try:
         ws = Workspace.from_dirs([os.getcwd()])

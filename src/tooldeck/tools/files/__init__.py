@@ -8,6 +8,7 @@ from tooldeck.runtime import Runtime
 
 
 def tools(rt: Runtime) -> list[Tool]:
+    # lazy: the package stays light so that build_alone loads one tool's module for a first call
     from tooldeck.tools.files import actions, listing, read, tree
 
     return [read.build(rt), listing.build(rt), tree.build(rt), *actions.build(rt)]
@@ -19,15 +20,15 @@ def build_alone(rt: Runtime, name: str) -> Tool | None:
     a call before the rest of the catalog is built, importing only its
     module); None for the others (build the domain)."""
     if name == "read_file":
-        from tooldeck.tools.files import read
+        from tooldeck.tools.files import read  # lazy: a first call loads its own tool's module only
 
         return read.build(rt)
     if name == "read_directory":
-        from tooldeck.tools.files import listing
+        from tooldeck.tools.files import listing  # lazy: a first call loads its own tool's module only
 
         return listing.build(rt)
     if name == "get_file_tree":
-        from tooldeck.tools.files import tree
+        from tooldeck.tools.files import tree  # lazy: a first call loads its own tool's module only
 
         return tree.build(rt)
     return None

@@ -25,6 +25,7 @@ from tooldeck.core import Invocation, ToolError, ToolInput, tool
 from tooldeck.core.errors import ErrorCode
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.settings import setting
 from tooldeck.workspace.roots import Root
 from tooldeck.workspace.walk import walk
 
@@ -225,8 +226,6 @@ def build(rt: Runtime) -> Tool:
         if args.type == "roots":
             return ws.describe_roots()
         if args.mode is None:
-            from tooldeck.settings import setting
-
             args = args.model_copy(update={"mode": str(setting(rt, "tree.default_mode"))})
         if args.path:
             rp = ws.resolve(args.path)

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.git import tool
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.git import tool
-
     return [tool.build(rt)]

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.index import code, markdown, pydoc
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.index import code, markdown, pydoc
-
     return [*markdown.build(rt), *code.build(rt), pydoc.build(rt)]

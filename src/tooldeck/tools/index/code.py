@@ -28,6 +28,7 @@ def build(rt: Runtime) -> list[Tool]:
         """Index source code for query_vector_db: one chunk per definition (tree-sitter), BM25 + embeddings.
 
         Every language with a codemap grammar. Incremental: unchanged files keep their chunks and vectors."""
+        # lazy: the index service (numpy, tantivy, the embedder) waits for the first call
         from tooldeck.index.service import index_service
 
         report = index_service(rt).build_code(args.folder, args.index_name, progress=progress(inv))
@@ -37,6 +38,7 @@ def build(rt: Runtime) -> list[Tool]:
         """Hybrid search (BM25 + embeddings, fused) over a code index built by index_code.
 
         Each result: file, line range, enclosing symbol and the chunk's first lines."""
+        # lazy: the index service (numpy, tantivy, the embedder) waits for the first call
         from tooldeck.index.service import index_service
 
         svc = index_service(rt)

@@ -28,6 +28,7 @@ def build(rt: Runtime) -> list[Tool]:
         """Index a folder of Markdown/reST docs for markdown_search: sections split at headings, BM25 + embeddings.
 
         Incremental: a second call re-embeds only files whose content changed and drops deleted files."""
+        # lazy: the index service (numpy, tantivy, the embedder) waits for the first call
         from tooldeck.index.service import index_service
 
         svc = index_service(rt)
@@ -36,6 +37,7 @@ def build(rt: Runtime) -> list[Tool]:
 
     def markdown_search(args: MarkdownSearchInput) -> Output:
         """Search Markdown docs indexed by index_markdown_docs; returns sections with file, lines and heading path."""
+        # lazy: the index service (numpy, tantivy, the embedder) waits for the first call
         from tooldeck.index.service import index_service
 
         svc = index_service(rt)

@@ -22,6 +22,7 @@ def build(rt: Runtime) -> Tool:
         """Search the docstrings and signatures of an installed Python package (read with ast, never imported).
 
         The package's index is built on first use and rebuilt when its version changes."""
+        # lazy: the index service (numpy, tantivy, the embedder) waits for the first call
         from tooldeck.index.service import index_service
 
         svc = index_service(rt)

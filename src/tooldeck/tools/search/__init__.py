@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.search import file_search
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.search import file_search
-
     return [file_search.build(rt)]

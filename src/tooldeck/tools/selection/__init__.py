@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.selection.service import selection_service
+from tooldeck.tools.selection import context, manage, prompt
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.selection import context, manage, prompt
-
     def selected_paths() -> list[str]:
-        from tooldeck.selection.service import selection_service
-
         return selection_service(rt).selected_paths()
 
     rt.provide("selected_paths", selected_paths)

@@ -15,9 +15,15 @@ from __future__ import annotations
 
 import logging
 
+from tooldeck.config import ConfigError
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.tool import Tool, tool
 from tooldeck.runtime import Runtime
+from tooldeck.shell.profiles import BUILTIN, DEFAULT_RUNTIME
+from tooldeck.shell.service import ShellService
+from tooldeck.shell.spec import ShellToolSpec
+from tooldeck.shell.toml_decl import load_shell_config
+from tooldeck.shell.tool_factory import make_tool
 
 log = logging.getLogger("tooldeck.shell")
 
@@ -26,8 +32,6 @@ DEFAULT_TOOL = "shell"
 
 def shell_service(rt: Runtime):  # type: ignore[no-untyped-def]
     """The process's shell service (roots, audit log, session approvals), built once."""
-    from tooldeck.shell.service import ShellService
-
     def factory(r: Runtime) -> ShellService:
         return ShellService(lambda: [(root.path, root.read_only) for root in r.workspace.roots], r.state_dir)
 
@@ -51,12 +55,6 @@ def _unavailable(reason: str) -> Tool:
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.config import ConfigError
-    from tooldeck.shell.profiles import BUILTIN, DEFAULT_RUNTIME
-    from tooldeck.shell.spec import ShellToolSpec
-    from tooldeck.shell.toml_decl import load_shell_config
-    from tooldeck.shell.tool_factory import make_tool
-
     try:
         cfg = load_shell_config(rt.workspace.roots[0].path, state_dir=rt.state_dir)
     except ConfigError as exc:

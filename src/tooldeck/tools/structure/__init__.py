@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.structure import code_structure, symbols
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.structure import code_structure, symbols
-
     return [code_structure.build(rt), *symbols.build(rt)]

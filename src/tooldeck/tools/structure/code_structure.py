@@ -16,10 +16,13 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from tooldeck.codemap.languages import language_for
+from tooldeck.codemap.model import Codemap
 from tooldeck.core import Invocation, ToolError, ToolInput, invalid_arguments, tool
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Root, Workspace
+from tooldeck.workspace.walk import walk_files
 
 MAX_LISTED = 30  # names listed per "no codemap" group
 BUDGET_RESERVE = 400  # tokens kept for the notes
@@ -56,8 +59,6 @@ def _add(targets: Targets, seen: set[tuple[str, str]], root: Root, rel: str) -> 
 def collect(ws: Workspace, paths: list[str]) -> Targets:
     """Expand ``paths`` into (root, rel) files: folders recursively, under the
     ignore rules; unresolvable paths are noted, not fatal (unless all fail)."""
-    from tooldeck.workspace.walk import walk_files
-
     targets = Targets()
     seen: set[tuple[str, str]] = set()
     first_error: ToolError | None = None
@@ -104,8 +105,6 @@ class Page:
 
 def plan_page(rt: Runtime, args: CodeStructureInput) -> Page | None:
     """Stage 1: which files, in which order, this call covers (None: nothing selected)."""
-    from tooldeck.codemap.languages import language_for
-
     ws = rt.workspace
     scope = args.scope or ("paths" if args.paths else "selected")
     if scope == "selected":
@@ -129,6 +128,7 @@ def plan_page(rt: Runtime, args: CodeStructureInput) -> Page | None:
 def compute(rt: Runtime, page: list[tuple[Root, str]], inv: Invocation) -> dict[tuple[str, str], object]:
     """Stage 2: the codemap (or the reason there is none) of every file of the page,
     root by root, through the cached codemap service."""
+    # lazy: the codemap service (its parse pool, multiprocessing) waits for the first call
     from tooldeck.codemap.service import codemap_service
 
     svc = codemap_service(rt)
@@ -153,7 +153,7 @@ def compute(rt: Runtime, page: list[tuple[Root, str]], inv: Invocation) -> dict[
 def render(rt: Runtime, plan: Page, results: dict[tuple[str, str], object], max_results: int) -> str:
     """Stage 3: codemap blocks within the output budget, then notes naming what
     was left out and the offset that continues."""
-    from tooldeck.codemap.model import Codemap
+    # lazy: the codemap service (its parse pool, multiprocessing) waits for the first call
     from tooldeck.codemap.service import codemap_service
 
     ws, svc = rt.workspace, codemap_service(rt)

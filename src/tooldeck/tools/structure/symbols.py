@@ -56,6 +56,7 @@ def _progress(inv: Invocation) -> Any:
 
 def build(rt: Runtime) -> list[Tool]:
     def find_symbol(args: FindSymbolInput, inv: Invocation) -> str:
+        # lazy: the codemap service (its parse pool, multiprocessing) waits for the first call
         from tooldeck.codemap.service import codemap_service
 
         idx = codemap_service(rt).index(progress=_progress(inv))
@@ -83,6 +84,7 @@ def build(rt: Runtime) -> list[Tool]:
         return "\n".join([head, *body, *tail])
 
     def find_references(args: FindReferencesInput, inv: Invocation) -> str:
+        # lazy: the codemap service (its parse pool, multiprocessing) waits for the first call
         from tooldeck.codemap.service import codemap_service
 
         idx = codemap_service(rt).index(progress=_progress(inv))

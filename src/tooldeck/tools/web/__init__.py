@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.web import image, webpage
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.web import image, webpage
-
     return [webpage.build(rt), image.build(rt)]

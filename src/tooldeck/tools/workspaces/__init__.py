@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from tooldeck.core.tool import Tool
 from tooldeck.runtime import Runtime
+from tooldeck.tools.workspaces import app_settings, manage
 
 
 def tools(rt: Runtime) -> list[Tool]:
-    from tooldeck.tools.workspaces import app_settings, manage
-
     return [manage.build(rt), app_settings.build(rt)]
