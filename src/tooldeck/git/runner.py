@@ -160,11 +160,7 @@ class Git:
                 stop=stop,
             )  # fmt: skip
         except subprocess.TimeoutExpired as exc:
-            raise ToolError(
-                ErrorCode.TIMEOUT,
-                f"git {args[0] if args else ''} took longer than {self.timeout:g}s; narrow the request "
-                "(a path, a smaller count or compare range)",
-            ) from exc
+            raise self._timed_out(args) from exc
         except OSError as exc:  # no git on PATH, or the directory vanished
             if not os.path.isdir(self.cwd):
                 raise ToolError(ErrorCode.NOT_FOUND, f"{self.cwd} no longer exists") from exc
@@ -175,6 +171,13 @@ class Git:
         if proc.returncode not in ok:
             raise ToolError(ErrorCode.GIT_ERROR, f"git {args[0] if args else ''} failed: {git_message(result.stderr)}")
         return result
+
+    def _timed_out(self, args: Sequence[str]) -> ToolError:
+        return ToolError(
+            ErrorCode.TIMEOUT,
+            f"git {args[0] if args else ''} took longer than {self.timeout:g}s; narrow the request "
+            "(a path, a smaller count or compare range)",
+        )
 
     def run_capped(self, args: Sequence[str], max_bytes: int) -> GitResult | None:
         """:meth:`run` (exit status 0 only) that stops reading once git has
@@ -197,11 +200,7 @@ class Git:
             out, err = got
             helpers.await_exit(proc, deadline)  # woken when git exits (no sleep-polling wait)
         except subprocess.TimeoutExpired as exc:
-            raise ToolError(
-                ErrorCode.TIMEOUT,
-                f"git {args[0] if args else ''} took longer than {self.timeout:g}s; narrow the request "
-                "(a path, a smaller count or compare range)",
-            ) from exc
+            raise self._timed_out(args) from exc
         finally:
             if proc.poll() is None:
                 proc.kill()
