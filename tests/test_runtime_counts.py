@@ -67,7 +67,7 @@ def test_a_changed_encoding_is_another_count(rt: Runtime, monkeypatch: pytest.Mo
     text = "Привет мир " * RECENT_COUNT_MIN_CHARS  # 3 tokens in o200k, 5 in cl100k
     o200k = rt.count_tokens(text)
     real = settings_module.setting
-    monkeypatch.setattr(
-        settings_module, "setting", lambda r, key: "cl100k_base" if key == "tokens.encoding" else real(r, key)
+    monkeypatch.setattr(  # the name the runtime reads the setting through
+        runtime_module, "setting", lambda r, key: "cl100k_base" if key == "tokens.encoding" else real(r, key)
     )
     assert rt.count_tokens(text) == count_here("cl100k_base", text) != o200k
