@@ -137,3 +137,20 @@ def test_pagerank_on_the_matrix_equals_the_per_edge_power_iteration():
     assert set(got) == {k for k, v in r.items() if v > 1e-12}
     assert all(abs(got[k] - r[k]) < 1e-12 for k in got)
     assert len(got) > 20  # the rank spread beyond the three seeds
+
+
+def test_sum_by_key_equals_a_dict_accumulation_in_occurrence_order():
+    """The duplicate edges' sums (forward at even places, reverse at odd) are the
+    floats a dict accumulating in occurrence order gives, keys in first-seen order."""
+    from tooldeck.context.rank import REVERSE_WEIGHT, _sum_by_key
+
+    rnd = np.random.default_rng(5)
+    share = 1.0 / rnd.integers(1, 9, size=4_000)
+    keys = rnd.integers(0, 900, size=2 * share.size).astype(np.int64)  # many repeats, both directions
+    want: dict[int, float] = {}
+    for k, key in enumerate(keys.tolist()):
+        value = share[k // 2] * (REVERSE_WEIGHT if k % 2 else 1.0)
+        want[key] = want.get(key, 0.0) + value
+    uniq, sums = _sum_by_key(keys.copy(), share)
+    assert uniq.tolist() == list(want)
+    assert sums.tolist() == list(want.values())  # exactly

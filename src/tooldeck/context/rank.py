@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from array import array
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -87,50 +89,95 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
     For each file ``i`` and each word of its references defined by ``1..MAX_DEFINERS``
     other files ``j``: an edge i→j of ``1/len(definers)`` and j→i of that times
     ``REVERSE_WEIGHT``; repeated pairs add up. Computed with numpy on flat arrays
-    (one Python step per reference word, none per edge); edges come out in the
-    order of their first occurrence and each weight is summed in occurrence
-    order, so the floats are the ones a per-edge dict accumulation gives."""
+    (one Python step per file, none per edge); edges come out in the order of
+    their first occurrence and each weight is summed in occurrence order, so the
+    floats are the ones a per-edge dict accumulation gives.
+
+    Memory (issue 35): this was the server's peak, +215 MB on a 13k-file tree
+    (1.8M edge occurrences): int64 everywhere, ``np.unique`` with its index and
+    inverse, and every intermediate alive at once. Now the occurrences are
+    32-bit arrays (no Python list), the pairs are 32-bit, each intermediate is
+    dropped once used, and the duplicates are summed over one stable sort
+    (:func:`_sum_by_key`)."""
     usable = [owners for owners in definers.values() if len(owners) <= MAX_DEFINERS]
     word_id = {name: k for k, name in enumerate(k for k, o in definers.items() if len(o) <= MAX_DEFINERS)}
-    sizes = np.fromiter((len(o) for o in usable), dtype=np.int64, count=len(usable))
+    sizes = np.fromiter((len(o) for o in usable), dtype=np.int32, count=len(usable))
     ptr = np.zeros(len(usable) + 1, dtype=np.int64)
     np.cumsum(sizes, out=ptr[1:])
-    flat_owners = np.fromiter((j for o in usable for j in o), dtype=np.int64, count=int(ptr[-1]))
-    occ_file: list[int] = []
-    occ_word: list[int] = []
-    get = word_id.get
-    for i, rec in enumerate(records):
-        ids = [k for k in map(get, rec.refs.split()) if k is not None]
-        occ_word.extend(ids)
-        occ_file.extend([i] * len(ids))
-    if not occ_word:
+    flat_owners = np.fromiter((j for o in usable for j in o), dtype=np.int32, count=int(ptr[-1]))
+    del usable
+    ow, of = _occurrences(records, word_id)
+    del word_id
+    if not ow.size:
         empty = np.zeros(0, dtype=np.int32)
         return empty, empty, np.zeros(0, dtype=np.float64)
-    ow = np.asarray(occ_word, dtype=np.int64)
-    of = np.asarray(occ_file, dtype=np.int64)
     counts = sizes[ow]
     # expand each occurrence to its owners, in owner order
-    occ = np.repeat(np.arange(ow.size), counts)
-    run_start = np.cumsum(counts) - counts  # where each occurrence's owners begin in the expanded arrays
-    j = flat_owners[ptr[ow][occ] + np.arange(occ.size) - run_start[occ]]
+    occ = np.repeat(np.arange(ow.size, dtype=np.int32), counts)
+    offset = np.arange(occ.size, dtype=np.int64)
+    offset -= (np.cumsum(counts, dtype=np.int64) - counts)[occ]  # the owner's place in its occurrence's run
+    offset += ptr[ow][occ]
+    j = flat_owners[offset]
+    del offset
     i = of[occ]
     # a file using a name it defines itself: that occurrence adds no edge
     self_use = np.zeros(ow.size, dtype=bool)
     self_use[occ[j == i]] = True
     keep = ~self_use[occ]
-    i, j, share = i[keep], j[keep], (1.0 / counts[occ])[keep]
+    del self_use, ow, of
+    i, j = i[keep], j[keep]
+    share = (1.0 / counts)[occ[keep]]
+    del occ, keep, counts
     keys = np.empty(2 * i.size, dtype=np.int64)
-    keys[0::2] = i * n + j
-    keys[1::2] = j * n + i
-    vals = np.empty(2 * i.size, dtype=np.float64)
-    vals[0::2] = share
-    vals[1::2] = share * REVERSE_WEIGHT
-    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    sums = np.bincount(inverse.ravel(), weights=vals, minlength=uniq.size)
-    order = np.argsort(first, kind="stable")
-    ordered = uniq[order]
+    keys[0::2] = i.astype(np.int64) * n + j
+    keys[1::2] = j.astype(np.int64) * n + i
+    del i, j
+    ordered, sums = _sum_by_key(keys, share)
     # node ids fit 32 bits: half the memory of the two index arrays (values unchanged)
-    return (ordered // n).astype(np.int32), (ordered % n).astype(np.int32), sums[order]
+    return (ordered // n).astype(np.int32), (ordered % n).astype(np.int32), sums
+
+
+def _occurrences(records: list[FileRecord], word_id: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(word, file) of every usable reference word, in file then word order, as
+    32-bit arrays (a Python list of ints costs 8 bytes a slot and an object
+    per value)."""
+    occ_word = array("i")
+    occ_file = array("i")
+    get = word_id.get
+    for i, rec in enumerate(records):
+        ids = [k for k in map(get, rec.refs.split()) if k is not None]
+        occ_word.extend(ids)
+        occ_file.extend(repeat(i, len(ids)))
+    return np.frombuffer(occ_word, dtype=np.int32), np.frombuffer(occ_file, dtype=np.int32)
+
+
+def _sum_by_key(keys: np.ndarray, share: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``keys`` in the order of their first occurrence, and each
+    one's values summed in occurrence order. ``keys`` interleaves the forward
+    (even places) and reverse (odd) edge of each pair; the pair's value is
+    ``share`` forward and ``share * REVERSE_WEIGHT`` back. A stable sort keeps
+    each key's occurrences in order, and ``bincount`` adds left to right: the
+    sums ``np.unique``'s inverse gave, bit for bit, without its index and
+    inverse arrays."""
+    perm = np.argsort(keys, kind="stable")
+    sorted_keys = keys[perm]
+    del keys
+    starts = np.empty(sorted_keys.size, dtype=bool)
+    starts[0] = True
+    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=starts[1:])
+    uniq = sorted_keys[starts]
+    del sorted_keys
+    vals = share[perm >> 1]  # each place's pair...
+    vals[(perm & 1).astype(bool)] *= REVERSE_WEIGHT  # ...and its reverse edge's weight
+    group = np.cumsum(starts, dtype=np.int32)
+    group -= 1
+    sums = np.bincount(group, weights=vals, minlength=uniq.size)
+    del group, vals
+    first = perm[starts]  # the stable sort: each key's earliest place
+    del perm, starts
+    order = np.argsort(first)
+    del first
+    return uniq[order], sums[order]
 
 
 def personalized_pagerank(
