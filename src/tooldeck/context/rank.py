@@ -57,13 +57,9 @@ def build_graph(index: SymbolIndex) -> Graph:
     nodes = [r.shown for r in records]
     index_of = {p: i for i, p in enumerate(nodes)}
     definers: dict[str, list[int]] = {}
-    sym_words: dict[str, set[str]] = {}
     for i, rec in enumerate(records):
         for name in {n for n in rec.names if len(n) >= 3}:
             definers.setdefault(name, []).append(i)
-    for name, files in definers.items():  # each distinct name split once, its definers added together
-        for w in subwords(name):
-            sym_words.setdefault(w, set()).update(nodes[k] for k in files)
     n = len(nodes)
     src, dst, w = _edges(records, definers, n)
     if w.size:
@@ -73,9 +69,18 @@ def build_graph(index: SymbolIndex) -> Graph:
         out_sum = np.zeros(n)
     matrix = _transition(src, dst, w, n)
     del src, dst, w  # the matrix holds them (the edges are distinct: nothing is summed)
-    symbol_words = {w: tuple(sorted(owners)) for w, owners in sym_words.items()}
-    del sym_words
+    # after the edges: their transients (the build's peak) are gone before these sets are made
+    symbol_words = _symbol_words(definers, nodes)
     return Graph(nodes, index_of, matrix, np.flatnonzero(out_sum == 0), symbol_words)
+
+
+def _symbol_words(definers: dict[str, list[int]], nodes: list[str]) -> dict[str, tuple[str, ...]]:
+    """Word of a defined name → the files defining a name with that word, sorted."""
+    sym_words: dict[str, set[str]] = {}
+    for name, files in definers.items():  # each distinct name split once, its definers added together
+        for w in subwords(name):
+            sym_words.setdefault(w, set()).update(nodes[k] for k in files)
+    return {w: tuple(sorted(owners)) for w, owners in sym_words.items()}
 
 
 def _transition(src: np.ndarray, dst: np.ndarray, w: np.ndarray, n: int) -> Transition:
@@ -94,11 +99,11 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
     floats are the ones a per-edge dict accumulation gives.
 
     Memory (issue 35): this was the server's peak, +215 MB on a 13k-file tree
-    (1.8M edge occurrences): int64 everywhere, ``np.unique`` with its index and
-    inverse, and every intermediate alive at once. Now the occurrences are
+    (1.8M directed edge terms): int64 everywhere, ``np.unique`` with its index
+    and inverse, and every intermediate alive at once. Now the occurrences are
     32-bit arrays (no Python list), the pairs are 32-bit, each intermediate is
-    dropped once used, and the duplicates are summed over one stable sort
-    (:func:`_sum_by_key`)."""
+    dropped once used, and the terms are summed by unordered pair
+    (:func:`_pair_sums`): 60 MB of live arrays at most, from ~200."""
     usable = [owners for owners in definers.values() if len(owners) <= MAX_DEFINERS]
     word_id = {name: k for k, name in enumerate(k for k, o in definers.items() if len(o) <= MAX_DEFINERS)}
     sizes = np.fromiter((len(o) for o in usable), dtype=np.int32, count=len(usable))
@@ -128,13 +133,7 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
     i, j = i[keep], j[keep]
     share = (1.0 / counts)[occ[keep]]
     del occ, keep, counts
-    keys = np.empty(2 * i.size, dtype=np.int64)
-    keys[0::2] = i.astype(np.int64) * n + j
-    keys[1::2] = j.astype(np.int64) * n + i
-    del i, j
-    ordered, sums = _sum_by_key(keys, share)
-    # node ids fit 32 bits: half the memory of the two index arrays (values unchanged)
-    return (ordered // n).astype(np.int32), (ordered % n).astype(np.int32), sums
+    return _pair_sums(i, j, share, n)
 
 
 def _occurrences(records: list[FileRecord], word_id: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
@@ -151,33 +150,50 @@ def _occurrences(records: list[FileRecord], word_id: dict[str, int]) -> tuple[np
     return np.frombuffer(occ_word, dtype=np.int32), np.frombuffer(occ_file, dtype=np.int32)
 
 
-def _sum_by_key(keys: np.ndarray, share: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct ``keys`` in the order of their first occurrence, and each
-    one's values summed in occurrence order. ``keys`` interleaves the forward
-    (even places) and reverse (odd) edge of each pair; the pair's value is
-    ``share`` forward and ``share * REVERSE_WEIGHT`` back. A stable sort keeps
-    each key's occurrences in order, and ``bincount`` adds left to right: the
-    sums ``np.unique``'s inverse gave, bit for bit, without its index and
-    inverse arrays."""
-    perm = np.argsort(keys, kind="stable")
-    sorted_keys = keys[perm]
-    del keys
-    starts = np.empty(sorted_keys.size, dtype=bool)
+def _pair_sums(i: np.ndarray, j: np.ndarray, share: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """(src, dst, weight) from the occurrence pairs ``i`` uses ``j`` (in
+    occurrence order): each pair adds ``share`` to the edge i→j and ``share *
+    REVERSE_WEIGHT`` to j→i, summed in occurrence order; edges in the order
+    they first occur, a pair's forward edge before its reverse.
+
+    Both edges between two files get their terms from the same occurrences
+    (those of the pair either way round), so the pairs are grouped once, by
+    the unordered pair, with one stable sort (each group's occurrences stay in
+    order), and ``bincount`` (which adds left to right) sums the low → high and
+    the high → low edge of every group: the floats of a per-edge dict
+    accumulation, from arrays of one entry per occurrence instead of two."""
+    key = np.minimum(i, j).astype(np.int64)
+    key *= n
+    key += np.maximum(i, j)
+    perm = np.argsort(key, kind="stable")
+    key = key[perm]
+    starts = np.empty(key.size, dtype=bool)
     starts[0] = True
-    np.not_equal(sorted_keys[1:], sorted_keys[:-1], out=starts[1:])
-    uniq = sorted_keys[starts]
-    del sorted_keys
-    vals = share[perm >> 1]  # each place's pair...
-    vals[(perm & 1).astype(bool)] *= REVERSE_WEIGHT  # ...and its reverse edge's weight
-    group = np.cumsum(starts, dtype=np.int32)
+    np.not_equal(key[1:], key[:-1], out=starts[1:])
+    del key
+    first = perm[starts]  # each group's earliest occurrence (the sort is stable)
+    group = np.cumsum(starts, dtype=np.intp)
     group -= 1
-    sums = np.bincount(group, weights=vals, minlength=uniq.size)
-    del group, vals
-    first = perm[starts]  # the stable sort: each key's earliest place
-    del perm, starts
-    order = np.argsort(first)
+    del starts
+    up = (i < j)[perm]  # the occurrence goes from the lower node to the higher
+    term = share[perm]
+    del perm
+    low_high = np.bincount(group, weights=np.where(up, term, term * REVERSE_WEIGHT), minlength=first.size)
+    high_low = np.bincount(group, weights=np.where(up, term * REVERSE_WEIGHT, term), minlength=first.size)
+    del group, up, term
+    order = np.argsort(first)  # the groups in the order they first occur
+    first = first[order]
+    fi, fj = i[first], j[first]
     del first
-    return uniq[order], sums[order]
+    up = fi < fj
+    low_high, high_low = low_high[order], high_low[order]
+    del order
+    src = np.empty(2 * fi.size, dtype=np.int32)
+    dst = np.empty(2 * fi.size, dtype=np.int32)
+    weight = np.empty(2 * fi.size, dtype=np.float64)
+    src[0::2], dst[0::2], weight[0::2] = fi, fj, np.where(up, low_high, high_low)
+    src[1::2], dst[1::2], weight[1::2] = fj, fi, np.where(up, high_low, low_high)
+    return src, dst, weight
 
 
 def personalized_pagerank(
