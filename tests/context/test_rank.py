@@ -157,3 +157,5 @@ def test_pair_sums_equal_a_dict_accumulation_in_occurrence_order():
     src, dst, weight = _pair_sums(i, j, share, n)
     assert list(zip(src.tolist(), dst.tolist(), strict=True)) == list(want)
     assert weight.tolist() == list(want.values())  # exactly
+    none = np.zeros(0, dtype=np.int32)
+    assert [a.size for a in _pair_sums(none, none, np.zeros(0), n)] == [0, 0, 0]

@@ -114,8 +114,7 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
     ow, of = _occurrences(records, word_id)
     del word_id
     if not ow.size:
-        empty = np.zeros(0, dtype=np.int32)
-        return empty, empty, np.zeros(0, dtype=np.float64)
+        return ow, of, np.zeros(0, dtype=np.float64)
     counts = sizes[ow]
     # expand each occurrence to its owners, in owner order
     occ = np.repeat(np.arange(ow.size, dtype=np.int32), counts)
@@ -162,6 +161,8 @@ def _pair_sums(i: np.ndarray, j: np.ndarray, share: np.ndarray, n: int) -> tuple
     order), and ``bincount`` (which adds left to right) sums the low → high and
     the high → low edge of every group: the floats of a per-edge dict
     accumulation, from arrays of one entry per occurrence instead of two."""
+    if not i.size:  # every occurrence was of a name its own file defines
+        return i, j, share
     key = np.minimum(i, j).astype(np.int64)
     key *= n
     key += np.maximum(i, j)
