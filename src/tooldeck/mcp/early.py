@@ -435,9 +435,6 @@ async def serve(plan: Plan) -> int:
             rt = await loop.run_in_executor(None, plan.runtime)
             if isinstance(rt, int):
                 return rt
-            from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: after the front answers
-
-            limit_malloc_arenas()  # as run_http: before the catalog's and the index fills' threads
             await loop.run_in_executor(None, plan.start, rt)  # stored roots restored: the lists describe them
             front.workspace(ResourceProvider(lambda: rt.workspace))  # the files' lists, before the tool model
             return await loop.run_in_executor(None, plan.prepare, rt)  # type: ignore[no-any-return]
