@@ -197,15 +197,15 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=30_000)
     ap.add_argument("--reps", type=int, default=1, help="passes over the 15 tasks")
     ap.add_argument(
-        "--arenas", type=int, default=2, help="glibc malloc arenas (serve's 2; 0: glibc's default, one per thread)"
+        "--arenas", type=int, default=1, help="glibc malloc arenas (serve's 1; 0: glibc's default, one per thread)"
     )
     args = ap.parse_args()
     tree, made = tree_of(args)
     state = tempfile.mkdtemp(prefix="tdk-speed-state-")
     from tooldeck.mcp.lifecycle import limit_malloc_arenas
 
-    # as `tooldeck serve` does (mcp/transports.py, mcp/early.py): 2 glibc arenas, so the RSS measured
-    # is a server's; fewer arenas keep less freed heap per thread (1: ~25 MB less after the builds)
+    # as `tooldeck serve` does (launch.run_serve, before any thread): 1 glibc arena, so the RSS measured
+    # is a server's; fewer arenas keep less freed heap per thread (2: ~15 MB more after the builds)
     limited = args.arenas > 0 and limit_malloc_arenas(args.arenas)
     arenas = f"glibc arenas: {args.arenas if limited else 'default (or MALLOC_ARENA_MAX)'}"
     from tooldeck.codemap import pool

@@ -47,7 +47,16 @@ def run_serve(args: ServeArgs) -> int:
     the exit status (2 for a usage error found before serving).
 
     Over a piped stdin (what a client gives) the early front answers while
-    the runtime, the catalog and then the SDK load (:mod:`tooldeck.mcp.early`)."""
+    the runtime, the catalog and then the SDK load (:mod:`tooldeck.mcp.early`).
+
+    First, before any thread exists: one glibc malloc arena for the whole
+    server (:func:`tooldeck.mcp.lifecycle.limit_malloc_arenas`). A thread
+    that allocated before the limit keeps an arena of its own, so set later
+    (the early front's start-up thread, the token worker's reader) it left
+    two."""
+    from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: `serve` only; the other verbs never limit arenas
+
+    limit_malloc_arenas()
     bind: tuple[str, int] | None = None
     limits = None
     if args.http is not None:

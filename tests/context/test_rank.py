@@ -137,3 +137,25 @@ def test_pagerank_on_the_matrix_equals_the_per_edge_power_iteration():
     assert set(got) == {k for k, v in r.items() if v > 1e-12}
     assert all(abs(got[k] - r[k]) < 1e-12 for k in got)
     assert len(got) > 20  # the rank spread beyond the three seeds
+
+
+def test_pair_sums_equal_a_dict_accumulation_in_occurrence_order():
+    """Each occurrence ``i uses j`` adds its share to i→j and share × REVERSE_WEIGHT
+    to j→i: the sums are the floats a dict accumulating in occurrence order
+    gives, and the edges come in its first-seen order (pairs repeated both ways round)."""
+    from tooldeck.context.rank import REVERSE_WEIGHT, _pair_sums
+
+    rnd = np.random.default_rng(5)
+    n = 40
+    i = rnd.integers(0, n, size=6_000).astype(np.int32)
+    j = ((i + rnd.integers(1, n, size=i.size)) % n).astype(np.int32)  # never i itself
+    share = 1.0 / rnd.integers(1, 9, size=i.size)
+    want: dict[tuple[int, int], float] = {}
+    for a, b, s in zip(i.tolist(), j.tolist(), share.tolist(), strict=True):
+        want[(a, b)] = want.get((a, b), 0.0) + s
+        want[(b, a)] = want.get((b, a), 0.0) + s * REVERSE_WEIGHT
+    src, dst, weight = _pair_sums(i, j, share, n)
+    assert list(zip(src.tolist(), dst.tolist(), strict=True)) == list(want)
+    assert weight.tolist() == list(want.values())  # exactly
+    none = np.zeros(0, dtype=np.int32)
+    assert [a.size for a in _pair_sums(none, none, np.zeros(0), n)] == [0, 0, 0]

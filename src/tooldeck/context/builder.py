@@ -230,6 +230,7 @@ class ContextBuilder:
         return index
 
     def _prepare_graph(self, index: SymbolIndex) -> None:
+        release_freed_memory()  # the fill's freed heap first: the graph's transients are the fill's peak
         self.graphs.get(index)
         release_freed_memory()
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import hashlib
 import threading
+from array import array
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -55,13 +57,9 @@ def build_graph(index: SymbolIndex) -> Graph:
     nodes = [r.shown for r in records]
     index_of = {p: i for i, p in enumerate(nodes)}
     definers: dict[str, list[int]] = {}
-    sym_words: dict[str, set[str]] = {}
     for i, rec in enumerate(records):
         for name in {n for n in rec.names if len(n) >= 3}:
             definers.setdefault(name, []).append(i)
-    for name, files in definers.items():  # each distinct name split once, its definers added together
-        for w in subwords(name):
-            sym_words.setdefault(w, set()).update(nodes[k] for k in files)
     n = len(nodes)
     src, dst, w = _edges(records, definers, n)
     if w.size:
@@ -71,9 +69,18 @@ def build_graph(index: SymbolIndex) -> Graph:
         out_sum = np.zeros(n)
     matrix = _transition(src, dst, w, n)
     del src, dst, w  # the matrix holds them (the edges are distinct: nothing is summed)
-    symbol_words = {w: tuple(sorted(owners)) for w, owners in sym_words.items()}
-    del sym_words
+    # after the edges: their transients (the build's peak) are gone before these sets are made
+    symbol_words = _symbol_words(definers, nodes)
     return Graph(nodes, index_of, matrix, np.flatnonzero(out_sum == 0), symbol_words)
+
+
+def _symbol_words(definers: dict[str, list[int]], nodes: list[str]) -> dict[str, tuple[str, ...]]:
+    """Word of a defined name → the files defining a name with that word, sorted."""
+    sym_words: dict[str, set[str]] = {}
+    for name, files in definers.items():  # each distinct name split once, its definers added together
+        for w in subwords(name):
+            sym_words.setdefault(w, set()).update(nodes[k] for k in files)
+    return {w: tuple(sorted(owners)) for w, owners in sym_words.items()}
 
 
 def _transition(src: np.ndarray, dst: np.ndarray, w: np.ndarray, n: int) -> Transition:
@@ -87,50 +94,107 @@ def _edges(records: list[FileRecord], definers: dict[str, list[int]], n: int) ->
     For each file ``i`` and each word of its references defined by ``1..MAX_DEFINERS``
     other files ``j``: an edge i→j of ``1/len(definers)`` and j→i of that times
     ``REVERSE_WEIGHT``; repeated pairs add up. Computed with numpy on flat arrays
-    (one Python step per reference word, none per edge); edges come out in the
-    order of their first occurrence and each weight is summed in occurrence
-    order, so the floats are the ones a per-edge dict accumulation gives."""
+    (one Python step per file, none per edge); edges come out in the order of
+    their first occurrence and each weight is summed in occurrence order, so the
+    floats are the ones a per-edge dict accumulation gives.
+
+    Memory (issue 35): this was the server's peak, +215 MB on a 13k-file tree
+    (1.8M directed edge terms): int64 everywhere, ``np.unique`` with its index
+    and inverse, and every intermediate alive at once. Now the occurrences are
+    32-bit arrays (no Python list), the pairs are 32-bit, each intermediate is
+    dropped once used, and the terms are summed by unordered pair
+    (:func:`_pair_sums`): 60 MB of live arrays at most, from ~200."""
     usable = [owners for owners in definers.values() if len(owners) <= MAX_DEFINERS]
     word_id = {name: k for k, name in enumerate(k for k, o in definers.items() if len(o) <= MAX_DEFINERS)}
-    sizes = np.fromiter((len(o) for o in usable), dtype=np.int64, count=len(usable))
+    sizes = np.fromiter((len(o) for o in usable), dtype=np.int32, count=len(usable))
     ptr = np.zeros(len(usable) + 1, dtype=np.int64)
     np.cumsum(sizes, out=ptr[1:])
-    flat_owners = np.fromiter((j for o in usable for j in o), dtype=np.int64, count=int(ptr[-1]))
-    occ_file: list[int] = []
-    occ_word: list[int] = []
-    get = word_id.get
-    for i, rec in enumerate(records):
-        ids = [k for k in map(get, rec.refs.split()) if k is not None]
-        occ_word.extend(ids)
-        occ_file.extend([i] * len(ids))
-    if not occ_word:
-        empty = np.zeros(0, dtype=np.int32)
-        return empty, empty, np.zeros(0, dtype=np.float64)
-    ow = np.asarray(occ_word, dtype=np.int64)
-    of = np.asarray(occ_file, dtype=np.int64)
+    flat_owners = np.fromiter((j for o in usable for j in o), dtype=np.int32, count=int(ptr[-1]))
+    del usable
+    ow, of = _occurrences(records, word_id)
+    del word_id
+    if not ow.size:
+        return ow, of, np.zeros(0, dtype=np.float64)
     counts = sizes[ow]
     # expand each occurrence to its owners, in owner order
-    occ = np.repeat(np.arange(ow.size), counts)
-    run_start = np.cumsum(counts) - counts  # where each occurrence's owners begin in the expanded arrays
-    j = flat_owners[ptr[ow][occ] + np.arange(occ.size) - run_start[occ]]
+    occ = np.repeat(np.arange(ow.size, dtype=np.int32), counts)
+    offset = np.arange(occ.size, dtype=np.int64)
+    offset -= (np.cumsum(counts, dtype=np.int64) - counts)[occ]  # the owner's place in its occurrence's run
+    offset += ptr[ow][occ]
+    j = flat_owners[offset]
+    del offset
     i = of[occ]
     # a file using a name it defines itself: that occurrence adds no edge
     self_use = np.zeros(ow.size, dtype=bool)
     self_use[occ[j == i]] = True
     keep = ~self_use[occ]
-    i, j, share = i[keep], j[keep], (1.0 / counts[occ])[keep]
-    keys = np.empty(2 * i.size, dtype=np.int64)
-    keys[0::2] = i * n + j
-    keys[1::2] = j * n + i
-    vals = np.empty(2 * i.size, dtype=np.float64)
-    vals[0::2] = share
-    vals[1::2] = share * REVERSE_WEIGHT
-    uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-    sums = np.bincount(inverse.ravel(), weights=vals, minlength=uniq.size)
-    order = np.argsort(first, kind="stable")
-    ordered = uniq[order]
-    # node ids fit 32 bits: half the memory of the two index arrays (values unchanged)
-    return (ordered // n).astype(np.int32), (ordered % n).astype(np.int32), sums[order]
+    del self_use, ow, of
+    i, j = i[keep], j[keep]
+    share = (1.0 / counts)[occ[keep]]
+    del occ, keep, counts
+    return _pair_sums(i, j, share, n)
+
+
+def _occurrences(records: list[FileRecord], word_id: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(word, file) of every usable reference word, in file then word order, as
+    32-bit arrays (a Python list of ints costs 8 bytes a slot and an object
+    per value)."""
+    occ_word = array("i")
+    occ_file = array("i")
+    get = word_id.get
+    for i, rec in enumerate(records):
+        ids = [k for k in map(get, rec.refs.split()) if k is not None]
+        occ_word.extend(ids)
+        occ_file.extend(repeat(i, len(ids)))
+    return np.frombuffer(occ_word, dtype=np.int32), np.frombuffer(occ_file, dtype=np.int32)
+
+
+def _pair_sums(i: np.ndarray, j: np.ndarray, share: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    """(src, dst, weight) from the occurrence pairs ``i`` uses ``j`` (in
+    occurrence order): each pair adds ``share`` to the edge i→j and ``share *
+    REVERSE_WEIGHT`` to j→i, summed in occurrence order; edges in the order
+    they first occur, a pair's forward edge before its reverse.
+
+    Both edges between two files get their terms from the same occurrences
+    (those of the pair either way round), so the pairs are grouped once, by
+    the unordered pair, with one stable sort (each group's occurrences stay in
+    order), and ``bincount`` (which adds left to right) sums the low → high and
+    the high → low edge of every group: the floats of a per-edge dict
+    accumulation, from arrays of one entry per occurrence instead of two."""
+    if not i.size:  # every occurrence was of a name its own file defines
+        return i, j, share
+    key = np.minimum(i, j).astype(np.int64)
+    key *= n
+    key += np.maximum(i, j)
+    perm = np.argsort(key, kind="stable")
+    key = key[perm]
+    starts = np.empty(key.size, dtype=bool)
+    starts[0] = True
+    np.not_equal(key[1:], key[:-1], out=starts[1:])
+    del key
+    first = perm[starts]  # each group's earliest occurrence (the sort is stable)
+    group = np.cumsum(starts, dtype=np.intp)
+    group -= 1
+    del starts
+    up = (i < j)[perm]  # the occurrence goes from the lower node to the higher
+    term = share[perm]
+    del perm
+    low_high = np.bincount(group, weights=np.where(up, term, term * REVERSE_WEIGHT), minlength=first.size)
+    high_low = np.bincount(group, weights=np.where(up, term * REVERSE_WEIGHT, term), minlength=first.size)
+    del group, up, term
+    order = np.argsort(first)  # the groups in the order they first occur
+    first = first[order]
+    fi, fj = i[first], j[first]
+    del first
+    up = fi < fj
+    low_high, high_low = low_high[order], high_low[order]
+    del order
+    src = np.empty(2 * fi.size, dtype=np.int32)
+    dst = np.empty(2 * fi.size, dtype=np.int32)
+    weight = np.empty(2 * fi.size, dtype=np.float64)
+    src[0::2], dst[0::2], weight[0::2] = fi, fj, np.where(up, low_high, high_low)
+    src[1::2], dst[1::2], weight[1::2] = fj, fi, np.where(up, high_low, low_high)
+    return src, dst, weight
 
 
 def personalized_pagerank(

@@ -68,9 +68,7 @@ async def serve(plan: Plan) -> int:
             if isinstance(rt, int):
                 return rt
             from tooldeck.mcp.host import Activity  # lazy: after the front answers
-            from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: after the front answers
 
-            limit_malloc_arenas()  # as run_http: before the catalog's and the index fills' threads
             await loop.run_in_executor(None, plan.restore, rt)  # stored roots restored: the lists describe them
             activity = Activity(_warm_up)
             started = Started(lambda d, name: plan.build_domain(rt, d, name), activity, plan.worker)

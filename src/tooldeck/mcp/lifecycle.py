@@ -257,7 +257,7 @@ async def _too_many(send: Any, cap: int) -> None:
 
 # memory -------------------------------------------------------------------------
 M_ARENA_MAX = -8  # glibc mallopt parameter
-MALLOC_ARENAS = 2
+MALLOC_ARENAS = 1
 
 
 def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
@@ -265,7 +265,11 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> bool:
     in the environment wins). glibc gives each busy thread an arena of its own
     and keeps what is freed there: under the soak's churn (a dozen worker
     threads at a time) the server kept +41 MB after 2 minutes, +18 MB with 2
-    arenas, at the same latency (``bench/serve_soak.py``). False where this
+    arenas, at the same latency (``bench/serve_soak.py``). One arena (issue
+    35): after indexing a 13k-file tree ~15 MB less than two
+    (``bench/context_speed.py --arenas``), the same warm build CPU and soak
+    latency. A thread that allocated before the call keeps its own arena:
+    ``serve`` calls this first thing (``cli_serve.run_serve``). False where this
     is not glibc or the person set the variable."""
     if os.environ.get("MALLOC_ARENA_MAX") or not sys.platform.startswith("linux"):
         return False

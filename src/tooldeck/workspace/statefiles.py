@@ -87,7 +87,7 @@ def append_private(path: str | os.PathLike[str], data: bytes) -> None:
         os.close(fd)
 
 
-def write_private_atomic(path: str | os.PathLike[str], data: bytes, *, durable: bool = True) -> None:
+def write_private_atomic(path: str | os.PathLike[str], data: bytes | memoryview, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` (mode 0600): written to a temp file in the
     same folder (``.<name>.<pid>.<random>.tmp``), flushed, then renamed over it,
     so a reader (another process) sees the old bytes or the new ones, never a
