@@ -51,6 +51,24 @@ async def until(pilot, cond: Callable[[], object], timeout: float = 30.0, what: 
         await pilot.pause(0.02)
 
 
+async def click(pilot, app: ChatApp, selector: str) -> None:  # type: ignore[no-untyped-def]
+    """Click ``selector`` once it is laid out where a person would click it.
+
+    A widget mounted a moment ago has no region yet, and a pilot click then
+    lands on whatever is under (0, 0) and returns False: wait for the widget
+    to be the one under its own top-left cell, then click, and insist it hit."""
+
+    def placed() -> bool:
+        found = app.screen.query(selector)
+        if not found:
+            return False
+        w = found.first()
+        return w.region.area > 0 and app.get_widget_at(*w.region.offset)[0] is w
+
+    await until(pilot, placed, what=f"{selector} on screen")
+    assert await pilot.click(selector), f"the click missed {selector}"
+
+
 async def opened(pilot, app: ChatApp) -> None:  # type: ignore[no-untyped-def]
     await until(pilot, lambda: app.opened is not None or app.failed is not None, what="the conversation to open")
     assert app.failed is None, app.failed
@@ -102,5 +120,5 @@ def run_async(coro) -> None:  # type: ignore[no-untyped-def]
     asyncio.run(coro)
 
 
-__all__ = ["SIZE", "assistant_texts", "local_app", "opened", "run_async", "say", "screen_text", "tool_blocks",
+__all__ = ["SIZE", "assistant_texts", "click", "local_app", "opened", "run_async", "say", "screen_text", "tool_blocks",
            "turn_done", "until"]  # fmt: skip

@@ -7,7 +7,18 @@ from pathlib import Path
 
 from tests.shell.shell_harness import needs_bwrap
 from tests.support.openai_server import Reply, ScriptedOpenAI
-from tests.tui.conftest import SIZE, assistant_texts, local_app, opened, run_async, say, tool_blocks, turn_done, until
+from tests.tui.conftest import (
+    SIZE,
+    assistant_texts,
+    click,
+    local_app,
+    opened,
+    run_async,
+    say,
+    tool_blocks,
+    turn_done,
+    until,
+)
 from tooldeck.chatmd.conversation import INTERRUPTED, items_of
 from tooldeck.chatmd.document import load
 from tooldeck.chatmd.runner import run_file
@@ -62,7 +73,7 @@ def test_decline_with_a_reason_reaches_the_model_and_runs_nothing(work: Path, se
             await opened(pilot, app)
             await say(pilot, app, "make a file")
             await until(pilot, lambda: app.ask_panel.shown is not None, what="the approval")
-            await pilot.click("#ask-text")
+            await click(pilot, app, "#ask-text")
             await pilot.press(*"use the tmp folder")
             await pilot.press("enter")
             await turn_done(pilot, app)

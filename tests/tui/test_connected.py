@@ -18,7 +18,18 @@ from pathlib import Path
 import pytest
 
 from tests.support.openai_server import Reply, ScriptedOpenAI, last_user_text
-from tests.tui.conftest import SIZE, assistant_texts, opened, run_async, say, screen_text, tool_blocks, turn_done, until
+from tests.tui.conftest import (
+    SIZE,
+    assistant_texts,
+    click,
+    opened,
+    run_async,
+    say,
+    screen_text,
+    tool_blocks,
+    turn_done,
+    until,
+)
 from tooldeck.chatmd.conversation import items_of
 from tooldeck.chatmd.document import load
 from tooldeck.llm.types import FunctionCall, FunctionResult, Message
@@ -263,7 +274,7 @@ def test_an_approval_and_a_question_are_answered_in_the_chat(served: Served, cli
             await pilot.press("a")
             await until(pilot, lambda: app.ask_panel.shown is not None and app.ask_panel.shown.kind == "question",
                         what="the question")  # fmt: skip
-            await pilot.click("Button.option")  # the first offered option: red
+            await click(pilot, app, "Button.option")  # the first offered option: red
             await turn_done(pilot, app)
 
     run_async(go())
