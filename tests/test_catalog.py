@@ -10,6 +10,7 @@ import pytest
 
 from tooldeck.catalog import build_domain_toolbox, build_toolbox
 from tooldeck.core.invocation import Invocation
+from tooldeck.mcp.declared import load
 from tooldeck.mcp.wire import tool_wire
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.roots import Workspace, make_root
@@ -62,3 +63,15 @@ def test_one_build_per_domain_at_a_start_and_fresh_tools_after_a_workspace_chang
     again = build_domain_toolbox(rt, FILES)
     assert again.get("read_file") is not domain.get("read_file")
     assert str(tmp_path / "other") in again.get("read_file").description
+
+
+def test_every_declared_tool_is_built_by_its_domain_as_the_catalog_builds_it(rt: Runtime) -> None:
+    """`tooldeck call` builds only the domain the shipped declarations name
+    (tooldeck.cli._toolbox_for): each must hold the catalog's very tool."""
+    catalog = build_toolbox(rt)
+    entries = load()
+    assert entries and {e["tool"]["name"] for e in entries} == {t.name for t in catalog}
+    for entry in entries:
+        name = entry["tool"]["name"]
+        alone = build_domain_toolbox(rt, entry["domain"])
+        assert tool_wire(alone.get(name)) == tool_wire(catalog.get(name)), name

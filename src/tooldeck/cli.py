@@ -22,6 +22,7 @@ import typer
 
 from tooldeck.cli_serve import ServeArgs, run_serve
 from tooldeck.core.errors import ToolError
+from tooldeck.profiles import canonical_name
 from tooldeck.startup import allowed_parents, announce_authority
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.workspace.person_files import read_named_text
@@ -119,15 +120,12 @@ def call(
     allow_root: AllowOpt = None,
 ) -> None:
     """Run one tool and print its text output."""
-    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
-    from tooldeck.catalog import build_toolbox, canonical_name
-
     raw = _arguments_text(arguments)
     rt = _runtime(root, state_dir, allow_root)
     announce_authority(rt.workspace.primary.path, rt.state_dir)
-    box = build_toolbox(rt)
-    box.pager.store = _page_store(rt.state_dir)  # a printed cursor works in the next `tooldeck call`
     name = canonical_name(tool)
+    box = _toolbox_for(rt, name)
+    box.pager.store = _page_store(rt.state_dir)  # a printed cursor works in the next `tooldeck call`
     t = box.get(name)
     if t is None:
         typer.echo(f"tooldeck: no tool named {tool!r}; run `tooldeck tools` for the catalog", err=True)
@@ -145,6 +143,23 @@ def call(
         raise typer.Exit(EXIT_TOOL_ERROR)
     out = result.text
     sys.stdout.write(out if out.endswith("\n") else out + "\n")
+
+
+def _toolbox_for(rt, name: str):  # type: ignore[no-untyped-def]
+    """The tools one ``call`` of ``name`` needs: its domain's alone when the
+    shipped declarations name the domain (a process runs one tool; importing
+    every other domain cost ~0.2 s of CPU a call), else the whole catalog
+    (a tool of the person's ``[shell]`` table, an unknown name: its error
+    lists the catalog). The domain builds its tools exactly as the catalog
+    does, over the same runtime; only which domains are imported differs."""
+    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
+    from tooldeck.catalog import build_domain_toolbox, build_toolbox
+    from tooldeck.mcp.declared import load  # lazy: `call` alone reads the shipped declarations
+
+    domain = next((e["domain"] for e in load() or () if e["tool"]["name"] == name), None)
+    if domain is None:  # a tool of the [shell] table or no tool: the catalog says which
+        return build_toolbox(rt)
+    return build_domain_toolbox(rt, domain)
 
 
 def _arguments_text(arguments: str | None) -> str | None:
