@@ -62,13 +62,14 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from tooldeck.codemap.fill import IndexFill
 from tooldeck.codemap.service import codemap_service
 from tooldeck.context.builder import BuildResult, ContextBuilder
-from tooldeck.core.foreground import serving
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.ignore import IgnoreRules
 
@@ -178,24 +179,40 @@ def other_bundles(click: str) -> list[str]:
     return [b for b in found if os.path.realpath(b) != os.path.realpath(click)]
 
 
+_HOLD = threading.Event()  # set: background fills may run
+_HOLD.set()
+_real_fill = IndexFill._fill
+
+
+def _held_fill(self: IndexFill) -> bool:
+    _HOLD.wait(600)
+    return _real_fill(self)
+
+
+IndexFill._fill = _held_fill  # type: ignore[method-assign]
+
+
 def build_during_fill(wt: str, first: str, task: str, budget: int) -> tuple[BuildResult, float, float]:
     """A build made while the background fill has done nothing yet: a fresh
     state, the large-tree path forced (``TOOLDECK_CONTEXT_INLINE_INDEX=0``), a
-    first build of ``first``, then ``task`` — both inside one request
-    (:func:`~tooldeck.core.foreground.serving`), so the fill, which yields to
-    requests, has added nothing between them: the worst case of a user's
-    second question. Returns the second build and its wall and CPU seconds."""
+    first build of ``first``, then ``task``, the fill held until the second
+    is done (so that on these small repositories it has added nothing between
+    them: the worst case of a user's second question). Returns the second
+    build and its wall and CPU seconds."""
     old = os.environ.get("TOOLDECK_CONTEXT_INLINE_INDEX")
     os.environ["TOOLDECK_CONTEXT_INLINE_INDEX"] = "0"
     state = tempfile.mkdtemp(prefix="tdk-eval-during-")
     rt = Runtime.for_dirs([wt], state_dir=state)
     try:
         builder = ContextBuilder(rt)
-        with serving():
+        _HOLD.clear()
+        try:
             builder.build(first, budget, apply=False)
             t, c = time.perf_counter(), cpu_seconds()
             result = builder.build(task, budget, apply=False)
             wall, cpu = time.perf_counter() - t, cpu_seconds() - c
+        finally:
+            _HOLD.set()
         fill = codemap_service(rt).filling
         if fill is not None:
             fill.stop()
