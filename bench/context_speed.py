@@ -366,7 +366,7 @@ def main() -> None:
         print(f"{'cold first build (empty state)':<40}{cold:>18.2f}{cold_cpu:>18.2f}{'<= 12':>10}")
         print(f"{'  then the background index fills':<40}{fill_wall:>18.2f}{fill_cpu:>18.2f}{'':>10}")
         print(
-            f"{f'warm builds, {len(warm)} (min/p50/max)':<40}{spread(warm):>18}{spread(warm_cpu):>18}{'p50 <= 0.5':>10}"
+            f"{f'warm builds, {len(warm)} (min/p50/max)':<40}{spread(warm):>18}{spread(warm_cpu):>18}{'p50 <= 0.5':>12}"
         )
         print_builds(during, after)
         print(

@@ -218,11 +218,12 @@ def test_a_build_during_the_fill_parses_only_its_best_candidates_and_builds_no_g
     runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A second question while the fill runs: its few best candidates are
-    indexed in its own thread, no partial graph is built for it (it ranks with
-    the last one), and once the fill completes builds rank with the whole
-    tree's graph."""
+    indexed in its own thread, no graph of a partial index past
+    ``FILL_GRAPH_MAX`` files is built for it (it ranks with the last one), and
+    once the fill completes builds rank with the whole tree's graph."""
     monkeypatch.setattr(partial_mod, "FILL_PARSE", 1)
     monkeypatch.setattr(partial_mod, "FILL_NAMING", 0)
+    monkeypatch.setattr(partial_mod, "FILL_GRAPH_MAX", 3)
     svc = codemap_service(runtime)
     builder = ContextBuilder(runtime)
     builder.build(TASK, 8000, apply=False)
@@ -264,3 +265,20 @@ def test_the_fill_pauses_while_a_build_is_served(runtime: Runtime, tree: Path, g
         assert len(svc.partial_index([])) == 3  # it read nothing while paused
         assert fill.wait(30) and not fill.failed  # a caller waiting for it (inside a request) ends the pause
     assert svc.index_complete and fill.paused > 0
+
+
+def test_a_build_during_the_fill_graphs_a_small_partial_index(
+    runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(partial_mod, "FILL_PARSE", 1)
+    monkeypatch.setattr(partial_mod, "FILL_NAMING", 0)
+    builder = ContextBuilder(runtime)
+    try:
+        builder.build(TASK, 8000, apply=False)
+        first_graph = builder._last_graph
+        builder.build("fold_checksum of the rows", 8000, apply=False)
+        graph = builder._last_graph
+        assert graph is not None and graph is not first_graph
+        assert "audit/digest.py" in graph.nodes  # the partial index's graph, with this build's file in it
+    finally:
+        gate.set()

@@ -178,7 +178,7 @@ class ContextBuilder:
             say("indexing symbols")
             if partial.during_fill(cm_svc, walked):
                 index = partial.index_during_fill(cm_svc, self.rt.workspace.roots, walked, scored, query)
-                graph = self._last_graph or self.graphs.get(index)  # the last graph: no partial one per build
+                graph = self._graph_during_fill(index)
             else:
                 index = self._index(cm_svc, walked, scored, query)
                 graph = self.graphs.get(index)
@@ -237,6 +237,14 @@ class ContextBuilder:
             index = cm_svc.index()
         pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
         return index
+
+    def _graph_during_fill(self, index: SymbolIndex) -> Graph:
+        """The graph of the partial index while it is small (a few hundred
+        ms at most), else the last one built: a graph of most of the tree
+        costs seconds, and the fill builds the whole tree's at its end."""
+        if self._last_graph is not None and len(index) > partial.FILL_GRAPH_MAX:
+            return self._last_graph
+        return self.graphs.get(index)
 
     def _prepare_graph(self, index: SymbolIndex) -> None:
         release_freed_memory()  # the fill's freed heap first: the graph's transients are the fill's peak

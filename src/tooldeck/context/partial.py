@@ -9,8 +9,9 @@ A build that arrives while that fill runs (:func:`index_during_fill`: a
 user's second question, seconds after the first) parses much less, in its
 own thread: its best ``FILL_PARSE`` lexical candidates (the builder measures
 its top 80 and needs their codemaps anyway) and up to ``FILL_NAMING`` files
-naming its identifiers. It follows no import and builds no graph (it ranks
-with the last graph built); the fill, which pauses while a build runs
+naming its identifiers. It follows no import, and builds a graph of the
+partial index only while that holds at most ``FILL_GRAPH_MAX`` files (else it
+ranks with the last graph built); the fill, which pauses while a build runs
 (:mod:`tooldeck.core.foreground`), does the rest, and the whole tree's graph
 is built once, at its end. Parsing ~800 files per such build in the shared
 workers, beside the fill's, and a graph of the partial index each time, cost
@@ -39,6 +40,7 @@ COLD_NAMING = 200  # ... and files naming the task's identifiers (where their de
 COLD_IMPORTED = 200  # ... and files the best SEEDS import
 FILL_PARSE = 80  # a later build during the background fill: its best lexical candidates ...
 FILL_NAMING = 40  # ... and files naming the task's identifiers, parsed in the building thread
+FILL_GRAPH_MAX = 2500  # indexed files up to which such a build ranks with a graph of the partial index
 
 
 def index_cold(
