@@ -62,11 +62,14 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from tooldeck.context.builder import ContextBuilder
+from tooldeck.codemap.fill import IndexFill
+from tooldeck.codemap.service import codemap_service
+from tooldeck.context.builder import BuildResult, ContextBuilder
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.ignore import IgnoreRules
 
@@ -176,41 +179,96 @@ def other_bundles(click: str) -> list[str]:
     return [b for b in found if os.path.realpath(b) != os.path.realpath(click)]
 
 
+_HOLD = threading.Event()  # set: background fills may run
+_HOLD.set()
+_real_fill = IndexFill._fill
+
+
+def _held_fill(self: IndexFill) -> bool:
+    _HOLD.wait(600)
+    return _real_fill(self)
+
+
+IndexFill._fill = _held_fill  # type: ignore[method-assign]
+
+
+def build_during_fill(wt: str, first: str, task: str, budget: int) -> tuple[BuildResult, float, float]:
+    """A build made while the background fill has done nothing yet: a fresh
+    state, the large-tree path forced (``TOOLDECK_CONTEXT_INLINE_INDEX=0``), a
+    first build of ``first``, then ``task``, the fill held until the second
+    is done (so that on these small repositories it has added nothing between
+    them: the worst case of a user's second question). Returns the second
+    build and its wall and CPU seconds."""
+    old = os.environ.get("TOOLDECK_CONTEXT_INLINE_INDEX")
+    os.environ["TOOLDECK_CONTEXT_INLINE_INDEX"] = "0"
+    state = tempfile.mkdtemp(prefix="tdk-eval-during-")
+    rt = Runtime.for_dirs([wt], state_dir=state)
+    try:
+        builder = ContextBuilder(rt)
+        _HOLD.clear()
+        try:
+            builder.build(first, budget, apply=False)
+            t, c = time.perf_counter(), cpu_seconds()
+            result = builder.build(task, budget, apply=False)
+            wall, cpu = time.perf_counter() - t, cpu_seconds() - c
+        finally:
+            _HOLD.set()
+        fill = codemap_service(rt).filling
+        if fill is not None:
+            fill.stop()
+            fill.wait()
+        builder.terms.wait()
+        return result, wall, cpu
+    finally:
+        if old is None:
+            os.environ.pop("TOOLDECK_CONTEXT_INLINE_INDEX", None)
+        else:
+            os.environ["TOOLDECK_CONTEXT_INLINE_INDEX"] = old
+        shutil.rmtree(state, ignore_errors=True)
+
+
 def evaluate(
-    repo: str, commits: int, budget: int, *, skip: int = 0, detail: bool = False
+    repo: str, commits: int, budget: int, *, skip: int = 0, detail: bool = False, during: bool = False
 ) -> tuple[int, dict, dict, dict, dict]:
     work = tempfile.mkdtemp(prefix="tdk-eval-")
     wt = os.path.join(work, "tree")
     subprocess.run(["git", "clone", "-q", "--no-checkout", repo, wt], check=True)
     cases = sample_commits(wt, commits, skip=skip)
-    rows: dict[str, list[float]] = {"graph": [], "lexical": []}
-    times: dict[str, list[float]] = {"graph": [], "lexical": []}
-    cpus: dict[str, list[float]] = {"graph": [], "lexical": []}
-    sizes: dict[str, list[int]] = {"graph": [], "lexical": []}
+    strategies = ("graph", "lexical", "during") if during else ("graph", "lexical")
+    rows: dict[str, list[float]] = {s: [] for s in strategies}
+    times: dict[str, list[float]] = {s: [] for s in strategies}
+    cpus: dict[str, list[float]] = {s: [] for s in strategies}
+    sizes: dict[str, list[int]] = {s: [] for s in strategies}
     try:
-        for case in cases:
+        for n, case in enumerate(cases):
             subprocess.run(["git", "-C", wt, "checkout", "-q", "--detach", "-f", f"{case.sha}^"], check=True)
             subprocess.run(["git", "-C", wt, "clean", "-qfdx"], check=True)
             rules = IgnoreRules(wt)
             truth = [p for p in case.truth if not rules.is_ignored(p)]
             if not truth:
                 continue
-            for strategy in ("graph", "lexical"):
-                # fresh per commit and strategy: both builds are cold (the baseline
-                # does not reuse the codemaps the builder's index parsed)
-                state = os.path.join(work, f"state-{case.sha[:12]}-{strategy}")
-                builder = ContextBuilder(Runtime.for_dirs([wt], state_dir=state))
-                t, c = time.perf_counter(), cpu_seconds()
-                result = builder.build(case.message, budget, strategy=strategy, apply=False)
-                times[strategy].append(time.perf_counter() - t)
-                cpus[strategy].append(cpu_seconds() - c)
+            for strategy in strategies:
+                if strategy == "during":  # the first question: the neighbouring commit's message
+                    first = cases[n + 1 if n + 1 < len(cases) else n - 1].message
+                    result, wall, cpu = build_during_fill(wt, first, case.message, budget)
+                    times[strategy].append(wall)
+                    cpus[strategy].append(cpu)
+                else:
+                    # fresh per commit and strategy: both builds are cold (the baseline
+                    # does not reuse the codemaps the builder's index parsed)
+                    state = os.path.join(work, f"state-{case.sha[:12]}-{strategy}")
+                    builder = ContextBuilder(Runtime.for_dirs([wt], state_dir=state))
+                    t, c = time.perf_counter(), cpu_seconds()
+                    result = builder.build(case.message, budget, strategy=strategy, apply=False)
+                    times[strategy].append(time.perf_counter() - t)
+                    cpus[strategy].append(cpu_seconds() - c)
+                    shutil.rmtree(state, ignore_errors=True)
                 chosen = {c.candidate.shown for c in result.selected}
                 rows[strategy].append(sum(p in chosen for p in truth) / len(truth))
                 sizes[strategy].append(len(chosen))
                 if detail:
                     missed = [p for p in truth if p not in chosen]
                     print(f"  {case.sha[:10]} {strategy:<8} {rows[strategy][-1]:.2f} missed {missed}", flush=True)
-                shutil.rmtree(state, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return len(rows["graph"]), rows, times, cpus, sizes
@@ -227,6 +285,11 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=30_000)
     ap.add_argument("--skip", type=int, default=0, help="skip the N newest qualifying commits (the tuning set)")
     ap.add_argument("--detail", action="store_true", help="print each commit's recall and missed files")
+    ap.add_argument(
+        "--during",
+        action="store_true",
+        help="also a builder row for a second build made while the background fill has added nothing yet",
+    )
     args = ap.parse_args()
     if args.repo:
         repos = [(os.path.basename(r), r) for r in args.repo]
@@ -244,14 +307,19 @@ def main() -> None:
         f"{'p50 build s':>13}{'p50 CPU s':>11}{'ratio':>7}"
     )
     for name, repo in repos:
-        n, rows, times, cpus, sizes = evaluate(repo, args.commits, args.budget, skip=args.skip, detail=args.detail)
+        n, rows, times, cpus, sizes = evaluate(
+            repo, args.commits, args.budget, skip=args.skip, detail=args.detail, during=args.during
+        )
         base = (statistics.mean(rows["lexical"]) if rows["lexical"] else 0.0) or 1e-9
-        for strategy, label in (("lexical", "lexical baseline"), ("graph", "tooldeck (lexical+graph)")):
+        shown = [("lexical", "lexical baseline"), ("graph", "tooldeck (lexical+graph)")]
+        if args.during:
+            shown.append(("during", "tooldeck, 2nd build in fill"))
+        for strategy, label in shown:
             rec = statistics.mean(rows[strategy]) if rows[strategy] else 0.0
             files = statistics.mean(sizes[strategy]) if sizes[strategy] else 0.0
             p50 = statistics.median(times[strategy]) if times[strategy] else 0.0
             cpu = statistics.median(cpus[strategy]) if cpus[strategy] else 0.0
-            ratio = f"{rec / base:.2f}" if strategy == "graph" else ""
+            ratio = f"{rec / base:.2f}" if strategy != "lexical" else ""
             print(f"{name:<30}{label:<26}{n:>8}{rec:>12.3f}{files:>14.1f}{p50:>13.2f}{cpu:>11.2f}{ratio:>7}")
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from tooldeck.codemap import fill as fill_mod
 from tooldeck.codemap.service import codemap_service
-from tooldeck.context import builder as builder_mod
+from tooldeck.context import partial as partial_mod
 from tooldeck.context.builder import ContextBuilder
 from tooldeck.runtime import Runtime
 
@@ -45,9 +45,9 @@ def tree(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A "large" tree: the inline limit is 0 and a cold build parses 3 files."""
     monkeypatch.setenv("TOOLDECK_CONTEXT_INLINE_INDEX", "0")
     monkeypatch.setenv("TOOLDECK_CODEMAP_WORKERS", "0")  # parse in process: fast tests
-    monkeypatch.setattr(builder_mod, "COLD_PARSE", 3)
-    monkeypatch.setattr(builder_mod, "COLD_NAMING", 0)
-    monkeypatch.setattr(builder_mod, "COLD_IMPORTED", 0)
+    monkeypatch.setattr(partial_mod, "COLD_PARSE", 3)
+    monkeypatch.setattr(partial_mod, "COLD_NAMING", 0)
+    monkeypatch.setattr(partial_mod, "COLD_IMPORTED", 0)
     (root / "books").mkdir()
     (root / "audit").mkdir()
     (root / "books" / "ledger.py").write_text(LEDGER)
@@ -157,7 +157,7 @@ def test_a_file_changed_while_the_fill_parses_it_is_not_left_stale(
 def test_a_cold_build_also_parses_what_its_best_candidates_import(
     runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(builder_mod, "COLD_IMPORTED", 200)
+    monkeypatch.setattr(partial_mod, "COLD_IMPORTED", 200)
     svc = codemap_service(runtime)
     try:
         res = ContextBuilder(runtime).build(TASK, 8000, apply=False)
@@ -212,3 +212,73 @@ def test_the_fill_runs_in_niced_worker_processes(runtime: Runtime, tree: Path, m
     fill = svc.filling
     assert fill is not None and fill.wait(60) and not fill.failed
     assert svc.index_complete and fill.pool._executor is None  # workers stopped once done
+
+
+def test_a_build_during_the_fill_parses_only_its_best_candidates_and_builds_no_graph(
+    runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second question while the fill runs: its few best candidates are
+    indexed in its own thread, no graph of a partial index past
+    ``FILL_GRAPH_MAX`` files is built for it (it ranks with the last one), and
+    once the fill completes builds rank with the whole tree's graph."""
+    monkeypatch.setattr(partial_mod, "FILL_PARSE", 1)
+    monkeypatch.setattr(partial_mod, "FILL_NAMING", 0)
+    monkeypatch.setattr(partial_mod, "FILL_GRAPH_MAX", 3)
+    svc = codemap_service(runtime)
+    builder = ContextBuilder(runtime)
+    builder.build(TASK, 8000, apply=False)
+    first_graph = builder._last_graph
+    assert first_graph is not None and len(svc.partial_index([])) == 3
+    second = builder.build("fold_checksum of the rows", 8000, apply=False)
+    try:
+        idx = svc.partial_index([])
+        assert not idx.complete and len(idx) == 4  # audit/digest.py, its best candidate, added; nothing else
+        assert [d.path for d in idx.definitions("fold_checksum")] == ["audit/digest.py"]
+        assert builder._last_graph is first_graph  # no graph of the partial index was built for it
+        chosen = {c.candidate.shown: c for c in second.selected}
+        assert any("defines `fold_checksum`" in r for r in chosen["audit/digest.py"].candidate.reasons)
+        assert any("background" in n for n in second.notes)
+    finally:
+        gate.set()
+    fill = svc.filling
+    assert fill is not None and fill.wait(30) and not fill.failed
+    warm = builder.build(TASK, 8000, apply=False)
+    assert builder._last_graph is not first_graph and not warm.notes
+    assert "audit/digest.py" in {c.candidate.shown for c in warm.selected}
+
+
+def test_the_fill_pauses_while_a_build_is_served(runtime: Runtime, tree: Path, gate: threading.Event) -> None:
+    from tooldeck.core import foreground
+
+    svc = codemap_service(runtime)
+    builder = ContextBuilder(runtime)
+    builder.build(TASK, 8000, apply=False)
+    fill = svc.filling
+    assert fill is not None
+    with foreground.serving():  # a build in flight (held open here)
+        gate.set()
+        for _ in range(3000):
+            if fill.yielding:
+                break
+            threading.Event().wait(0.01)
+        assert fill.yielding and foreground.waiting() >= 1 and not fill.finished  # (the term index's fill may wait too)
+        assert len(svc.partial_index([])) == 3  # it read nothing while paused
+        assert fill.wait(30) and not fill.failed  # a caller waiting for it (inside a request) ends the pause
+    assert svc.index_complete and fill.paused > 0
+
+
+def test_a_build_during_the_fill_graphs_a_small_partial_index(
+    runtime: Runtime, tree: Path, gate: threading.Event, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(partial_mod, "FILL_PARSE", 1)
+    monkeypatch.setattr(partial_mod, "FILL_NAMING", 0)
+    builder = ContextBuilder(runtime)
+    try:
+        builder.build(TASK, 8000, apply=False)
+        first_graph = builder._last_graph
+        builder.build("fold_checksum of the rows", 8000, apply=False)
+        graph = builder._last_graph
+        assert graph is not None and graph is not first_graph
+        assert "audit/digest.py" in graph.nodes  # the partial index's graph, with this build's file in it
+    finally:
+        gate.set()

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.languages import language_for
+from tooldeck.core.foreground import lower_thread_priority, yield_to_requests
 from tooldeck.workspace.walk import walk_files
 
 if TYPE_CHECKING:
@@ -124,6 +125,24 @@ def _lower_priority() -> None:
         pass
 
 
+class _InProcess:
+    """A submitter that takes nothing: every parse stays in the calling thread
+    (a build's few files during a fill: starting the shared workers would cost
+    more than parsing them)."""
+
+    POOL_MIN_FILES = 1 << 30
+    GROUP = pool.GROUP
+
+    def submit(self, items: list[tuple[str, bytes]]) -> Future[list[str]] | None:
+        return None
+
+    def mark_broken(self) -> None:
+        return None
+
+
+IN_PROCESS: Submitter = _InProcess()
+
+
 class LowPriorityPool:
     """Niced parse workers, started on first use and stopped by :meth:`shutdown`."""
 
@@ -188,6 +207,9 @@ class IndexFill:
         self.failed = False
         self.started = 0.0
         self.seconds = 0.0  # wall time of the fill, once finished
+        self.paused = 0.0  # seconds spent yielding to requests (:mod:`tooldeck.core.foreground`)
+        self.yielding = False  # paused right now
+        self._urgent = threading.Event()  # someone waits for the fill: it no longer yields
         self._stop = threading.Event()
         self._finished = threading.Event()
         self._thread = threading.Thread(target=self._run, name="tooldeck-index-fill", daemon=True)
@@ -211,18 +233,27 @@ class IndexFill:
         self._stop.set()
 
     def wait(self, timeout: float | None = None) -> bool:
-        """True once the fill has ended (completed, stopped or failed)."""
+        """True once the fill has ended (completed, stopped or failed). A
+        caller waiting for it is served first: the fill stops yielding to
+        requests (the caller may be one)."""
+        self._urgent.set()
         return self._finished.wait(timeout)
+
+    def _yield(self) -> None:
+        """Between chunks: sleep while a context build is served (the fill's
+        thread holds the GIL a build needs, its workers the cores)."""
+        self.yielding = True
+        try:
+            self.paused += yield_to_requests(self._urgent.is_set)
+        finally:
+            self.yielding = False
 
     @property
     def finished(self) -> bool:
         return self._finished.is_set()
 
     def _run(self) -> None:
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), NICE)
-        except (AttributeError, OSError):  # not Linux, or not permitted
-            pass
+        lower_thread_priority(NICE)
         try:
             if self._fill():
                 with self._then_lock:
@@ -249,6 +280,6 @@ class IndexFill:
                 if self._stop.is_set() or not svc.is_current(idx):
                     return False
                 part = rels[start : start + SLICE]
-                svc._refresh(idx, root, part, set(), known=known, cas=True, submitter=self.pool)  # type: ignore[arg-type]
+                svc._refresh(idx, root, part, set(), known=known, cas=True, submitter=self.pool, between=self._yield)  # type: ignore[arg-type]
                 self.done += len(part)
         return svc.mark_complete(idx)

@@ -148,24 +148,26 @@ class CodemapService:
             idx.complete = True
             return idx
 
-    def partial_index(self, only: Sequence[tuple[Root, str]]) -> SymbolIndex:
+    def partial_index(self, only: Sequence[tuple[Root, str]], *, submitter: Submitter = pool) -> SymbolIndex:
         """The index as it stands, with ``only`` refreshed: no walk. On a large
         tree's first build it holds just those files (``complete`` False);
-        :meth:`fill_in_background` adds the rest off the request path."""
+        :meth:`fill_in_background` adds the rest off the request path.
+        ``submitter``: where the parses go (:data:`~tooldeck.codemap.fill.IN_PROCESS`:
+        this thread, for a few files, rather than starting the shared workers)."""
         with self._index_lock:
             idx = self._index
             if idx is None:
                 idx = self._index = SymbolIndex(self._scan_references)
-            self._refresh_pairs(idx, only)
+            self._refresh_pairs(idx, only, submitter)
             return idx
 
-    def _refresh_pairs(self, idx: SymbolIndex, only: Sequence[tuple[Root, str]]) -> None:
+    def _refresh_pairs(self, idx: SymbolIndex, only: Sequence[tuple[Root, str]], submitter: Submitter = pool) -> None:
         by_root: dict[str, tuple[Root, list[str]]] = {}
         for root, rel in only:
             if language_for(rel) is not None:
                 by_root.setdefault(root.path, (root, []))[1].append(rel)
         for root, rels in by_root.values():
-            self._refresh(idx, root, rels, set(), known=idx.keys_for(root.path, rels))
+            self._refresh(idx, root, rels, set(), known=idx.keys_for(root.path, rels), submitter=submitter)
 
     def fill_in_background(self) -> IndexFill | None:
         """Start (once) a low-priority thread that walks every root into the
@@ -209,13 +211,17 @@ class CodemapService:
         progress: Progress | None = None,
         cas: bool = False,
         submitter: Submitter = pool,
+        between: Callable[[], None] | None = None,
     ) -> None:
         """Bring ``rels`` of ``root`` up to date in ``idx``; adds the files still
         indexed to ``live``. ``cas``: change a file's record only if its key is
         still the one in ``known`` (a background fill must not overwrite what a
-        fresher foreground refresh put meanwhile)."""
+        fresher foreground refresh put meanwhile). ``between``: called before
+        each chunk of files is read (a background fill yields there)."""
         ws = self.rt.workspace
-        entries = self._entries(root, rels, known=known, progress=progress, prefetch=len(rels) > 1, submitter=submitter)
+        entries = self._entries(
+            root, rels, known=known, progress=progress, prefetch=len(rels) > 1, submitter=submitter, between=between
+        )
         for rel, key, entry, _reason in entries:
             if entry is None and _reason is None:  # unchanged since the last refresh
                 live.add((root.path, rel))
@@ -291,6 +297,7 @@ class CodemapService:
         progress: Progress | None = None,
         prefetch: bool = False,
         submitter: Submitter = pool,
+        between: Callable[[], None] | None = None,
     ) -> Iterator[Result]:
         """Resolve every file to its cache entry, parsing what is missing.
         With ``known`` (rel → key from an earlier pass), files whose key is
@@ -302,6 +309,8 @@ class CodemapService:
         in_flight: deque[tuple[list[_Item], list[tuple[list[_Item], Future[list[str]]]]]] = deque()
         for start in range(0, total, CHUNK_FILES):
             chunk = rels[start : start + CHUNK_FILES]
+            if between is not None:
+                between()
             early, items, misses = self._prepare(root, chunk, known, prefetch)
             yield from early
             jobs = dispatch(misses, submitter, follow=bool(in_flight and in_flight[-1][1]))

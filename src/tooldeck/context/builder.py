@@ -33,13 +33,14 @@ import numpy as np
 
 from tooldeck.codemap import pool
 from tooldeck.codemap.index import SymbolIndex
-from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
+from tooldeck.context import partial
 from tooldeck.context.clock import StageClock
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
+from tooldeck.context.partial import SEEDS
 from tooldeck.context.query import Query, parse_query
 from tooldeck.context.rank import MIN_RANK, Graph, GraphCache, rank_vector
 from tooldeck.context.retrieve import (
@@ -54,12 +55,11 @@ from tooldeck.context.slices import slice_ranges
 from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
-from tooldeck.selection.imports import resolve_import
+from tooldeck.core.foreground import serving
 from tooldeck.selection.package import codemap_chunk, full_chunk, slices_chunk
 from tooldeck.selection.service import Item, selection_service
 from tooldeck.state.selections import LineRange, SelectedFile, Selection
 from tooldeck.workspace.content import decode_text, read_bytes
-from tooldeck.workspace.roots import Root
 
 if TYPE_CHECKING:
     from tooldeck.runtime import Runtime
@@ -68,13 +68,9 @@ log = logging.getLogger("tooldeck.context")
 
 DEFAULT_BUDGET = 30_000
 CANDIDATES = 80
-SEEDS = 40
 MAX_READ_BYTES = 1_000_000
 LEXICAL_WEIGHT = 0.45
 INLINE_INDEX_FILES = 1500
-COLD_PARSE = 400  # best lexical candidates parsed by a build without the full index
-COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
-COLD_IMPORTED = 200  # ... and files the best SEEDS import
 CODEMAP_TOKENS_KEPT = 4096  # codemap token counts kept between builds (~0.5 MB)
 
 Progress = Callable[[str], None]
@@ -141,7 +137,20 @@ class ContextBuilder:
         ``strategy="lexical"`` ranks by content and path matches alone (the
         evaluation baseline); ``apply=False`` leaves the selection untouched.
         ``check``: a cancelled call's check (raises), called between stages
-        and per folder of the walk, so a cancelled build stops early."""
+        and per folder of the walk, so a cancelled build stops early.
+        Background fills pause while it runs (:mod:`tooldeck.core.foreground`)."""
+        with serving():
+            return self._build(instructions, budget, strategy, apply, progress, check)
+
+    def _build(
+        self,
+        instructions: str,
+        budget: int | None,
+        strategy: str,
+        apply: bool,
+        progress: Progress | None,
+        check: Callable[[], None] | None,
+    ) -> BuildResult:
         stop = check or (lambda: None)
         say = _stage_reporter(progress, stop)
         budget = budget or DEFAULT_BUDGET
@@ -167,8 +176,12 @@ class ContextBuilder:
         cm_svc = codemap_service(self.rt)
         if strategy != "lexical":
             say("indexing symbols")
-            index = self._index(cm_svc, walked, scored, query)
-            graph = self.graphs.get(index)
+            if partial.during_fill(cm_svc, walked):
+                index = partial.index_during_fill(cm_svc, self.rt.workspace.roots, walked, scored, query)
+                graph = self._graph_during_fill(index)
+            else:
+                index = self._index(cm_svc, walked, scored, query)
+                graph = self.graphs.get(index)
             if walked.changed is None or graph is not self._last_graph:
                 release_freed_memory()  # a full index or a new graph leaves much freed heap behind
             self._last_graph = graph
@@ -214,11 +227,7 @@ class ContextBuilder:
         only the best lexical candidates are parsed now, and the rest of the
         tree is indexed in the background (:mod:`tooldeck.codemap.fill`)."""
         if not cm_svc.index_complete and len(walked.files) > inline_index_files():
-            roots, coded = self._coded(scored)
-            pairs = self._cold_candidates(roots, coded, query) + (walked.changed or [])
-            cm_svc.partial_index(pairs)  # first: the seeds' imports are read from these codemaps
-            index = cm_svc.partial_index(self._imported_by_seeds(cm_svc, roots, coded, {rel for _r, rel in pairs}))
-            pool.release_if_idle()
+            index = partial.index_cold(cm_svc, self.rt.workspace.roots, walked, scored, query)
             fill = cm_svc.fill_in_background()
             if fill is not None:
                 fill.then(self._prepare_graph)  # the whole tree's graph, built before a build needs it
@@ -229,55 +238,19 @@ class ContextBuilder:
         pool.release_if_idle()  # parse workers (~40 MB each) are not kept once the tree is indexed
         return index
 
+    def _graph_during_fill(self, index: SymbolIndex) -> Graph:
+        """The graph of the partial index while it is small (a few hundred
+        ms at most), else the last one built: a graph of most of the tree
+        costs seconds, and the fill builds the whole tree's at its end."""
+        if self._last_graph is not None and len(index) > partial.FILL_GRAPH_MAX:
+            return self._last_graph
+        return self.graphs.get(index)
+
     def _prepare_graph(self, index: SymbolIndex) -> None:
         release_freed_memory()  # the fill's freed heap first: the graph's transients are the fill's peak
         self.graphs.get(index)
+        index.definitions("")  # its name -> definers map too: the first build after the fill would make it
         release_freed_memory()
-
-    def _coded(self, scored: dict[str, Scored]) -> tuple[dict[str, Root], list[Scored]]:
-        """The roots by id, and the scored files of a codemap language in them,
-        best lexical score first."""
-        roots = {r.id: r for r in self.rt.workspace.roots}
-        coded = [s for s in scored.values() if language_for(s.info.rel) is not None and s.info.root_id in roots]
-        coded.sort(key=lambda s: (-s.lexical, s.info.abs))
-        return roots, coded
-
-    @staticmethod
-    def _cold_candidates(roots: dict[str, Root], coded: list[Scored], query: Query) -> list[tuple[Root, str]]:
-        """The files a build without the full index parses: the best
-        ``COLD_PARSE`` by content and path score, and the files whose content
-        names one of the task's identifiers (where its definers are)."""
-        best = coded[:COLD_PARSE]
-        idents = set(query.identifiers)
-        naming = sorted(
-            (s for s in coded if idents.intersection(s.term_scores)), key=lambda s: (-s.content, s.info.abs)
-        )[:COLD_NAMING]
-        chosen = {s.info.abs: s.info for s in (*best, *naming)}
-        return [(roots[f.root_id], f.rel) for f in chosen.values()]
-
-    @staticmethod
-    def _imported_by_seeds(
-        cm_svc: CodemapService, roots: dict[str, Root], coded: list[Scored], have: set[str]
-    ) -> list[tuple[Root, str]]:
-        """The files the best ``SEEDS`` candidates import (resolved from their
-        codemaps' import lists): without the full index, the reference graph
-        reaches a seed's dependencies only if they are parsed too."""
-        seeds = [s.info for s in coded[:SEEDS]]
-        out: dict[str, tuple[Root, str]] = {}
-        for f in seeds:
-            root = roots[f.root_id]
-            try:
-                cm = cm_svc.codemap(root, f.rel)
-            except (ToolError, OSError):
-                continue
-            for spec in cm.imports if cm is not None else ():
-                for target in resolve_import(root, f.rel, cm.language, str(spec)):
-                    rel = root.relative(target)
-                    if rel not in have and language_for(rel) is not None:
-                        out.setdefault(rel, (root, rel))
-            if len(out) >= COLD_IMPORTED:
-                break
-        return list(out.values())[:COLD_IMPORTED]
 
     def _rank(self, scored: dict[str, Scored], graph: Graph | None, files: list[FileInfo]) -> list[tuple[str, float]]:
         lexical = {k: s.lexical for k, s in scored.items() if s.lexical > 0}

@@ -50,6 +50,7 @@ from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.query import Query
 from tooldeck.context.retrieve import ContentSearch, FileInfo, content_terms, start_content
 from tooldeck.context.universe import RACY_NS, Stamp, Walked
+from tooldeck.core.foreground import yield_to_requests
 from tooldeck.state import terms as term_db
 from tooldeck.state.terms import TermTables
 from tooldeck.workspace.ripgrep import MAX_PER_FILE, count_terms_in, searchable_bytes
@@ -102,6 +103,7 @@ class TermIndex:
         self._generation = 0  # bumped by each fill: a stale one stops
         self._failed: tuple[tuple[str, str], ...] | None = None  # roots whose fill failed: not retried
         self._state = threading.RLock()  # the fields above, for builds running at once
+        self._urgent = threading.Event()  # someone waits for the fill: it no longer yields to builds
 
     def search(self, ws: Workspace, walked: Walked, query: Query, started: ContentSearch | None) -> ContentSearch:
         """The term counts of ``query`` from the index when it is up to date
@@ -150,7 +152,8 @@ class TermIndex:
             return not self._is_filling() and self._roots == tuple((r.id, r.path) for r in ws.roots)
 
     def wait(self, timeout: float | None = None) -> None:
-        """Wait for a background fill (benchmarks and tests)."""
+        """Wait for a background fill (benchmarks and tests); it stops yielding to builds."""
+        self._urgent.set()
         self.start_fill()
         if self._filling is not None:
             self._filling.join(timeout)
@@ -193,6 +196,7 @@ class TermIndex:
             if self._too_many_tombstones():
                 self._empty(tables)
             for i in range(0, len(files), BATCH):
+                yield_to_requests(self._urgent.is_set)  # a build in flight first: GIL and cores
                 if gen != self._generation:
                     return
                 self._index_files(ws, files[i : i + BATCH], walked)
