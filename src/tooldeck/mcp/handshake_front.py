@@ -206,7 +206,8 @@ class Tap:
 def _cut_short(text: str) -> bool:
     """Whether ``text`` is the SDK's error for a request it cancelled because
     its input ended (``Connection closed``): a shutdown, not its answer."""
-    if '"error"' not in text:
+    head = _HEAD_ID.match(text)
+    if head is None or head.group(2) != "error":
         return False
     try:
         error = json.loads(text).get("error")
