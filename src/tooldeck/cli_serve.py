@@ -17,6 +17,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tooldeck.mcp.handshake_cache import HandshakeCache
     from tooldeck.runtime import Runtime
 
@@ -54,9 +56,11 @@ def run_serve(args: ServeArgs) -> int:
     that allocated before the limit keeps an arena of its own, so set later
     (the early front's start-up thread, the token worker's reader) it left
     two."""
-    from tooldeck.mcp.lifecycle import limit_malloc_arenas  # lazy: `serve` only; the other verbs never limit arenas
+    # lazy: `serve` only; the other verbs never limit arenas nor defer the collector
+    from tooldeck.mcp.lifecycle import defer_collection, limit_malloc_arenas
 
     limit_malloc_arenas()
+    collect = defer_collection()  # put back at the hand-over to the SDK (the early front), else at once
     bind: tuple[str, int] | None = None
     limits = None
     if args.http is not None:
@@ -73,7 +77,8 @@ def run_serve(args: ServeArgs) -> int:
     if bind is None and _stdin_is_terminal():
         _explain_stdio(args)
     if bind is None and _early(args):
-        return _serve_early(args)
+        return _serve_early(args, collect)
+    collect()
     handshake = _handshake(args) if bind is None else None
     prepared = _prepare(args)
     if isinstance(prepared, int):
@@ -135,8 +140,9 @@ def _early(args: ServeArgs) -> bool:
     return early.enabled() and stdin_is_pipe()
 
 
-def _serve_early(args: ServeArgs) -> int:
-    """Serve stdio through the early front (:mod:`tooldeck.mcp.early`)."""
+def _serve_early(args: ServeArgs, collect: Callable[[], None]) -> int:
+    """Serve stdio through the early front (:mod:`tooldeck.mcp.early`);
+    ``collect`` puts the garbage collector back once the SDK has loaded."""
     import asyncio
 
     from tooldeck.mcp import early, early_serve  # lazy: the early front (asyncio) only for a stdio `serve`
@@ -180,6 +186,7 @@ def _serve_early(args: ServeArgs) -> int:
         load_sdk=_load_sdk,
         worker=_start_worker,
         declare=declare,
+        loaded=collect,
     )
 
     async def main() -> None:

@@ -167,3 +167,41 @@ def test_key_follows_the_persons_approvals(monkeypatch: pytest.MonkeyPatch, tmp_
     project.write_text("[shell.tools.b]\n")  # same size, same mtime: another file all the same
     os.utime(project, ns=(stat.st_atime_ns, stat.st_mtime_ns))
     assert cache_key(args, [str(tmp_path)], None)["roots"] != base["roots"]
+
+
+def test_tap_keeps_the_entry_when_the_sdk_was_cut_short_by_the_end_of_input(tmp_path: Path) -> None:
+    """The end of input cancels what the SDK still runs, answering each request
+    `Connection closed`: not the server's answer to a list the front sent, so the
+    cache keeps it (it once forgot prompts/list so under load, and the next start
+    had to build it again)."""
+    from mcp_types import CONNECTION_CLOSED
+
+    from tooldeck.mcp import handshake_front
+
+    assert handshake_front.CONNECTION_CLOSED == CONNECTION_CLOSED
+    cache = _cache(tmp_path)
+    prompts = {"prompts": []}
+    cache.record("prompts/list", "2025-11-25", prompts)
+    front = SimpleNamespace(version="2025-11-25", answered={"13": ("prompts/list", prompts)})
+    saved: list[int] = []
+    tap = Tap(cache, front, lambda: saved.append(1))
+    closed = {"jsonrpc": "2.0", "id": 13, "error": {"code": CONNECTION_CLOSED, "message": "Connection closed"}}
+    assert tap.outgoing(json.dumps(closed, separators=(",", ":")) + "\n") == []  # the client has the front's
+    assert cache.result("prompts/list", "2025-11-25") == prompts and not saved
+    refused = {"jsonrpc": "2.0", "id": 14, "error": {"code": -32603, "message": "broken"}}
+    tap.answered['"x"'] = ("prompts/list", prompts)
+    tap.outgoing(json.dumps({**refused, "id": "x"}, separators=(",", ":")) + "\n")
+    assert cache.result("prompts/list", "2025-11-25") is None and saved  # the server's own error still counts
+
+
+def test_of_two_cache_writes_the_newest_stays_whatever_their_order(tmp_path: Path) -> None:
+    """The Tap's writes run in worker threads: the one taken first may finish last."""
+    cache = _cache(tmp_path)
+    cache.record("prompts/list", "2025-11-25", {"prompts": [], "nextCursor": "edited"})
+    older = cache.writer()
+    cache.record("prompts/list", "2025-11-25", {"prompts": []})
+    newer = cache.writer()
+    newer()
+    older()
+    on_disk = json.loads(Path(cache.path).read_text())
+    assert on_disk["prompts/list"]["2025-11-25"] == {"prompts": []}

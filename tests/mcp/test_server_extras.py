@@ -146,3 +146,44 @@ def test_sessions_that_ended_are_not_kept(tmp_path: Path) -> None:
 
     before, after = asyncio.run(scenario())
     assert after <= before, (before, after)
+
+
+def test_a_prompts_list_in_flight_holds_the_end_of_input(tmp_path: Path) -> None:
+    """Every request the SDK runs counts as activity, which the end of input waits
+    for before the SDK cancels what still runs: a prompts/list still in its worker
+    thread was cancelled and answered `Connection closed` (the handshake cache then
+    dropped its entry)."""
+    import threading
+
+    from tooldeck.mcp.host import Activity
+
+    root = tmp_path / "root"
+    root.mkdir()
+    rt = Runtime.for_dirs([root], state_dir=tmp_path / "state")
+    extras = ServerExtras(rt, None, resources=False)
+    entered, release = threading.Event(), threading.Event()
+    listed = extras.prompts_wire
+
+    def held() -> dict[str, Any]:
+        entered.set()
+        release.wait(30)
+        return listed()
+
+    extras.prompts_wire = held  # type: ignore[method-assign]
+    activity = Activity()
+    server = create_server(Toolbox([]), activity=activity, extras=extras)
+
+    async def scenario() -> None:
+        async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            pending = asyncio.ensure_future(s.list_prompts())
+            try:
+                while not entered.is_set():
+                    await asyncio.sleep(0.01)
+                assert activity.busy == 1
+            finally:
+                release.set()
+            assert (await pending).prompts == []
+            assert activity.busy == 0
+
+    asyncio.run(scenario())

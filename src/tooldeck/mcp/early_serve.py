@@ -50,6 +50,7 @@ class Plan:
     load_sdk: Callable[[], None]  # imports the SDK server
     worker: Callable[[], Any] = lambda: None  # starts the token worker
     declare: Callable[[Any], Any] = lambda rt: None  # runtime -> the tools served (declared.Declared) | None
+    loaded: Callable[[], None] = lambda: None  # the start is over (the SDK loaded): the collector's thresholds back
 
 
 async def serve(plan: Plan) -> int:
@@ -98,6 +99,7 @@ async def serve(plan: Plan) -> int:
                 pass  # reported by the requests that need it (the SDK's answers)
             plan.worker()  # the token worker: its encoder load must not take the CPU from the catalog
             await loop.run_in_executor(None, plan.load_sdk)
+            plan.loaded()
             return extras, catalog, activity
 
         work = loop.create_task(start())

@@ -41,6 +41,7 @@ import os
 import stat
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from tooldeck.statedir import resolve_state_dir
@@ -175,6 +176,9 @@ class HandshakeCache:
         self.path = path
         self.key = key
         self.data: dict[str, Any] = data if data is not None else {"key": key}
+        self._taken = 0  # snapshots taken for a later write (:meth:`writer`)
+        self._written = 0  # the newest of them on disk
+        self._writing = threading.Lock()
 
     @classmethod
     def load(cls, path: str, key: dict[str, Any]) -> HandshakeCache:
@@ -234,6 +238,23 @@ class HandshakeCache:
 
     def save(self) -> None:
         self.write(self.snapshot())
+
+    def writer(self) -> Callable[[], None]:
+        """The cache as it is now (taken here, on the event loop), to be
+        written by the function returned (in a worker thread). Of several
+        such writes, in whatever order their threads run, the file ends with
+        the newest: an older one finishing last would bring back answers the
+        newer one corrected."""
+        self._taken += 1
+        number, text = self._taken, self.snapshot()
+
+        def write() -> None:
+            with self._writing:
+                if number > self._written:
+                    self.write(text)
+                    self._written = number
+
+        return write
 
 
 def prune(directory: str, keep: int = KEEP_FILES) -> list[str]:

@@ -90,6 +90,9 @@ def reply(ident: object, result: dict[str, Any]) -> bytes:
 
 
 _HEAD_ID = re.compile(r'\{"jsonrpc":"2\.0","id":(-?\d+|"(?:[^"\\]|\\.)*"),"(result|error)":')
+# mcp_types.CONNECTION_CLOSED (not imported: this module loads before the SDK; a test checks
+# it): the SDK's answer to each request still running when its input ends (it cancels them)
+CONNECTION_CLOSED = -32000
 
 
 class Tap:
@@ -179,6 +182,8 @@ class Tap:
             self._save()
 
     def _settle(self, method: str, sent: dict[str, Any], text: str) -> list[str]:
+        if _cut_short(text):  # no answer of the server's: the cache keeps the entry the front sent
+            return []
         real = self._result(text)
         if real == sent:
             if self.version is not None and self.cache.result(method, self.version) != real:
@@ -196,6 +201,19 @@ class Tap:
             return []
         log.warning("tooldeck: the cached initialize result differed from the server's; cache updated")
         return []
+
+
+def _cut_short(text: str) -> bool:
+    """Whether ``text`` is the SDK's error for a request it cancelled because
+    its input ended (``Connection closed``): a shutdown, not its answer."""
+    head = _HEAD_ID.match(text)
+    if head is None or head.group(2) != "error":
+        return False
+    try:
+        error = json.loads(text).get("error")
+    except ValueError:
+        return False
+    return isinstance(error, dict) and error.get("code") == CONNECTION_CLOSED
 
 
 def stdin_is_pipe() -> bool:

@@ -178,9 +178,32 @@ def create_server(
         on_subscriptions_listen=ListenHandler(bus),
     )
     server.bus = bus
+    server.middleware.append(InFlightRequests(activity))
     if extras is not None:
         extras.install(server)
     return server
+
+
+class InFlightRequests:
+    """SDK middleware: every request counts in ``activity`` while it runs, so
+    the end of input waits for its answer (:meth:`Activity.settled`) before
+    the SDK cancels what still runs. The handlers of tools count themselves;
+    the extras' did not: a ``prompts/list`` still in its worker thread at the
+    end of input was cancelled and answered ``Connection closed``, which the
+    handshake Tap then took for the server's answer and dropped from the
+    cache. ``subscriptions/listen`` lasts the session: it is not waited for."""
+
+    def __init__(self, activity: Activity) -> None:
+        self.activity = activity
+
+    async def __call__(self, ctx: Any, call_next: Any) -> Any:
+        if getattr(ctx, "request_id", None) is None or getattr(ctx, "method", None) == "subscriptions/listen":
+            return await call_next(ctx)
+        self.activity.request_started()
+        try:
+            return await call_next(ctx)
+        finally:
+            self.activity.request_finished()
 
 
 DROPPED = "error [cancelled]: the call was cancelled (its connection closed)"

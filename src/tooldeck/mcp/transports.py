@@ -112,7 +112,7 @@ def _tap(handshake: Any, persist: bool = True) -> Any:
 
     def save() -> None:
         if persist:
-            tap.writes.append(loop.run_in_executor(None, cache.write, cache.snapshot()))
+            tap.writes.append(loop.run_in_executor(None, cache.writer()))  # the newest wins, whatever the order
 
     tap = Tap(cache, front, save)
     return tap
