@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -140,16 +141,26 @@ def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple
     proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_env(state))
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write((json.dumps(_init("2025-06-18")) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
-    sent = 0
-    deadline = time.monotonic() + 8
-    while time.monotonic() < deadline:  # beyond the SDK's load, on a loaded machine too
+    raw: list[str] = []
+    reader = threading.Thread(target=lambda: raw.extend(x.decode() for x in proc.stdout if x.strip()), daemon=True)
+    reader.start()
+
+    def sdk_answered_a_call() -> bool:
+        return any(not _front_wrote(x) and '"content"' in x for x in list(raw))
+
+    sent, after = 0, None
+    deadline = time.monotonic() + 90  # the SDK's load, however long a loaded machine makes it
+    while time.monotonic() < deadline and (after is None or sent < after):
         proc.stdin.write((json.dumps(_call(100 + sent, "read_file", {"path": "hello.txt"})) + "\n").encode())
         proc.stdin.flush()
         sent += 1
+        if after is None and sdk_answered_a_call():
+            after = sent + 5  # a few more once the SDK answers: calls on both sides of the handover
         time.sleep(0.02)
     proc.stdin.close()
-    raw = [x for x in proc.stdout.read().decode().splitlines() if x.strip()]
     assert proc.wait(timeout=60) == 0
+    reader.join(timeout=30)
+    raw = [x.rstrip("\n") for x in raw]
     got = _by_id(raw)
     assert sorted(k for k in got if k != 0) == list(range(100, 100 + sent))
     assert all("hello" in got[i]["result"]["content"][0]["text"] for i in range(100, 100 + sent))
