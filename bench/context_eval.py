@@ -66,6 +66,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from tooldeck.context import builder as builder_module
 from tooldeck.context.builder import ContextBuilder
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.ignore import IgnoreRules
@@ -176,6 +177,45 @@ def other_bundles(click: str) -> list[str]:
     return [b for b in found if os.path.realpath(b) != os.path.realpath(click)]
 
 
+class RankProbe:
+    """Keeps the last build's final ranking (after pairing and co-change) for
+    ``--why``: the builder's ``lift_cochanged`` is wrapped, the ranking itself
+    untouched."""
+
+    def __init__(self) -> None:
+        self.ranked: list[tuple[str, float]] = []
+        self._orig = builder_module.lift_cochanged
+        self._orig_rank = ContextBuilder._rank
+        probe = self
+
+        def lifted(*args):  # type: ignore[no-untyped-def]
+            out = probe._orig(*args)
+            probe.ranked = out[0]
+            return out
+
+        def rank(this, scored, graph, files):  # type: ignore[no-untyped-def]
+            out = probe._orig_rank(this, scored, graph, files)
+            probe.ranked = out  # the lexical strategy never pairs: its ranking is this
+            return out
+
+        builder_module.lift_cochanged = lifted  # type: ignore[assignment]
+        ContextBuilder._rank = rank  # type: ignore[method-assign]
+
+    def where(self, wt: str, path: str, result) -> str:  # type: ignore[no-untyped-def]
+        """Why a truth file was not selected: unranked, ranked below the
+        measured candidates, or measured and left out by the fitter."""
+        key = os.path.realpath(os.path.join(wt, path))
+        pos = next((i for i, (k, _s) in enumerate(self.ranked) if os.path.realpath(k) == key), None)
+        if pos is None:
+            return f"{path} (no score)"
+        omitted = {c.candidate.shown for c in result.omitted}
+        cut = "omitted by the fitter" if path in omitted else "below the candidates"
+        return f"{path} (#{pos + 1}, {cut})"
+
+
+PROBE: RankProbe | None = None
+
+
 def evaluate(
     repo: str, commits: int, budget: int, *, skip: int = 0, detail: bool = False
 ) -> tuple[int, dict, dict, dict, dict]:
@@ -209,11 +249,22 @@ def evaluate(
                 sizes[strategy].append(len(chosen))
                 if detail:
                     missed = [p for p in truth if p not in chosen]
+                    if PROBE is not None:
+                        missed = [PROBE.where(wt, p, result) for p in missed]
                     print(f"  {case.sha[:10]} {strategy:<8} {rows[strategy][-1]:.2f} missed {missed}", flush=True)
                 shutil.rmtree(state, ignore_errors=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return len(rows["graph"]), rows, times, cpus, sizes
+
+
+def repo_name(path: str) -> str:
+    """A repository's label: NAME=PATH names it; else its folder or file name
+    (a bare clone's ``repo`` folder is named by its parent)."""
+    if "=" in path:
+        return path.split("=", 1)[0]
+    base = os.path.basename(path.rstrip("/"))
+    return os.path.basename(os.path.dirname(path.rstrip("/"))) if base in ("repo", ".git") else base
 
 
 def main() -> None:
@@ -227,9 +278,13 @@ def main() -> None:
     ap.add_argument("--budget", type=int, default=30_000)
     ap.add_argument("--skip", type=int, default=0, help="skip the N newest qualifying commits (the tuning set)")
     ap.add_argument("--detail", action="store_true", help="print each commit's recall and missed files")
+    ap.add_argument("--why", action="store_true", help="with --detail: where each missed file ranked")
     args = ap.parse_args()
+    if args.why:
+        global PROBE
+        PROBE = RankProbe()
     if args.repo:
-        repos = [(os.path.basename(r), r) for r in args.repo]
+        repos = [(repo_name(r), r) for r in args.repo]
     else:
         click = click_bundle()
         repos = [("click (bundle)", click), ("tooldeck (held out)", REPO_ROOT)]
@@ -244,6 +299,7 @@ def main() -> None:
         f"{'p50 build s':>13}{'p50 CPU s':>11}{'ratio':>7}"
     )
     for name, repo in repos:
+        repo = repo.split("=", 1)[1] if "=" in repo else repo
         n, rows, times, cpus, sizes = evaluate(repo, args.commits, args.budget, skip=args.skip, detail=args.detail)
         base = (statistics.mean(rows["lexical"]) if rows["lexical"] else 0.0) or 1e-9
         for strategy, label in (("lexical", "lexical baseline"), ("graph", "tooldeck (lexical+graph)")):

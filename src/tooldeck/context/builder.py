@@ -37,6 +37,7 @@ from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context.clock import StageClock
+from tooldeck.context.cochange import CoChange, cochange_reason, lift_cochanged
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
@@ -119,6 +120,7 @@ class ContextBuilder:
         self.graphs = GraphCache(Path(rt.state_dir) / "graphs")  # a restart loads the graph, not builds it
         self.universe = Universe()
         self.terms = TermIndex(rt.state_dir)
+        self.cochange = CoChange()  # each root's history of changes, per HEAD commit
         self._last_graph: Graph | None = None
         self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
         self._paths: tuple[Graph, dict[str, str], np.ndarray] | None = None  # see _node_paths
@@ -177,7 +179,10 @@ class ContextBuilder:
         ranked = self._rank(scored, graph, files)
         lifted: dict[str, str] = {}
         if strategy != "lexical":  # test <-> source pairing: a structure signal, off in the baseline
-            ranked, lifted = lift_test_pairs(ranked, [(f.abs, f.rel) for f in files])
+            ranked, paired = lift_test_pairs(ranked, [(f.abs, f.rel) for f in files])
+            lifted = {k: pair_reason(v) for k, v in paired.items()}
+            ranked, changed_with = lift_cochanged(self.cochange, ranked, [r.path for r in ws.roots], files, CANDIDATES)
+            lifted.update((k, cochange_reason(v)) for k, v in changed_with.items())
         clock.lap("rank")
 
         say("measuring candidates")
@@ -332,7 +337,7 @@ class ContextBuilder:
         for n, (key, score) in enumerate(ranked[:CANDIDATES]):
             if n % 16 == 0:
                 stop()
-            p = self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
+            p = self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, lifted=lifted.get(key))
             if p is not None:
                 pending.append(p)
         return pending
@@ -346,7 +351,7 @@ class ContextBuilder:
         cm_svc: CodemapService,
         *,
         by_abs: dict[str, FileInfo],
-        paired: str | None = None,
+        lifted: str | None = None,
     ) -> _Pending | None:
         """A candidate with the chunks to count (counted together by :meth:`_count`)."""
         info = by_abs.get(key)
@@ -356,8 +361,8 @@ class ContextBuilder:
         reasons = list(s.reasons) if s else []
         if s and s.term_scores:
             reasons.append("mentions " + ", ".join(t for t, _ in s.term_scores.most_common(3)))
-        if paired is not None:
-            reasons.append(pair_reason(paired))
+        if lifted is not None:  # why pairing or the history lifted it
+            reasons.append(lifted)
         if not reasons:
             reasons.append("linked by references to the files above")
         p = _Pending(Candidate(key, info.shown, score, reasons))
