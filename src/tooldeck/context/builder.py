@@ -36,7 +36,7 @@ from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
-from tooldeck.context.clock import StageClock
+from tooldeck.context.clock import Progress, StageClock, stage_reporter
 from tooldeck.context.cochange import CoChange, cochange_reason, lift_cochanged
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.memory import release_freed_memory
@@ -51,7 +51,7 @@ from tooldeck.context.retrieve import (
     score_symbols,
     start_content,
 )
-from tooldeck.context.slices import slice_ranges
+from tooldeck.context.slices import outline_view, slice_ranges
 from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
@@ -77,8 +77,6 @@ COLD_PARSE = 400  # best lexical candidates parsed by a build without the full i
 COLD_NAMING = 200  # ... and files naming the task's identifiers (where their definers are)
 COLD_IMPORTED = 200  # ... and files the best SEEDS import
 CODEMAP_TOKENS_KEPT = 4096  # codemap token counts kept between builds (~0.5 MB)
-
-Progress = Callable[[str], None]
 
 
 @dataclass(slots=True)
@@ -112,6 +110,7 @@ class _Pending:
     ranges: tuple[LineRange, ...] = ()
     codemap_key: tuple[str, str, str] | None = None  # (shown path, language, content hash) of its codemap
     codemap_tokens: int | None = None  # known from an earlier build: the codemap was not rendered
+    outline: tuple[tuple[LineRange, ...], str] | None = None  # a doc page's headings, rendered as slices
 
 
 class ContextBuilder:
@@ -145,7 +144,7 @@ class ContextBuilder:
         ``check``: a cancelled call's check (raises), called between stages
         and per folder of the walk, so a cancelled build stops early."""
         stop = check or (lambda: None)
-        say = _stage_reporter(progress, stop)
+        say = stage_reporter(progress, stop)
         budget = budget or DEFAULT_BUDGET
         clock = StageClock()
         query = parse_query(instructions)
@@ -390,6 +389,7 @@ class ContextBuilder:
             if p.codemap_tokens is None:
                 p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
         if text is not None:
+            p.outline = outline_view(info.shown, text) if cm is None else None  # a doc page's codemap, in effect
             p.ranges = slice_ranges(text, query, cm)
             if p.ranges:
                 p.slices = slices_chunk(info.shown, text, p.ranges)
@@ -400,7 +400,7 @@ class ContextBuilder:
     def _count(self, pending: list[_Pending]) -> list[Candidate]:
         """Token costs of every candidate's chunks, in one batch (one cache
         lookup and one write for the whole build instead of three per file)."""
-        texts = [t for p in pending for t in (p.full, p.codemap, p.slices) if t is not None]
+        texts = [t for p in pending for t in (p.full, p.codemap, p.slices, p.outline and p.outline[1]) if t]
         counts = iter(selection_service(self.rt).counter.count_many(texts))
         for p in pending:
             c = p.candidate
@@ -414,6 +414,8 @@ class ContextBuilder:
                         self._codemap_tokens.popitem(last=False)
             if p.slices is not None:
                 c.slices = (p.ranges, next(counts))
+            if p.outline:
+                c.outline = (p.outline[0], next(counts))
         return [p.candidate for p in pending]
 
     def _selection_of(self, choices: list[Choice]) -> Selection:
@@ -459,17 +461,6 @@ class ContextBuilder:
             if c.mode != "omitted"
         ]
         selection_service(self.rt).set(items, auto_codemaps=False)
-
-
-def _stage_reporter(progress: Progress | None, stop: Callable[[], None]) -> Progress:
-    """Reports a stage, after the cancel check (a cancelled build stops there)."""
-
-    def say(message: str) -> None:
-        stop()
-        if progress is not None:
-            progress(message)
-
-    return say
 
 
 def inline_index_files() -> int:
