@@ -137,10 +137,11 @@ def _key_fn(idx: Any, it: dict[str, Any], code: bool) -> tuple[Any, set[str]]:
 def evaluate_set(svc: IndexService, index: str, items: list[dict[str, Any]], code: bool) -> list[Run]:
     """Run every query once per side (the fusions are computed from these lists)."""
     from tooldeck.index.dense import top_k
+    from tooldeck.index.embed import query_vectors
 
     idx = svc.open(index)
     lex = idx.lexical()
-    qvecs = svc.embedder.embed([it["query"] for it in items])
+    qvecs = query_vectors(svc.embedder, [it["query"] for it in items])
     out = []
     for row, (it, qv) in enumerate(zip(items, qvecs, strict=True)):
         dense = top_k(idx.vectors, qv, DEPTH)
@@ -398,7 +399,7 @@ def main() -> None:
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--chunks", type=int, default=10_000)
     ap.add_argument(
-        "--embeddings", default="static", help="quality sets only: static (default) | minilm (the optional extra)"
+        "--embeddings", default="static", help="quality sets only: static (default) | minilm | e5 (the optional extras)"
     )
     ap.add_argument("--child-build", nargs=2, metavar=("ROOT", "STATE"))
     args = ap.parse_args()

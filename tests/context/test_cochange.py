@@ -72,6 +72,10 @@ def test_history_is_read_again_when_head_moves(tmp_path: Path) -> None:
 
 def test_a_folder_outside_any_checkout_has_no_history(tmp_path: Path) -> None:
     (tmp_path / "plain").mkdir()
+    assert not cochange.in_checkout(str(tmp_path / "plain"))
+    (tmp_path / "repo" / "sub").mkdir(parents=True)
+    _git(tmp_path / "repo", "init", "-q")
+    assert cochange.in_checkout(str(tmp_path / "repo" / "sub"))
     assert CoChange().history(str(tmp_path / "plain")) is None
     files = [FileInfo(str(tmp_path / "plain" / "a.py"), "r", "a.py", "a.py", 1)]
     ranked = [(files[0].abs, 1.0)]

@@ -119,9 +119,25 @@ def read_history(directory: str, count: int = COMMITS) -> tuple[str, str, Histor
     return repo.toplevel, head, History(parse_name_only(data))
 
 
+def in_checkout(directory: str) -> bool:
+    """Whether a ``.git`` entry is at or above ``directory``: git finds a
+    checkout no other way (its ``GIT_*`` variables are dropped), so a folder
+    without one costs a few ``lstat`` calls, not a git process per build."""
+    d = os.path.abspath(directory)
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return True
+        parent = os.path.dirname(d)
+        if parent == d:
+            return False
+        d = parent
+
+
 def head_of(directory: str) -> str | None:
     """The HEAD commit of the checkout holding ``directory`` (git's own
     discovery is kept while the files it read are unchanged: no process)."""
+    if not in_checkout(directory):
+        return None
     try:
         head = open_repo(directory, timeout=TIMEOUT)._cache.get("head")
     except (ToolError, OSError):
