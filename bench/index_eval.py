@@ -160,7 +160,14 @@ def select(runs: list[Run], only: str | None) -> list[Run]:
 
 
 def metrics(runs: list[Run], mode: str, fusion: fuse.Fusion, only: str | None = None) -> tuple[float, float]:
-    hits, rr, n = 0.0, 0.0, 0
+    """(recall@5, MRR) of ``runs`` (``only``: a subset, see :func:`select`)."""
+    r5, mrr, _top1 = metrics3(runs, mode, fusion, only)
+    return r5, mrr
+
+
+def metrics3(runs: list[Run], mode: str, fusion: fuse.Fusion, only: str | None = None) -> tuple[float, float, int]:
+    """(recall@5, MRR, questions answered first)."""
+    hits, rr, n, top1 = 0.0, 0.0, 0, 0
     for ranked, (key, answers) in select(runs, only):
         if mode == "lexical":
             ids = [i for i, _ in ranked.lexical]
@@ -170,8 +177,8 @@ def metrics(runs: list[Run], mode: str, fusion: fuse.Fusion, only: str | None = 
             fused = fuse.fuse(ranked.lexical, ranked.dense, ranked.vectors, ranked.query_vector, fusion)
             ids = [i for i, *_ in fused]
         h, r = score(rank_keys(ids, key), answers)
-        hits, rr, n = hits + h, rr + r, n + 1
-    return (hits / n, rr / n) if n else (0.0, 0.0)
+        hits, rr, n, top1 = hits + h, rr + r, n + 1, top1 + (r == 1.0)
+    return (hits / n, rr / n, top1) if n else (0.0, 0.0, 0)
 
 
 def candidates() -> list[fuse.Fusion]:
@@ -208,7 +215,7 @@ def cross_validated(sets: list[list[Run]]) -> list[float]:
 def print_table(
     d_runs: list[Run], c_runs: list[Run], fresh: list[Run], f_docs: fuse.Fusion, f_code: fuse.Fusion
 ) -> None:
-    print(f"{'set':<30}{'n':>4}  {'lexical R@5/MRR':>16}  {'dense R@5/MRR':>16}  {'hybrid R@5/MRR':>16}")
+    print(f"{'set':<30}{'n':>4}  {'lexical R@5/MRR top1':>21}  {'dense R@5/MRR top1':>21}  {'hybrid R@5/MRR top1':>21}")
     rows = [
         ("docs (all)", d_runs, None),
         ("  docs keyword", d_runs, "keyword"),
@@ -228,9 +235,9 @@ def print_table(
         f = f_docs if runs is d_runs else f_code
         cells = []
         for mode in ("lexical", "dense", "hybrid"):
-            r5, mrr = metrics(runs, mode, f, only)
-            cells.append(f"{r5:>7.3f} / {mrr:.3f}")
-        print(f"{label:<30}{n:>4}  {cells[0]:>16}  {cells[1]:>16}  {cells[2]:>16}")
+            r5, mrr, top1 = metrics3(runs, mode, f, only)
+            cells.append(f"{r5:>7.3f} / {mrr:.3f} {top1:>4}")
+        print(f"{label:<30}{n:>4}  {cells[0]:>21}  {cells[1]:>21}  {cells[2]:>21}")
 
 
 def quotes_name(item: dict[str, Any]) -> tuple[bool, bool]:
