@@ -69,6 +69,7 @@ from datetime import UTC, datetime
 
 from tooldeck.codemap.fill import IndexFill
 from tooldeck.codemap.service import codemap_service
+from tooldeck.context import builder as builder_module
 from tooldeck.context.builder import BuildResult, ContextBuilder
 from tooldeck.runtime import Runtime
 from tooldeck.workspace.ignore import IgnoreRules
@@ -227,6 +228,45 @@ def build_during_fill(wt: str, first: str, task: str, budget: int) -> tuple[Buil
         shutil.rmtree(state, ignore_errors=True)
 
 
+class RankProbe:
+    """Keeps the last build's final ranking (after pairing and co-change) for
+    ``--why``: the builder's ``lift_cochanged`` is wrapped, the ranking itself
+    untouched."""
+
+    def __init__(self) -> None:
+        self.ranked: list[tuple[str, float]] = []
+        self._orig = builder_module.lift_cochanged
+        self._orig_rank = ContextBuilder._rank
+        probe = self
+
+        def lifted(*args):  # type: ignore[no-untyped-def]
+            out = probe._orig(*args)
+            probe.ranked = out[0]
+            return out
+
+        def rank(this, scored, graph, files):  # type: ignore[no-untyped-def]
+            out = probe._orig_rank(this, scored, graph, files)
+            probe.ranked = out  # the lexical strategy never pairs: its ranking is this
+            return out
+
+        builder_module.lift_cochanged = lifted  # type: ignore[assignment]
+        ContextBuilder._rank = rank  # type: ignore[method-assign]
+
+    def where(self, wt: str, path: str, result) -> str:  # type: ignore[no-untyped-def]
+        """Why a truth file was not selected: unranked, ranked below the
+        measured candidates, or measured and left out by the fitter."""
+        key = os.path.realpath(os.path.join(wt, path))
+        pos = next((i for i, (k, _s) in enumerate(self.ranked) if os.path.realpath(k) == key), None)
+        if pos is None:
+            return f"{path} (no score)"
+        omitted = {c.candidate.shown for c in result.omitted}
+        cut = "omitted by the fitter" if path in omitted else "below the candidates"
+        return f"{path} (#{pos + 1}, {cut})"
+
+
+PROBE: RankProbe | None = None
+
+
 def evaluate(
     repo: str, commits: int, budget: int, *, skip: int = 0, detail: bool = False, during: bool = False
 ) -> tuple[int, dict, dict, dict, dict]:
@@ -268,10 +308,21 @@ def evaluate(
                 sizes[strategy].append(len(chosen))
                 if detail:
                     missed = [p for p in truth if p not in chosen]
+                    if PROBE is not None:
+                        missed = [PROBE.where(wt, p, result) for p in missed]
                     print(f"  {case.sha[:10]} {strategy:<8} {rows[strategy][-1]:.2f} missed {missed}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return len(rows["graph"]), rows, times, cpus, sizes
+
+
+def repo_name(path: str) -> str:
+    """A repository's label: NAME=PATH names it; else its folder or file name
+    (a bare clone's ``repo`` folder is named by its parent)."""
+    if "=" in path:
+        return path.split("=", 1)[0]
+    base = os.path.basename(path.rstrip("/"))
+    return os.path.basename(os.path.dirname(path.rstrip("/"))) if base in ("repo", ".git") else base
 
 
 def main() -> None:
@@ -290,9 +341,13 @@ def main() -> None:
         action="store_true",
         help="also a builder row for a second build made while the background fill has added nothing yet",
     )
+    ap.add_argument("--why", action="store_true", help="with --detail: where each missed file ranked")
     args = ap.parse_args()
+    if args.why:
+        global PROBE
+        PROBE = RankProbe()
     if args.repo:
-        repos = [(os.path.basename(r), r) for r in args.repo]
+        repos = [(repo_name(r), r) for r in args.repo]
     else:
         click = click_bundle()
         repos = [("click (bundle)", click), ("tooldeck (held out)", REPO_ROOT)]
@@ -307,6 +362,7 @@ def main() -> None:
         f"{'p50 build s':>13}{'p50 CPU s':>11}{'ratio':>7}"
     )
     for name, repo in repos:
+        repo = repo.split("=", 1)[1] if "=" in repo else repo
         n, rows, times, cpus, sizes = evaluate(
             repo, args.commits, args.budget, skip=args.skip, detail=args.detail, during=args.during
         )

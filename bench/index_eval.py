@@ -137,10 +137,11 @@ def _key_fn(idx: Any, it: dict[str, Any], code: bool) -> tuple[Any, set[str]]:
 def evaluate_set(svc: IndexService, index: str, items: list[dict[str, Any]], code: bool) -> list[Run]:
     """Run every query once per side (the fusions are computed from these lists)."""
     from tooldeck.index.dense import top_k
+    from tooldeck.index.embed import query_vectors
 
     idx = svc.open(index)
     lex = idx.lexical()
-    qvecs = svc.embedder.embed([it["query"] for it in items])
+    qvecs = query_vectors(svc.embedder, [it["query"] for it in items])
     out = []
     for row, (it, qv) in enumerate(zip(items, qvecs, strict=True)):
         dense = top_k(idx.vectors, qv, DEPTH)
@@ -159,7 +160,14 @@ def select(runs: list[Run], only: str | None) -> list[Run]:
 
 
 def metrics(runs: list[Run], mode: str, fusion: fuse.Fusion, only: str | None = None) -> tuple[float, float]:
-    hits, rr, n = 0.0, 0.0, 0
+    """(recall@5, MRR) of ``runs`` (``only``: a subset, see :func:`select`)."""
+    r5, mrr, _top1 = metrics3(runs, mode, fusion, only)
+    return r5, mrr
+
+
+def metrics3(runs: list[Run], mode: str, fusion: fuse.Fusion, only: str | None = None) -> tuple[float, float, int]:
+    """(recall@5, MRR, questions answered first)."""
+    hits, rr, n, top1 = 0.0, 0.0, 0, 0
     for ranked, (key, answers) in select(runs, only):
         if mode == "lexical":
             ids = [i for i, _ in ranked.lexical]
@@ -169,8 +177,8 @@ def metrics(runs: list[Run], mode: str, fusion: fuse.Fusion, only: str | None = 
             fused = fuse.fuse(ranked.lexical, ranked.dense, ranked.vectors, ranked.query_vector, fusion)
             ids = [i for i, *_ in fused]
         h, r = score(rank_keys(ids, key), answers)
-        hits, rr, n = hits + h, rr + r, n + 1
-    return (hits / n, rr / n) if n else (0.0, 0.0)
+        hits, rr, n, top1 = hits + h, rr + r, n + 1, top1 + (r == 1.0)
+    return (hits / n, rr / n, top1) if n else (0.0, 0.0, 0)
 
 
 def candidates() -> list[fuse.Fusion]:
@@ -207,7 +215,7 @@ def cross_validated(sets: list[list[Run]]) -> list[float]:
 def print_table(
     d_runs: list[Run], c_runs: list[Run], fresh: list[Run], f_docs: fuse.Fusion, f_code: fuse.Fusion
 ) -> None:
-    print(f"{'set':<30}{'n':>4}  {'lexical R@5/MRR':>16}  {'dense R@5/MRR':>16}  {'hybrid R@5/MRR':>16}")
+    print(f"{'set':<30}{'n':>4}  {'lexical R@5/MRR top1':>21}  {'dense R@5/MRR top1':>21}  {'hybrid R@5/MRR top1':>21}")
     rows = [
         ("docs (all)", d_runs, None),
         ("  docs keyword", d_runs, "keyword"),
@@ -227,9 +235,9 @@ def print_table(
         f = f_docs if runs is d_runs else f_code
         cells = []
         for mode in ("lexical", "dense", "hybrid"):
-            r5, mrr = metrics(runs, mode, f, only)
-            cells.append(f"{r5:>7.3f} / {mrr:.3f}")
-        print(f"{label:<30}{n:>4}  {cells[0]:>16}  {cells[1]:>16}  {cells[2]:>16}")
+            r5, mrr, top1 = metrics3(runs, mode, f, only)
+            cells.append(f"{r5:>7.3f} / {mrr:.3f} {top1:>4}")
+        print(f"{label:<30}{n:>4}  {cells[0]:>21}  {cells[1]:>21}  {cells[2]:>21}")
 
 
 def quotes_name(item: dict[str, Any]) -> tuple[bool, bool]:
@@ -398,7 +406,7 @@ def main() -> None:
     ap.add_argument("--skip-speed", action="store_true")
     ap.add_argument("--chunks", type=int, default=10_000)
     ap.add_argument(
-        "--embeddings", default="static", help="quality sets only: static (default) | minilm (the optional extra)"
+        "--embeddings", default="static", help="quality sets only: static (default) | minilm | e5 (the optional extras)"
     )
     ap.add_argument("--child-build", nargs=2, metavar=("ROOT", "STATE"))
     args = ap.parse_args()

@@ -99,3 +99,14 @@ def test_a_lead_file_over_a_quarter_of_the_budget_is_sliced_so_every_codemap_fit
     assert choices[0].mode == "full" and choices[1].mode == "slices"
     assert all(c.mode == "codemap" for c in choices[2:])  # every file shown, none dropped for depth
     assert sum(c.tokens for c in choices) <= 30_000
+
+
+def test_a_doc_page_without_room_for_its_slices_is_shown_by_its_headings():
+    outline = (LineRange(1, 1), LineRange(9, 9))
+    doc = Candidate("/r/guide.md", "guide.md", 0.5, ["r"], 2_000, None, ((LineRange(1, 60),), 1_500), (outline, 40))
+    choices = fit([cand(0, 900, 100), doc], budget=1_000)
+    assert choices[1].mode == "slices" and choices[1].ranges == outline and choices[1].tokens == 40
+    assert "headings only" in choices[1].why
+    # with room, the lead's depth comes first and the page still gets its slices around the task's words
+    roomy = fit([cand(0, 900, 100), doc], budget=10_000)
+    assert roomy[1].mode in ("full", "slices") and roomy[1].tokens > 40

@@ -42,3 +42,16 @@ def test_the_term_pattern_finds_the_lines_ignorecase_finds():
         expected = [i for i, line in enumerate(text.split("\n"), 1) if reference.search(line)]
         assert _matching_lines(text.lower(), pattern) == expected
     assert term_pattern(parse_query("a b")) is None
+
+
+def test_outline_lists_a_doc_pages_headings_and_nothing_else() -> None:
+    from tooldeck.context.slices import outline_ranges, outline_view
+
+    md = "# Title\n\nintro\n\n## Part one\ntext\n```\n# a comment in a fence\n```\nSetext\n------\n#### Deep\n"
+    assert [r.start for r in outline_ranges(md, "docs/a.md")] == [1, 5, 10]
+    rst = "=====\nTitle\n=====\n\nIntro\n\nSection\n-------\n\ntext\n\nSub\n~~~\n\n.. autofunction:: x\n"
+    assert [r.start for r in outline_ranges(rst, "docs/a.rst")] == [2, 7]  # the page's first two levels
+    assert outline_ranges(md, "src/a.py") == ()  # code has its codemap
+    assert outline_view("docs/a.md", "no headings at all\n") is None
+    view = outline_view("docs/a.md", md)
+    assert view is not None and "## Part one" in view[1] and "intro" not in view[1]

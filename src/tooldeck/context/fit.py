@@ -34,6 +34,7 @@ from typing import Literal
 from tooldeck.state.selections import LineRange
 
 FitMode = Literal["full", "slices", "codemap", "omitted"]
+_Mode = Literal["full", "slices", "outline", "codemap", "omitted"]  # outline: a doc page's headings, as slices
 COVERAGE_SHARE = 0.5
 FULL_SHARE = 0.25  # a file larger than this share of the budget is sliced rather than shown whole...
 TOP_FULL_SHARE = 0.8  # ...except the best-ranked file, which the task is most likely about
@@ -51,6 +52,7 @@ class Candidate:
     full: int | None = None  # tokens of the whole file (None: not readable text)
     codemap: int | None = None  # tokens of its codemap (None: no codemap)
     slices: tuple[tuple[LineRange, ...], int] | None = None  # (ranges, tokens)
+    outline: tuple[tuple[LineRange, ...], int] | None = None  # a doc page's headings: (ranges, tokens)
 
 
 @dataclass(slots=True)
@@ -62,22 +64,25 @@ class Choice:
     why: str = ""
 
 
-def _cost(c: Candidate, mode: FitMode) -> int | None:
+def _cost(c: Candidate, mode: _Mode) -> int | None:
     if mode == "full":
         return c.full
     if mode == "codemap":
         return c.codemap
     if mode == "slices":
         return c.slices[1] if c.slices else None
+    if mode == "outline":
+        return c.outline[1] if c.outline else None
     return 0
 
 
-def _cheapest(c: Candidate) -> FitMode | None:
-    """The smallest way to show a file: its codemap, or for a file without one
-    (prose, configuration) the slices around the task's words, or its whole
-    text when that is smaller still (a short file needs no summary)."""
-    options: list[tuple[int, int, FitMode]] = []
-    for order, m in enumerate(("codemap", "slices", "full")):
+def _cheapest(c: Candidate) -> _Mode | None:
+    """The smallest way to show a file: its codemap, or for a doc page its
+    outline (headings), or for a file without either (configuration) the
+    slices around the task's words, or its whole text when that is smaller
+    still (a short file needs no summary)."""
+    options: list[tuple[int, int, _Mode]] = []
+    for order, m in enumerate(("codemap", "outline", "slices", "full")):
         cost = _cost(c, m)  # type: ignore[arg-type]
         if cost is not None:
             options.append((cost, order, m))  # type: ignore[arg-type]
@@ -87,13 +92,13 @@ def _cheapest(c: Candidate) -> FitMode | None:
 def fit(candidates: list[Candidate], budget: int) -> list[Choice]:
     """One Choice per candidate (rank order kept); chosen tokens ≤ ``budget``."""
     ranked = candidates[:MAX_CANDIDATES]
-    mode: dict[str, FitMode] = {c.key: "omitted" for c in candidates}
+    mode: dict[str, _Mode] = {c.key: "omitted" for c in candidates}
     used = 0
 
     def cost_of(c: Candidate) -> int:
         return _cost(c, mode[c.key]) or 0
 
-    def try_set(c: Candidate, new: FitMode, cap: int) -> bool:
+    def try_set(c: Candidate, new: _Mode, cap: int) -> bool:
         nonlocal used
         new_cost = _cost(c, new)
         if new_cost is None:
@@ -125,21 +130,26 @@ def fit(candidates: list[Candidate], budget: int) -> list[Choice]:
     deepen(ranked[LEAD:])
     for c in ranked:
         if mode[c.key] == "omitted":
-            try_set(c, "codemap", budget) or try_set(c, "slices", budget)
+            try_set(c, "codemap", budget) or try_set(c, "outline", budget) or try_set(c, "slices", budget)
 
     out: list[Choice] = []
     for rank, c in enumerate(candidates, 1):
         m = mode[c.key]
         tokens = _cost(c, m) or 0
         ranges = c.slices[0] if (m == "slices" and c.slices) else ()
+        if m == "outline" and c.outline:  # shown as slices: the heading lines
+            out.append(Choice(c, "slices", tokens, c.outline[0], _why(c, m, rank)))
+            continue
         out.append(Choice(c, m, tokens, ranges, _why(c, m, rank)))
     return out
 
 
-def _why(c: Candidate, m: FitMode, rank: int) -> str:
+def _why(c: Candidate, m: _Mode, rank: int) -> str:
     basis = "; ".join(dict.fromkeys(c.reasons)) or "linked by references"
     if m == "full":
         return f"#{rank} {basis}"
+    if m == "outline":
+        return f"#{rank} {basis}; headings only to stay in budget"
     if m == "slices":
         whole = f" (whole file {c.full} tokens)" if c.full else ""
         return f"#{rank} {basis}; sliced to what the task names{whole}"

