@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from tooldeck.context.pairs import best_first
 from tooldeck.core.errors import ToolError
-from tooldeck.git.repo import open_repo
+from tooldeck.git.repo import nearest_holding, open_repo
 from tooldeck.git.runner import DIFF_SAFETY
 
 if TYPE_CHECKING:
@@ -123,14 +123,7 @@ def in_checkout(directory: str) -> bool:
     """Whether a ``.git`` entry is at or above ``directory``: git finds a
     checkout no other way (its ``GIT_*`` variables are dropped), so a folder
     without one costs a few ``lstat`` calls, not a git process per build."""
-    d = os.path.abspath(directory)
-    while True:
-        if os.path.lexists(os.path.join(d, ".git")):
-            return True
-        parent = os.path.dirname(d)
-        if parent == d:
-            return False
-        d = parent
+    return nearest_holding(os.path.abspath(directory), ".git") is not None
 
 
 def head_of(directory: str) -> str | None:

