@@ -124,23 +124,18 @@ def create_server(
     listed: list[types.Tool] = []
     activity = activity if activity is not None else Activity()
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        activity.request_started()
-        try:
-            box = await catalog.get()
-            attach_person(box)
-            if not listed:
-                listed.extend(to_mcp_tool(t) for t in box)
-            agents = extras.tools() if extras is not None else None
-            if agents is not None:
-                return types.ListToolsResult(tools=listed + [to_mcp_tool(t) for t in agents])
-            return types.ListToolsResult(tools=listed)
-        finally:
-            activity.request_finished()
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:  # counted by InFlightRequests
+        box = await catalog.get()
+        attach_person(box)
+        if not listed:
+            listed.extend(to_mcp_tool(t) for t in box)
+        agents = extras.tools() if extras is not None else None
+        if agents is not None:
+            return types.ListToolsResult(tools=listed + [to_mcp_tool(t) for t in agents])
+        return types.ListToolsResult(tools=listed)
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> dict[str, Any]:  # counted as above
         relay: ProgressRelay | None = None
-        activity.request_started()
         try:
             box = await catalog.get()
             attach_person(box)  # before a prompt-backed agent tool may take the call
@@ -166,7 +161,6 @@ def create_server(
         finally:
             if relay is not None:
                 await relay.close()
-            activity.request_finished()
 
     bus = InMemorySubscriptionBus()  # change events for protocol 2026-07-28 `subscriptions/listen` streams
     server = ToolDeckServer(
@@ -187,8 +181,8 @@ def create_server(
 class InFlightRequests:
     """SDK middleware: every request counts in ``activity`` while it runs, so
     the end of input waits for its answer (:meth:`Activity.settled`) before
-    the SDK cancels what still runs. The handlers of tools count themselves;
-    the extras' did not: a ``prompts/list`` still in its worker thread at the
+    the SDK cancels what still runs, and the idle warm-up waits for it. Only
+    the tool handlers used to count themselves: a ``prompts/list`` still in its worker thread at the
     end of input was cancelled and answered ``Connection closed``, which the
     handshake Tap then took for the server's answer and dropped from the
     cache. ``subscriptions/listen`` lasts the session: it is not waited for."""
