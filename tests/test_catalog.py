@@ -10,9 +10,9 @@ import pytest
 
 from tooldeck.catalog import build_domain_toolbox, build_toolbox
 from tooldeck.core.invocation import Invocation
-from tooldeck.mcp.declared import load
 from tooldeck.mcp.wire import tool_wire
 from tooldeck.runtime import Runtime
+from tooldeck.tool_manifest import load
 from tooldeck.workspace.roots import Workspace, make_root
 
 FILES = "tooldeck.tools.files"
@@ -75,3 +75,36 @@ def test_every_declared_tool_is_built_by_its_domain_as_the_catalog_builds_it(rt:
         name = entry["tool"]["name"]
         alone = build_domain_toolbox(rt, entry["domain"])
         assert tool_wire(alone.get(name)) == tool_wire(catalog.get(name)), name
+
+
+SELECTION_READERS = [
+    ("tooldeck.tools.files", "get_file_tree", {"mode": "selected"}),
+    ("tooldeck.tools.structure", "get_code_structure", {}),
+    ("tooldeck.tools.git", "git", {"op": "status", "scope": "selected"}),
+]
+
+
+@pytest.mark.parametrize(("domain", "name", "args"), SELECTION_READERS)
+def test_a_domain_built_alone_reads_the_stored_selection_as_the_catalog_does(
+    tmp_path: Path, state_dir: Path, domain: str, name: str, args: dict[str, str]
+) -> None:
+    """The tree's `*` and `scope=selected` read the selection the selection
+    domain publishes; a process that built one other domain (`tooldeck call`,
+    ChatMD's built-ins) must see the same stored selection."""
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "a.py").write_text("def chosen():\n    return 1\n")
+    (proj / "b.py").write_text("def other():\n    return 2\n")
+    selecting = Runtime.for_dirs([proj], state_dir=state_dir).start()
+    asyncio.run(build_toolbox(selecting).call("manage_selection", {"op": "add", "paths": ["a.py"]}))
+
+    def answer(build: object) -> str:
+        rt = Runtime.for_dirs([proj], state_dir=state_dir).start()  # a new process's runtime, same state
+        box = build(rt)  # type: ignore[operator]
+        result = asyncio.run(box.call(name, args, invocation=Invocation.silent()))
+        return result.text or ""
+
+    alone = answer(lambda rt: build_domain_toolbox(rt, domain))
+    assert alone == answer(build_toolbox)
+    if name != "git":  # not a repository: git says so either way
+        assert "a.py" in alone and "b.py" not in alone

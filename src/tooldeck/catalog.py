@@ -231,6 +231,7 @@ def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None, n
     with the whole catalog's build."""
     if domain not in DOMAINS:
         raise ValueError(f"{domain!r} is no catalog domain")
+    provide_selection(rt)
     if name is not None:
         with _TURNS.turn(urgent=True):
             one = rt.service("catalog.shared", _Shared).one(rt, domain, name)
@@ -243,6 +244,31 @@ def build_domain_toolbox(rt: Runtime, domain: str, profile: str | None = None, n
         count_tokens=rt.count_tokens,
         timeout=tool_timeout(),
     )
+
+
+def build_domain(rt: Runtime, domain: str) -> list[Tool]:
+    """The tools of one domain module over ``rt``, as the whole catalog's
+    build makes them (a process that runs a few declared tools imports only
+    their domains: ChatMD's built-ins)."""
+    provide_selection(rt)
+    return build_tools(rt, (domain,))
+
+
+def provide_selection(rt: Runtime) -> None:
+    """Publish the selection as the selection domain's build does, for a
+    build of other domains alone: the tree's ``*`` marker and the
+    ``scope=selected`` of get_code_structure and git read the stored
+    selection whichever domains a process built (the selection domain's own
+    build publishes the same function over the same service)."""
+    if rt.provider("selected_paths") is not None:
+        return
+
+    def selected_paths() -> list[str]:
+        from tooldeck.selection.service import selection_service  # lazy: the store's selection only when asked
+
+        return selection_service(rt).selected_paths()
+
+    rt.provide("selected_paths", selected_paths)
 
 
 def config_switches(rt: Runtime) -> ToolSwitches:

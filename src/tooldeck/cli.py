@@ -154,9 +154,9 @@ def _toolbox_for(rt, name: str):  # type: ignore[no-untyped-def]
     does, over the same runtime; only which domains are imported differs."""
     # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
     from tooldeck.catalog import build_domain_toolbox, build_toolbox
-    from tooldeck.mcp.declared import load  # lazy: `call` alone reads the shipped declarations
+    from tooldeck.tool_manifest import domain_of  # lazy: `call` alone reads the shipped declarations
 
-    domain = next((e["domain"] for e in load() or () if e["tool"]["name"] == name), None)
+    domain = domain_of(name)
     if domain is None:  # a tool of the [shell] table or no tool: the catalog says which
         return build_toolbox(rt)
     return build_domain_toolbox(rt, domain)

@@ -2,18 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
 
 import pytest
 
+from tooldeck.catalog import build_toolbox as catalog_toolbox
+from tooldeck.catalog import build_tools
 from tooldeck.chatmd.declarations import LoadContext, build_toolbox
 from tooldeck.chatmd.document import loads
 from tooldeck.chatmd.session import prepare
+from tooldeck.core.invocation import Invocation
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.markup.element import ChatmdError
+from tooldeck.mcp.wire import tool_wire
 from tooldeck.runtime import Runtime
+from tooldeck.tool_manifest import load
 
 
 def box_of(text: str, rt: Runtime, path: Path | None = None) -> Toolbox:
@@ -199,3 +205,27 @@ def test_conversation_elements_and_inline_docs(runtime: Runtime, tmp_path: Path)
     ]:
         with pytest.raises(ChatmdError, match=expected):
             items_of(loads(bad, tmp_path / "p.chatmd"))
+
+
+def test_each_builtin_declared_alone_is_the_catalogs_tool(runtime: Runtime) -> None:
+    """A built-in comes from the one domain the shipped declarations name for
+    it (LoadContext.builtin), the same tool the whole catalog holds."""
+    whole = {t.name: tool_wire(t) for t in build_tools(runtime)}
+    names = [e["tool"]["name"] for e in load() or ()]
+    assert names and set(names) <= set(whole)
+    for name in names:
+        doc = loads(f'<tool name="{name}"/>')
+        ctx = LoadContext.for_document(doc, runtime, prepare=prepare)
+        box = build_toolbox(doc, ctx)
+        assert ctx._catalogs == {}, f"{name}: the whole catalog was built"
+        assert tool_wire(box.get(name)) == whole[name], name
+
+
+def test_a_builtin_built_alone_reads_the_stored_selection(runtime: Runtime, root: Path) -> None:
+    (root / "chosen.py").write_text("def chosen():\n    return 1\n")
+    (root / "other.py").write_text("def other():\n    return 2\n")
+    asyncio.run(catalog_toolbox(runtime).call("manage_selection", {"op": "add", "paths": ["chosen.py"]}))
+    fresh = Runtime.for_dirs([root], state_dir=runtime.state_dir).start()  # `tooldeck run`: same state, no catalog
+    box = box_of('<tool name="get_code_structure"/>', fresh)
+    text = asyncio.run(box.call("get_code_structure", {}, invocation=Invocation.silent())).text or ""
+    assert "chosen()" in text and "other" not in text

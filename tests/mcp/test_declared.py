@@ -1,6 +1,6 @@
 """The shipped tool declarations (tooldeck.mcp.declared) against the live catalog.
 
-A cold ``tools/list`` is answered from ``mcp/tools_manifest.json`` instead of
+A cold ``tools/list`` is answered from ``tools_manifest.json`` instead of
 building every tool domain. It must say exactly what the catalog says: the
 shipped file is regenerated here and must be the same (else it is stale), and
 rendered over several workspaces, profiles, switches and config files it must
@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.support.trust import write_approved
+from tooldeck import tool_manifest
 from tooldeck.catalog import build_toolbox, build_tools, config_switches
 from tooldeck.config import load_config
 from tooldeck.mcp import declared
@@ -51,9 +52,9 @@ def test_the_shipped_manifest_is_the_live_catalogs() -> None:
     """Stale declarations fail here: after changing a tool's name, description,
     schema or annotations, run `python -m tooldeck.mcp.declared --write`."""
     assert declared.MANIFEST.read_text(encoding="utf-8") == declared.dump(declared.generate()), (
-        "mcp/tools_manifest.json is stale: run python -m tooldeck.mcp.declared --write"
+        "tools_manifest.json is stale: run python -m tooldeck.mcp.declared --write"
     )
-    assert declared.MANIFEST.parent == Path(declared.__file__).parent  # package data, never a root's file
+    assert declared.MANIFEST.parent == Path(tool_manifest.__file__).parent  # package data, never a root's file
 
 
 def _workspace(tmp_path: Path, kind: str) -> Workspace:

@@ -14,6 +14,7 @@ from mcp.server.runner import ServerRunner
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, KNOWN_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 from pydantic import ValidationError
 
+from tooldeck import tool_manifest
 from tooldeck.mcp.handshake_cache import HandshakeCache, cache_key, cache_path, prune, state_dir
 from tooldeck.mcp.handshake_front import Tap, plain_initialize
 from tooldeck.store.db import default_state_dir
@@ -95,6 +96,13 @@ def test_key_follows_environment_roots_and_config(monkeypatch: pytest.MonkeyPatc
     assert cache_key({"roots": ["x"]}, [str(tmp_path)], None) != cache_key({"roots": []}, [str(tmp_path)], None)
     key = cache_key({}, [], None)
     assert cache_path("/s", key) != cache_path("/s", base)
+
+
+def test_key_covers_the_shipped_declarations_the_front_serves() -> None:
+    """A new manifest (a new version's tools) must not meet an old cached list."""
+    code = cache_key({}, [], None)["code"]
+    held = [item for item in code if item[0] == str(tool_manifest.MANIFEST)]
+    assert held and len(held[0]) == 3  # path, size, mtime: the file is there and followed
 
 
 def test_cache_round_trip_and_wrong_key(tmp_path: Path) -> None:

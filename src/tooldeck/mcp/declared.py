@@ -5,7 +5,7 @@ pydantic's models of its inputs (~0.35 s of CPU idle, over a second on a busy
 machine), and a client that does not see the tools within a second or two
 starts its first turn without them (issue 34). What ``tools/list`` says of a
 built-in tool hardly depends on the run, so the package ships it:
-``tools_manifest.json``, the wire form of every built-in tool (name,
+``tools_manifest.json`` (read by :mod:`tooldeck.tool_manifest`), the wire form of every built-in tool (name,
 description, input schema, annotations) with the domain that builds it, in
 the catalog's order, generated from the live catalog (``python -m
 tooldeck.mcp.declared --write``). The stdio early front serves a cold
@@ -46,16 +46,16 @@ import json
 import os
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tooldeck.profiles import PROFILES, ToolSwitches, select_profile
+from tooldeck.tool_manifest import FORMAT as FORMAT  # re-exported: the generator writes what the loader reads
+from tooldeck.tool_manifest import MANIFEST as MANIFEST
+from tooldeck.tool_manifest import load as load
 
 if TYPE_CHECKING:
     from tooldeck.workspace.roots import Workspace
 
-MANIFEST = Path(__file__).with_name("tools_manifest.json")
-FORMAT = 1
 ROOTS = "{{roots}}"  # in a description: Workspace.describe_roots(), one line per root
 ROOT_IDS = "{{root_ids}}"  # as the `root` property's enum: the ids of the roots
 SHELL = "tooldeck.tools.shell"  # its tools follow the [shell] config: from the manifest only without one
@@ -68,18 +68,6 @@ class Declared:
     name: str
     domain: str
     wire: dict[str, Any]
-
-
-def load(path: Path = MANIFEST) -> list[dict[str, Any]] | None:
-    """The manifest's entries (``{"domain", "tool"}``), None when it is
-    missing, unreadable or of another format (the catalog answers then)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("tools"), list):
-        return None
-    return data["tools"]  # type: ignore[no-any-return]
 
 
 def _root_props(schema: Any) -> Iterator[dict[str, Any]]:

@@ -11,7 +11,7 @@ that can change them:
 
 * tooldeck's version and the identity (path, size, mtime_ns) of the modules
   that shape the answers (``tooldeck/mcp/*.py``, the catalog, the profiles)
-  and of the tool declarations the front serves (``mcp/tools_manifest.json``);
+  and of the tool declarations the front serves (``tools_manifest.json``);
 * the SDK's and pydantic's installed versions (their ``.dist-info`` names),
   the Python executable and version;
 * the ``serve`` arguments, the working directory, every ``TOOLDECK_*``
@@ -102,8 +102,10 @@ def _listing(directory: str) -> list[Any]:
 
 def _code_identity() -> list[Any]:
     mcp_dir = os.path.join(_PKG, "mcp")
-    files = [os.path.join(_PKG, n) for n in ("__init__.py", "catalog.py", "profiles.py")]
-    try:  # the front's modules and the tool declarations it serves (tools_manifest.json)
+    # the tool declarations the front serves (tools_manifest.json) and the modules that read them
+    files = [os.path.join(_PKG, n) for n in ("__init__.py", "catalog.py", "profiles.py", "tool_manifest.py")]
+    files.append(os.path.join(_PKG, "tools_manifest.json"))
+    try:  # the front's modules
         files += sorted(os.path.join(mcp_dir, n) for n in os.listdir(mcp_dir) if n.endswith((".py", ".json")))
     except OSError:
         pass
