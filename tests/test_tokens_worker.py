@@ -92,3 +92,49 @@ def test_a_dead_worker_falls_back_to_counting_here(
     assert worker.dead
     counts, exact = count_texts("o200k_base", TEXTS)
     assert exact and counts == [count_here("o200k_base", t) for t in TEXTS]
+
+
+@pytest.fixture
+def armed_clean() -> Iterator[None]:
+    """No worker before the test; the one it armed or started stopped after it."""
+    tokens.stop_worker()
+    yield
+    tokens.stop_worker()
+
+
+def _alive(worker: TokenWorker | None) -> bool:
+    return worker is not None and worker._proc.poll() is None
+
+
+def test_an_armed_worker_waits_for_its_delay_or_the_first_count(armed_clean: None) -> None:
+    """A server arms the worker at start-up: no child until the first count
+    (which is an estimate, never a wait), exact counts once it is ready."""
+    tokens.arm_worker(600)
+    assert tokens._worker is None  # nothing spawned: a server that never counts never loads the encoder
+    counts, exact = count_texts("o200k_base", TEXTS)
+    worker = tokens._worker
+    assert _alive(worker) and not exact  # the count started it, and did not wait for its load
+    assert worker is not None and worker.wait_ready(60)
+    assert count_texts("o200k_base", TEXTS) == ([count_here("o200k_base", t) for t in TEXTS], True)
+
+
+def test_an_armed_worker_starts_after_its_delay_without_a_count(armed_clean: None) -> None:
+    tokens.arm_worker(0.05)
+    deadline = time.monotonic() + 30
+    while tokens._worker is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _alive(tokens._worker)
+
+
+def test_a_worker_stopped_before_its_delay_never_starts(armed_clean: None) -> None:
+    tokens.arm_worker(0.2)
+    tokens.stop_worker()  # the server exits first
+    time.sleep(0.6)
+    assert tokens._worker is None and tokens.current_worker() is None
+
+
+def test_no_worker_is_armed_when_switched_off(armed_clean: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(tokens.WORKER_ENV, "0")
+    tokens.arm_worker(0)
+    time.sleep(0.2)
+    assert tokens.current_worker() is None

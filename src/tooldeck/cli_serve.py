@@ -228,10 +228,13 @@ def _load_sdk() -> None:
     import tooldeck.mcp.transports  # noqa: F401  # lazy: its transports too (anyio, the SDK's stdio)
 
 
-def _start_worker() -> None:
-    from tooldeck.tokens import start_worker  # lazy: `chat` and the CLI verbs start without the token worker's module
+WORKER_DELAY = 3.0  # s: the token worker starts then, or at the first count (tokens.arm_worker says why)
 
-    start_worker()  # the encoder loads in a child process on another core from here on
+
+def _start_worker() -> None:
+    from tooldeck.tokens import arm_worker  # lazy: `chat` and the CLI verbs start without the token worker's module
+
+    arm_worker(WORKER_DELAY)  # the encoder loads in a child process on another core, once it is wanted
 
 
 def _prepare(

@@ -9,7 +9,8 @@ setting.
 
 This module imports only the standard library (quicktok when an encoding is
 first needed): the worker must start fast, and the stdio server imports this
-module before its first answer. A host spawns the worker first thing;
+module before its first answer. A host arms the worker at start-up
+(:func:`arm_worker`: it starts a few seconds later, or at the first count);
 ``python -m tooldeck.tokens`` is the child.
 
 Why a worker process, not a thread: loading an encoding takes ~0.6 s of CPU inside
@@ -249,14 +250,18 @@ def _chunks(texts: Sequence[str]) -> list[Sequence[str]]:
 
 
 _worker: TokenWorker | None = None
+_armed = False  # a host asked for the worker later (arm_worker): the first count starts it sooner
+
+
+def _wanted() -> bool:
+    return os.environ.get(WORKER_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
 
 
 def start_worker() -> TokenWorker | None:
-    """Count in a child process from now on (hosts that must never stall call
-    it first thing at start-up). Returns the worker, or None when
+    """Count in a child process from now on. Returns the worker, or None when
     ``$TOOLDECK_TOKEN_WORKER`` is ``0``."""
     global _worker
-    if os.environ.get(WORKER_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+    if not _wanted():
         return None
     with _lock:
         if _worker is None or _worker.dead:
@@ -264,14 +269,48 @@ def start_worker() -> TokenWorker | None:
         return _worker
 
 
+def arm_worker(delay: float) -> None:
+    """Have the worker start ``delay`` seconds from now, or at the first count
+    before then (hosts that must never stall call this at start-up).
+
+    Why not at once: loading the encoder costs the worker ~0.7 s of CPU, paid
+    by every server, including those that end within seconds having counted
+    nothing (a script's, a test's, a client that only listed the tools), and
+    on a busy machine it competes with the start itself. A client's first
+    counted result comes after its model's first turn, seconds away; a count
+    before the worker is ready is an estimate, as it always was in the
+    load's window."""
+    global _armed
+    if not _wanted():
+        return
+    with _lock:
+        if _armed:
+            return
+        _armed = True
+    timer = threading.Timer(delay, _start_armed)
+    timer.daemon = True
+    timer.name = "tooldeck-tokens-arm"
+    timer.start()
+
+
+def _start_armed() -> None:
+    with _lock:
+        armed = _armed and _worker is None
+    if armed:
+        start_worker()
+
+
 def current_worker() -> TokenWorker | None:
+    """The worker, started now if a host armed it and none runs yet."""
+    if _worker is None and _armed:
+        return start_worker()
     return _worker
 
 
 def stop_worker() -> None:
-    global _worker
+    global _worker, _armed
     with _lock:
-        worker, _worker = _worker, None
+        worker, _worker, _armed = _worker, None, False
     if worker is not None:
         worker.close()
 
