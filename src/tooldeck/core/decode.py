@@ -5,11 +5,11 @@ validator's verdict → the typed input or ``invalid_arguments`` naming the fiel
 (the repairs, the messages, the fields named), for any validator that raises
 ``pydantic_core.ValidationError``: a pydantic model's ``model_validate`` or a
 ``pydantic_core.SchemaValidator`` built from a core schema by hand. The
-second lets a tool decode its arguments without importing pydantic (its
-import and first model cost ~70 ms of a server's start; ``pydantic_core``
-alone ~15): ``read_file`` does, so the first call a client sends right after
-the handshake is answered sooner (docs/mcp.md). This module imports neither;
-``pydantic_core`` loads on the first decode.
+second (:func:`schema_validator`) lets a tool decode its arguments without
+importing pydantic (its import and first model cost ~70 ms of a server's
+start; ``pydantic_core`` ~17, its compiled module alone ~3): ``read_file``
+does, so the first call a client sends right after the handshake is answered
+sooner (docs/mcp.md). This module imports neither at its top.
 
 Two repairs happen here, once for every tool, before a call is refused:
 
@@ -26,8 +26,12 @@ Two repairs happen here, once for every tool, before a call is refused:
 from __future__ import annotations
 
 import copy
+import importlib.machinery
+import importlib.util
 import json
+import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
@@ -39,6 +43,70 @@ _BACKTICKED = re.compile(r"`([A-Za-z_][A-Za-z0-9_.]*)`")
 _AS_LIST = frozenset({"list_type", "tuple_type", "set_type", "frozen_set_type", "iterable_type"})
 _AS_OBJECT = frozenset({"dict_type", "model_type", "model_attributes_type", "dataclass_type"})
 MAX_REPAIR_ROUNDS = 4  # a string holding a string holding an array... is not worth more
+
+
+def schema_validator(schema: dict[str, Any], config: dict[str, Any] | None = None) -> Any:
+    """A ``pydantic_core.SchemaValidator`` of a core schema written by hand.
+
+    Where ``pydantic_core`` is not imported yet, only its compiled module is
+    loaded (:func:`_compiled`, ~3 ms): the package's ``__init__`` also
+    imports ``core_schema``, a module of TypedDicts for type checkers that
+    costs ~12 ms more, of a server's start; see the module docstring. The
+    package imported later (by pydantic) finds the same compiled module, so
+    there is one ``ValidationError`` class."""
+    main = sys.modules.get("pydantic_core")
+    if main is not None and hasattr(main, "SchemaValidator"):
+        return main.SchemaValidator(schema, config)
+    try:
+        compiled = _compiled()
+    except Exception:  # an unusual install: the package's own import
+        import pydantic_core as compiled  # lazy: the rare path of a failed light load
+
+    return compiled.SchemaValidator(schema, config)
+
+
+_COMPILED = "pydantic_core._pydantic_core"
+
+
+def validation_error() -> type[Exception]:
+    """``pydantic_core.ValidationError`` (pydantic's too), loaded as
+    :func:`schema_validator` loads the validator."""
+    main = sys.modules.get("pydantic_core")
+    if main is not None and hasattr(main, "ValidationError"):
+        return main.ValidationError  # type: ignore[no-any-return]
+    try:
+        return _compiled().ValidationError  # type: ignore[no-any-return]
+    except Exception:  # an unusual install: the package's own import
+        import pydantic_core  # lazy: the rare path of a failed light load
+
+        return pydantic_core.ValidationError
+
+
+def _compiled() -> Any:
+    """``pydantic_core._pydantic_core``, loaded without its package's
+    ``__init__``, under the lock the importer takes for that name (a thread
+    importing pydantic meanwhile waits for it, then finds it in
+    ``sys.modules``; one that got there first is found here)."""
+    from importlib import _bootstrap  # lazy: the importer's module lock, on this path only
+
+    with _bootstrap._ModuleLockManager(_COMPILED):  # type: ignore[attr-defined]
+        module = sys.modules.get(_COMPILED)
+        if module is not None:
+            return module
+        package = importlib.util.find_spec("pydantic_core")  # finds, does not import
+        folders = package.submodule_search_locations if package is not None else None
+        for folder in folders or ():
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+                path = os.path.join(folder, "_pydantic_core" + suffix)
+                if os.path.isfile(path):
+                    loader = importlib.machinery.ExtensionFileLoader(_COMPILED, path)
+                    spec = importlib.util.spec_from_file_location(_COMPILED, path, loader=loader)
+                    assert spec is not None
+                    module = importlib.util.module_from_spec(spec)
+                    sys.modules[_COMPILED] = module
+                    loader.exec_module(module)
+                    return module
+        raise ImportError(f"no compiled {_COMPILED} found")
 
 
 def parse_arguments(raw: str | bytes | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -140,7 +208,7 @@ def repair(data: dict[str, Any], errors: list[Any]) -> bool:
 
 def validate_repaired(validate: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:
     """``validate(data)``, retried after :func:`repair` while it helps."""
-    from pydantic_core import ValidationError  # lazy: loaded by the first decode, not by importing the core
+    ValidationError = validation_error()  # noqa: N806 (a class)
 
     try:
         return validate(data)
@@ -166,7 +234,7 @@ def decode_with(
     """Raw arguments → ``validate``'s result (which raises
     ``pydantic_core.ValidationError`` for bad input; ``accepted``: the field
     names, in order), every failure an ``invalid_arguments`` naming its fields."""
-    from pydantic_core import ValidationError  # lazy: loaded by the first decode, not by importing the core
+    ValidationError = validation_error()  # noqa: N806 (a class)
 
     data = parse_arguments(raw)
     try:

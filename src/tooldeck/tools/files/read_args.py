@@ -25,7 +25,7 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from tooldeck.core.decode import decode_with
+from tooldeck.core.decode import decode_with, schema_validator
 
 # (name, JSON type, minimum or None, description), in the schema's order
 FIELDS: tuple[tuple[str, str, int | None, str], ...] = (
@@ -143,12 +143,10 @@ CONFIG = {  # the model's core config
 def decoder() -> Callable[[Any], ReadArgs]:
     """Raw arguments → :class:`ReadArgs`, or ``invalid_arguments`` as the
     model's decoder said it (:func:`tooldeck.core.decode.decode_with`). The
-    validator is built here, with the tool (``pydantic_core``'s import, ~17 ms
-    where nothing loaded it yet: during a server's start the tool is built
-    before the start-up thread goes on, its call then runs alone)."""
-    from pydantic_core import SchemaValidator  # lazy: read_file's one validation library, loaded with the tool
-
-    validator = SchemaValidator(core_schema(), CONFIG)  # type: ignore[arg-type]
+    validator is built here, with the tool (the load of ``pydantic_core``'s
+    compiled module, where nothing loaded it yet: during a server's start
+    the tool is built before the start-up thread goes on)."""
+    validator = schema_validator(core_schema(), CONFIG)
 
     def validate(data: dict[str, Any]) -> ReadArgs:
         return ReadArgs(**validator.validate_python(data)[0])
