@@ -208,7 +208,7 @@ def repair(data: dict[str, Any], errors: list[Any]) -> bool:
 
 def validate_repaired(validate: Callable[[dict[str, Any]], T], data: dict[str, Any]) -> T:
     """``validate(data)``, retried after :func:`repair` while it helps."""
-    ValidationError = validation_error()  # noqa: N806 (a class)
+    ValidationError = validation_error()
 
     try:
         return validate(data)
@@ -234,7 +234,7 @@ def decode_with(
     """Raw arguments → ``validate``'s result (which raises
     ``pydantic_core.ValidationError`` for bad input; ``accepted``: the field
     names, in order), every failure an ``invalid_arguments`` naming its fields."""
-    ValidationError = validation_error()  # noqa: N806 (a class)
+    ValidationError = validation_error()
 
     data = parse_arguments(raw)
     try:
