@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-from tooldeck.confine import helpers
 from tooldeck.settings import setting, settings_service
 from tooldeck.store.db import Store, default_state_dir
 from tooldeck.tokens import count_texts, count_with
@@ -90,6 +89,9 @@ class Runtime:
                 return self
             self._started = True
         if confinement:
+            # lazy: the confinement helpers (shutil, ctypes: ~9 ms) only to say it; a stdio server says it later
+            from tooldeck.confine import helpers
+
             helpers.mode()  # how helper processes are confined: said once, in the log, at start-up
         if not self.start_workspace():
             return self

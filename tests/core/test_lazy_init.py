@@ -30,9 +30,26 @@ def test_importing_the_package_or_a_light_module_loads_no_pydantic() -> None:
     code = "import sys, tooldeck.core, tooldeck.core.workers; print('pydantic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
-    code = "import sys; from tooldeck.core import Toolbox; print('pydantic' in sys.modules, Toolbox.__name__)"
+    # the tool model and a hand-built tool need no pydantic either (read_file is one: tools/files/read_args.py)
+    code = (
+        "import sys; from tooldeck.core import Toolbox, create_function, parse_arguments\n"
+        "schema = {'type': 'object'}\n"
+        "t = create_function(name='echo', description='', parameters=schema, run=str, decode=parse_arguments)\n"
+        "print('pydantic' in sys.modules, Toolbox([t]).call_sync('echo', '{}').text)"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True Toolbox"
+    assert out.stdout.strip() == "False {}"
+    # a tool built from a typed function loads it then
+    code = (
+        "import sys; from tooldeck.core import tool\n"
+        "before = 'pydantic' in sys.modules\n"
+        "@tool\n"
+        "def echo(text: str) -> str:\n"
+        "    return text\n"
+        "print(before, 'pydantic' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False True"
 
 
 def test_the_decorator_tool_is_not_hidden_by_its_module() -> None:

@@ -107,6 +107,12 @@ def test_answers_are_the_sdks_cold_warm_and_after_the_handover(served: tuple[Pat
     calls = [
         _call("c1", "read_file", {"path": "hello.txt"}),
         _call("c2", "read_file", {"pathx": "hello.txt"}),  # bad input: invalid_arguments
+        # read_file decodes without pydantic (tools/files/read_args.py): the same verdicts either way
+        _call("c6", "read_file", {"path": "hello.txt", "offset": -1}),
+        _call("c7", "read_file", {"path": "hello.txt", "limit": True}),
+        _call("c8", "read_file", {"file": "hello.txt", "path": "app.py"}),
+        _call("c9", "read_file", {"path": "app.py", "start_line": "2", "limit": None}),
+        _call("c10", "read_file", {"path": "app.py", "offset": 1, "start_line": 2}),
         _call("c3", "get_code_structure", {"paths": ["app.py"]}),
         _call("c4", "no_such_tool", {}),  # unknown: left to the SDK
         _call("c5", "file_search", {"pattern": "hello"}),

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from tooldeck.core.budget import DEFAULT_BUDGET, Pager, enforce_budget, estimate_tokens
+    from tooldeck.core.decode import parse_arguments
     from tooldeck.core.errors import ErrorCode, ToolError, invalid_arguments
     from tooldeck.core.invocation import (
         SILENT,
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
         TraceEvent,
     )
     from tooldeck.core.output import ImagePart, Output, TextPart, coerce_output
-    from tooldeck.core.schema import ToolInput, decode_model, model_schema, parse_arguments
+    from tooldeck.core.schema import ToolInput, decode_model, model_schema
     from tooldeck.core.tool import (
         Tool,
         ToolAnnotations,
@@ -79,7 +80,7 @@ _HOMES: dict[str, str] = {  # public name -> the module of tooldeck.core that de
     "ToolInput": "schema",
     "decode_model": "schema",
     "model_schema": "schema",
-    "parse_arguments": "schema",
+    "parse_arguments": "decode",
     "Tool": "tool",
     "ToolAnnotations": "tool",
     "create_function": "tool",

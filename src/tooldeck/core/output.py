@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-from pydantic import BaseModel
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +113,15 @@ def valid_output(output: Output) -> Output:
     return Output(fixed, clean_structured)
 
 
+def _is_model(value: Any) -> bool:
+    """Whether ``value`` is a pydantic model, without importing pydantic: where
+    it is not loaded, nothing is one (a tool that decodes without it, as
+    ``read_file`` does, must not load it for its answer)."""
+    main = sys.modules.get("pydantic.main")
+    base = getattr(main, "BaseModel", None)
+    return base is not None and isinstance(value, base)
+
+
 def coerce_output(value: Any) -> Output:
     """Turn what a typed tool function returned into an :class:`Output`.
 
@@ -124,7 +132,7 @@ def coerce_output(value: Any) -> Output:
         return value
     if isinstance(value, str):
         return Output.text(value)
-    if isinstance(value, BaseModel):
+    if _is_model(value):
         data = value.model_dump(mode="json")
         return Output.text(json.dumps(data, ensure_ascii=False, indent=2), data)
     if isinstance(value, dict):

@@ -26,15 +26,15 @@ import re
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_type_hints
-
-from pydantic import BaseModel, ConfigDict, create_model
+from typing import TYPE_CHECKING, Any, Literal, get_type_hints
 
 from tooldeck.core.errors import invalid_arguments
 from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output, coerce_output
-from tooldeck.core.schema import decode_model, model_schema
 from tooldeck.core.workers import WORKERS
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 NAME_RE = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
@@ -189,6 +189,11 @@ def tool(
     caller_locals = dict(sys._getframe(1).f_locals)
 
     def build(f: Callable[..., Any]) -> Tool:
+        # lazy: pydantic only where a tool is built from a typed function (a hand-built one never loads it)
+        from pydantic import BaseModel, ConfigDict, create_model
+
+        from tooldeck.core.schema import decode_model, model_schema  # lazy: with pydantic, just above
+
         try:
             hints = get_type_hints(f, localns=caller_locals, include_extras=True)
         except NameError as exc:
@@ -277,15 +282,21 @@ def _explicit(
     streaming: bool,
 ) -> Tool:
     model: type[BaseModel] | None = None
-    if inspect.isclass(parameters) and issubclass(parameters, BaseModel):
-        model = parameters
-        schema = model_schema(parameters)
-        decoder = decode or functools.partial(decode_model, parameters)
-    else:
-        schema = dict(parameters)  # type: ignore[arg-type]
+    if isinstance(parameters, Mapping):  # a hand-written JSON Schema: pydantic is not loaded for it
+        schema = dict(parameters)
         if decode is None:
             raise ValueError("a tool with a hand-written JSON Schema needs an explicit decoder")
         decoder = decode
+    else:
+        from pydantic import BaseModel  # lazy: a model's tool loads pydantic
+
+        from tooldeck.core.schema import decode_model, model_schema  # lazy: with pydantic, just above
+
+        if not (inspect.isclass(parameters) and issubclass(parameters, BaseModel)):
+            raise TypeError("parameters must be a JSON Schema (a mapping) or a pydantic model class")
+        model = parameters
+        schema = model_schema(parameters)
+        decoder = decode or functools.partial(decode_model, parameters)
 
     def call(typed: Any, inv: Invocation) -> tuple[tuple, dict]:
         return ((typed, inv) if streaming else (typed,)), {}

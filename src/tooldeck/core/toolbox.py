@@ -32,10 +32,10 @@ from tooldeck.core.budget import (
     estimate_tokens,
 )
 from tooldeck.core.budget import paginate as _paginate
+from tooldeck.core.decode import parse_arguments
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.invocation import SILENT, Invocation, ToolFinished, ToolStarted
 from tooldeck.core.output import Output, TextPart, valid_output, valid_text
-from tooldeck.core.schema import parse_arguments
 from tooldeck.core.tool import RawArguments, Tool
 
 log = logging.getLogger("tooldeck.toolbox")

@@ -45,9 +45,8 @@ import logging
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from tooldeck.mcp.declared import Declared
 from tooldeck.mcp.handshake_cache import HandshakeCache
 from tooldeck.mcp.handshake_front import (
     LISTS,
@@ -72,6 +71,9 @@ from tooldeck.mcp.wire import (
     to_call_result,
     tool_wire,
 )
+
+if TYPE_CHECKING:
+    from tooldeck.mcp.declared import Declared
 
 log = logging.getLogger("tooldeck.mcp")
 
@@ -168,6 +170,16 @@ class EarlyFront:
             self._declared.set_result(tools)
         if tools is not None:  # as built() would: the next start can build just the domain of a call
             self._domains_known({d.name: d.domain for d in tools})
+
+    def wants_declared(self) -> bool:
+        """Whether the shipped declarations are needed: not when the handshake
+        cache answers ``tools/list`` for the version negotiated and knows
+        each tool's domain (a warm start: a call builds its tool from that
+        alone, and the cached list is what the front serves)."""
+        if self._cached("tools/list") is None or self.cache is None:
+            return True
+        known = self.cache.data.get(DOMAINS_KEY)
+        return not (isinstance(known, dict) and known)
 
     def ready(self, ready: Ready) -> None:
         if not self._ready.done():

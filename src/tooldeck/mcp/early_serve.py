@@ -11,7 +11,8 @@ One start-up thread does, in this order (each step unlocks answers):
 2. the tools served, from the shipped declarations
    (:mod:`tooldeck.mcp.declared`): a cold ``tools/list``, without importing
    the tool domains; it waits for the resource walks asked so far, which are
-   cheaper;
+   cheaper; skipped when the handshake cache holds the list and the tools'
+   domains (``EarlyFront.wants_declared``);
 3. the server extras (prompts, resources) and the person's single-tool
    switches: ``prompts/list`` with a prompts folder, the agent tools
    (:class:`~tooldeck.mcp.early.Ready`); a call already waiting for its
@@ -75,7 +76,10 @@ async def serve(plan: Plan) -> int:
             started = Started(lambda d, name: plan.build_domain(rt, d, name), activity, plan.worker)
             front.workspace(ResourceProvider(lambda: rt.workspace), started)  # before the tool model
             await front.files_settled()
-            front.declared(await loop.run_in_executor(None, _declare, plan, rt))
+            if front.wants_declared():
+                front.declared(await loop.run_in_executor(None, _declare, plan, rt))
+            else:  # warm: the cache says it all (a cold tools/list, which cannot come now, would wait for the catalog)
+                front.declared(None)
             await loop.run_in_executor(None, plan.start, rt)  # the rest of the start
             await front.domains_settled()  # a call waiting for its domain goes before the extras
             return await loop.run_in_executor(None, plan.prepare, rt)  # type: ignore[no-any-return]

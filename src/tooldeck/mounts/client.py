@@ -33,10 +33,10 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
+from tooldeck.core.decode import parse_arguments
 from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.core.invocation import Invocation
 from tooldeck.core.output import Output
-from tooldeck.core.schema import parse_arguments
 from tooldeck.core.tool import RawArguments, Tool
 from tooldeck.mounts import loop as client_loop
 from tooldeck.mounts.convert import annotations_of, local_name, progress_forwarder, schema_of, to_output

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from tooldeck.tools.files.read_args import ReadArgs
 from tooldeck.tools.files.read_large import STREAM_BYTES
-from tooldeck.tools.files.read_window import ReadFileInput, render
+from tooldeck.tools.files.read_window import render
 from tooldeck.workspace.content import content_hash
 
 
@@ -56,14 +57,14 @@ ARGS = [
 @pytest.mark.parametrize("args", ARGS, ids=lambda a: json.dumps(a))
 def test_streamed_output_equals_the_whole_file_render(call, root: Path, args: dict, tail_newline: bool) -> None:  # type: ignore[no-untyped-def]
     data = _big(root / "big.txt", tail_newline=tail_newline)
-    expected = render("big.txt", data.decode(), content_hash(data), ReadFileInput(path="big.txt", **args))
+    expected = render("big.txt", data.decode(), content_hash(data), ReadArgs(path="big.txt", **args))
     assert _read(call, {"path": "big.txt", **args}) == expected
 
 
 def test_streamed_huge_line_is_cut_like_the_renderer(call, root: Path) -> None:  # type: ignore[no-untyped-def]
     data = _big(root / "big.txt", huge_at=10)
     for args in ({"offset": 10}, {"offset": 5}, {}):
-        expected = render("big.txt", data.decode(), content_hash(data), ReadFileInput(path="big.txt", **args))
+        expected = render("big.txt", data.decode(), content_hash(data), ReadArgs(path="big.txt", **args))
         assert _read(call, {"path": "big.txt", **args}) == expected
 
 

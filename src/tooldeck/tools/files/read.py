@@ -3,6 +3,9 @@
 * ochat (seed 000): ``{file | path, root?, offset? (0-based), line_count?}``
 * RepoPrompt (seed 004): ``{path, start_line? (1-based; negative = tail), limit?}``
 
+Its arguments are decoded without pydantic (``read_args.py``: the first call
+a client sends comes while the server still starts).
+
 The header is ``path:start-end [total_lines=N] [hash=H]``; ``hash`` is the
 staleness hash edit tools accept. Text stops at 380,928 bytes with ``---`` and
 ``[File truncated: N more lines not shown]``. Binary-like files are refused.
@@ -13,13 +16,14 @@ from __future__ import annotations
 
 import os
 
-from tooldeck.core import ToolError, tool
-from tooldeck.core.errors import ErrorCode
-from tooldeck.core.tool import Tool, run_blocking
+from tooldeck.core.errors import ErrorCode, ToolError
+from tooldeck.core.tool import Tool, ToolAnnotations, create_function, run_blocking
 from tooldeck.runtime import Runtime
 from tooldeck.tools.common import set_root_enum
+from tooldeck.tools.files import read_args
+from tooldeck.tools.files.read_args import ReadArgs
 from tooldeck.tools.files.read_large import STREAM_BYTES, read_streamed
-from tooldeck.tools.files.read_window import MAX_BYTES, ReadFileInput, render
+from tooldeck.tools.files.read_window import MAX_BYTES, render
 from tooldeck.workspace.content import OpenFile, content_hash, decode_text
 from tooldeck.workspace.roots import ResolvedPath, Workspace
 
@@ -38,7 +42,7 @@ def describe(rt: Runtime) -> str:
 
 
 def build(rt: Runtime) -> Tool:
-    def read_resolved(ws: Workspace, rp: ResolvedPath, args: ReadFileInput) -> str:
+    def read_resolved(ws: Workspace, rp: ResolvedPath, args: ReadArgs) -> str:
         shown = ws.display(rp.abs)
         with OpenFile(rp.abs, shown, root=rp.root.path) as f:
             if f.size > MAX_FILE_BYTES:
@@ -52,7 +56,7 @@ def build(rt: Runtime) -> Tool:
         text = decode_text(data, shown)
         return render(shown, text, content_hash(data), args)
 
-    async def read_file(args: ReadFileInput) -> str:
+    async def read_file(args: ReadArgs) -> str:
         # Path checks are a few syscalls: done on the event loop. A small file
         # is read there too (a worker-thread hop costs more than the read, and
         # read_file is the hottest tool); a big one goes to a worker thread.
@@ -66,6 +70,11 @@ def build(rt: Runtime) -> Tool:
             return read_resolved(ws, rp, args)
         return await run_blocking(read_resolved, ws, rp, args)
 
-    built: Tool = tool(read_file, description=describe(rt), read_only=True, idempotent=True)
-    set_root_enum(built.parameters, rt.workspace)
-    return built
+    return create_function(  # no pydantic: read_args decodes (a first call is answered sooner)
+        name="read_file",
+        description=describe(rt),
+        parameters=set_root_enum(read_args.parameters(), rt.workspace),
+        run=read_file,
+        decode=read_args.decoder(),
+        annotations=ToolAnnotations(read_only=True, idempotent=True),
+    )

@@ -15,7 +15,8 @@ import codecs
 import hashlib
 
 from tooldeck.core.errors import ErrorCode, ToolError
-from tooldeck.tools.files.read_window import MAX_BYTES, ReadFileInput, render_window, window
+from tooldeck.tools.files.read_args import ReadArgs
+from tooldeck.tools.files.read_window import MAX_BYTES, render_window, window
 from tooldeck.workspace.content import HASH_CHARS, SNIFF_BYTES, OpenFile, looks_binary
 
 STREAM_BYTES = 4 * 1024 * 1024
@@ -65,7 +66,7 @@ def _line_offset(f: OpenFile, line: int) -> int:
     return offset
 
 
-def read_streamed(f: OpenFile, shown: str, args: ReadFileInput) -> str:
+def read_streamed(f: OpenFile, shown: str, args: ReadArgs) -> str:
     digest, total = _scan(f, shown)
     start, end = window(shown, total, args)
     begin = _line_offset(f, start)

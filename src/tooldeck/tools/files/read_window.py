@@ -1,46 +1,14 @@
-"""read_file's input and the window it shows (which lines, rendered with the
-header and the truncation note): shared by the in-memory path (``read.py``)
+"""read_file's window: which lines its arguments (``read_args.ReadArgs``) ask
+for, rendered with the header and the truncation note; shared by the in-memory path (``read.py``)
 and the streamed path for large files (``read_large.py``), which import this
 module and not each other."""
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
-
-from tooldeck.core import ToolInput, invalid_arguments
+from tooldeck.core.errors import invalid_arguments
+from tooldeck.tools.files.read_args import ReadArgs
 
 MAX_BYTES = 380_928
-
-
-class ReadFileInput(ToolInput):
-    file: str | None = Field(None, description="File path, relative to a root or absolute. `path` is an alias.")
-    path: str | None = Field(None, description="Alias of `file`.")
-    root: str | None = Field(None, description="Root id; `file` must then be relative to that root.")
-    offset: int | None = Field(None, ge=0, description="0-based first line to read.")
-    line_count: int | None = Field(None, ge=0, description="Maximum number of lines to read.")
-    start_line: int | None = Field(
-        None, description="1-based first line; a negative value -N reads the last N lines (like tail -n)."
-    )
-    limit: int | None = Field(None, ge=0, description="Maximum number of lines (same as line_count).")
-
-    @model_validator(mode="after")
-    def _one_dialect(self) -> ReadFileInput:
-        if (self.file is None) == (self.path is None):
-            if self.file is None:
-                raise ValueError("field `file` (or `path`) is required")
-            if self.file != self.path:
-                raise ValueError("give the file once: `file` or `path`, not both")
-        if self.offset is not None and self.start_line is not None:
-            raise ValueError("use either `offset` (0-based) or `start_line` (1-based), not both")
-        if self.start_line == 0:
-            raise ValueError("field `start_line` is 1-based: use 1 for the first line or -N for the last N")
-        if self.line_count is not None and self.limit is not None and self.line_count != self.limit:
-            raise ValueError("use either `line_count` or `limit`, not both")
-        return self
-
-    @property
-    def target(self) -> str:
-        return self.file if self.file is not None else self.path  # type: ignore[return-value]
 
 
 def split_lines(text: str) -> list[str]:
@@ -54,7 +22,7 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def window(shown: str, total: int, args: ReadFileInput) -> tuple[int, int]:
+def window(shown: str, total: int, args: ReadArgs) -> tuple[int, int]:
     """The 0-based line range ``[start, end)`` the arguments ask for."""
     count = args.line_count if args.line_count is not None else args.limit
     if args.start_line is not None and args.start_line < 0:
@@ -73,7 +41,7 @@ def window(shown: str, total: int, args: ReadFileInput) -> tuple[int, int]:
     return start, total if count is None else min(total, start + count)
 
 
-def render(shown: str, text: str, digest: str, args: ReadFileInput) -> str:
+def render(shown: str, text: str, digest: str, args: ReadArgs) -> str:
     lines = split_lines(text)
     total = len(lines)
     start, end = window(shown, total, args)
