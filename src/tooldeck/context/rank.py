@@ -270,7 +270,9 @@ class GraphCache:
             return self._graph
 
     def _load_or_build(self, index: SymbolIndex, key: str) -> Graph:
-        if self._folder is None:
+        if self._folder is None or not index.complete:
+            # a partial index's graph (a build during the background fill) is never asked for again:
+            # writing it cost a thread beside the build and pushed the whole tree's graphs out of KEEP
             return build_graph(index)
         graph = graph_store.load(self._folder, key)
         if graph is None:
