@@ -22,6 +22,7 @@ stdlib, 8,000 files) with that tree's own tasks.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -205,6 +206,7 @@ class Builds:
         self.stages: dict[str, list[float]] = {}
         self.stage_cpu: dict[str, list[float]] = {}
         self.selected: dict[str, list[str]] = {}
+        self.digest = hashlib.sha1()  # every choice (path, mode, tokens, ranges, reason), omitted ones too
 
     def add(self, task: str, wall: float, cpu: float, res: object) -> None:
         self.wall.append(wall)
@@ -214,6 +216,8 @@ class Builds:
         for k, v in res.cpu.items():  # type: ignore[attr-defined]
             self.stage_cpu.setdefault(k, []).append(v)
         self.selected[task] = [c.candidate.key for c in res.selected]  # type: ignore[attr-defined]
+        for c in res.choices:  # type: ignore[attr-defined]
+            self.digest.update(repr((task, c.candidate.key, c.mode, c.tokens, c.ranges, c.why)).encode())
 
     def p50(self, stage: str | None = None) -> tuple[float, float]:
         if stage is None:
@@ -246,8 +250,19 @@ def builds_during_fills(rt: object, builder: object, tasks: list[str], budget: i
 
 
 def _reaped() -> float:
+    """CPU of finished children and of the helpers the launcher ran (rg runs there when bubblewrap
+    is present: not this process's children, so not in RUSAGE_CHILDREN; before 2026-12-06 the
+    builds during the fills were measured without it)."""
     c = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return c.ru_utime + c.ru_stime
+    return c.ru_utime + c.ru_stime + _launched()
+
+
+def _launched() -> float:
+    try:
+        from tooldeck.confine import helpers  # lazy: the code measured may be another checkout's
+    except ImportError:
+        return 0.0
+    return helpers.launched_cpu_seconds() if hasattr(helpers, "launched_cpu_seconds") else 0.0
 
 
 def overlap(during: Builds, after: Builds) -> tuple[float, float]:
@@ -287,7 +302,11 @@ def print_builds(during: Builds, after: Builds, goal: float = 0.5) -> None:
         f"  selection, same tasks during vs after the fills: Jaccard {jac:.2f}, "
         f"after-fills top 5 also selected {top:.2f}"
     )
-    print("  (stage CPU: the building thread's own; build CPU during the fills adds the ripgrep it waited for)")
+    print(f"  choices of the builds after the fills: sha1 {after.digest.hexdigest()[:12]}")
+    print(
+        "  (stage CPU: the building thread's own; build CPU during the fills adds the ripgrep it waited for,"
+        " also when the launcher ran it)"
+    )
 
 
 def main() -> None:
