@@ -100,3 +100,31 @@ def test_a_damaged_graph_file_is_removed_and_rebuilt(runtime: Runtime, root: Pat
     again = ContextBuilder(runtime)  # a restarted server: the graph is rebuilt, no error
     again.build("invoice total", 20000, apply=False)
     assert again._last_graph is not None and again._last_graph.edges > 0
+
+
+def test_the_graph_of_a_partial_index_is_not_written(tmp_path: Path) -> None:
+    """A build during the background fill ranks with a graph of the partial
+    index: never asked for again, so not written (it cost a thread beside the
+    build and pushed the whole tree's graphs out of the kept ones)."""
+    from tests.context.test_rank import index_of, rec
+
+    idx = index_of(rec("a.py", ["alpha"], ["beta"]), rec("b.py", ["beta"], []))
+    cache = rank.GraphCache(tmp_path)
+    assert not idx.complete
+    assert cache.get(idx).edges > 0
+    time.sleep(0.3)  # the write, if there were one, runs in a thread
+    assert not list(tmp_path.glob("graph-*.npz"))
+    idx.complete = True
+    idx.put(rec("c.py", ["gamma"], ["alpha"]))
+    assert cache.get(idx).edges > 0
+    assert len(_graph_files_in(tmp_path)) == 1
+
+
+def _graph_files_in(folder: Path) -> list[Path]:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        files = sorted(folder.glob("graph-*.npz"))
+        if files:
+            return files
+        time.sleep(0.05)
+    return []

@@ -159,3 +159,39 @@ def test_pair_sums_equal_a_dict_accumulation_in_occurrence_order():
     assert weight.tolist() == list(want.values())  # exactly
     none = np.zeros(0, dtype=np.int32)
     assert [a.size for a in _pair_sums(none, none, np.zeros(0), n)] == [0, 0, 0]
+
+
+def test_lazy_symbol_words_are_the_same_mapping():
+    """A partial index's graph finds a word's files when asked: the same
+    tuples as the graph of a complete index makes for every word."""
+    from tooldeck.context.rank import LazySymbolWords, _symbol_words
+
+    idx = index_of(
+        rec("a.py", ["HTTPAdapter", "send_request", "max_retries"], ["Retry"]),
+        rec("b.py", ["Retry", "RetryError", "is_retry_allowed"], []),
+        rec("c.py", ["parse_http_date", "IOError2", "x1"], []),
+        rec("d.py", ["ÉtéRetry", "get_adapter"], []),
+    )
+    records = sorted(idx.records(), key=lambda r: r.shown)
+    nodes = [r.shown for r in records]
+    definers: dict[str, list[int]] = {}
+    for i, r in enumerate(records):
+        for name in {n for n in r.names if len(n) >= 3}:
+            definers.setdefault(name, []).append(i)
+    full = _symbol_words(definers, nodes)
+    lazy = LazySymbolWords(definers, nodes)
+    for word in [*full, "missing", "ret", "try", "http", "error2"]:
+        assert lazy.get(word) == full.get(word), word
+        assert (word in lazy) == (word in full)
+    assert dict(lazy) == full and len(lazy) == len(full)
+    assert full["retry"] == ("b.py", "d.py") and lazy["adapter"] == ("a.py", "d.py")
+
+
+def test_a_partial_index_gets_lazy_symbol_words_and_a_complete_one_all():
+    from tooldeck.context.rank import LazySymbolWords
+
+    idx = index_of(rec("a.py", ["alpha"], ["beta"]), rec("b.py", ["beta"], []))
+    assert isinstance(GraphCache().get(idx).symbol_words, LazySymbolWords)
+    idx.complete = True
+    idx.put(rec("c.py", ["gamma"], []))
+    assert isinstance(GraphCache().get(idx).symbol_words, dict)

@@ -67,3 +67,20 @@ def test_a_pause_is_bounded() -> None:
         t, out = _paused_worker(threading.Event(), max_pause=0.05)
         t.join(30)
         assert not t.is_alive() and out[0] >= 0.05
+
+
+def test_watchers_hear_the_first_request_start_and_the_last_end() -> None:
+    heard: list[bool] = []
+    stop = foreground.watch(heard.append)
+    try:
+        assert heard == [False]  # the state now
+        with foreground.serving():
+            with foreground.serving():
+                pass
+            assert heard == [False, True]  # the nested request told nothing
+        assert heard == [False, True, False]
+    finally:
+        stop()
+    with foreground.serving():
+        pass
+    assert heard == [False, True, False]  # stopped: told nothing more

@@ -180,3 +180,27 @@ def test_in_a_proven_launcher_a_rule_file_linked_to_a_device_is_not_read(
     assert "[engine: python]" not in res.text, res.text
     assert "sub/deep/a.txt" in res.text and "skip.log" not in res.text
     assert scans == []
+
+
+def test_in_a_proven_launcher_a_term_count_makes_no_list_when_rg_ends_in_time(
+    root: Path, proven_launcher: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The context builder's term count (TermSearch) starts rg first, as
+    file_search does: no pass over the tree when rg ends within the grace."""
+    scans = _scans(monkeypatch)
+    counts = ripgrep.TermSearch(IgnoreRules(str(root)), ["needle"]).result()
+    assert counts == {"sub/deep/a.txt": {"needle": 1}, "keep.txt": {"needle": 1}}
+    assert scans == []
+
+
+def test_in_a_proven_launcher_a_term_count_stalled_on_a_fifo_is_killed(
+    root: Path, proven_launcher: Toolbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rg blocks on the FIFO; the list made once it ran past the grace finds
+    it, rg is killed and the counts come from the Python engine."""
+    os.mkfifo(root / "sub" / ".gitignore")
+    monkeypatch.setattr(ripgrep, "TERMS_STALL_GRACE", 0.2)
+    scans = _scans(monkeypatch)
+    counts = ripgrep.TermSearch(IgnoreRules(str(root)), ["needle"]).result()
+    assert counts == {"sub/deep/a.txt": {"needle": 1}, "keep.txt": {"needle": 1}}
+    assert scans == [str(root)]

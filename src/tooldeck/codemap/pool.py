@@ -31,8 +31,10 @@ import atexit
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
+from typing import Any
 
 from tooldeck.codemap.blob import encode_rows, encode_skip
 from tooldeck.codemap.extract import extract_rows
@@ -75,7 +77,32 @@ def extract_one(language: str, data: bytes) -> str:
 
 
 def extract_group(items: list[tuple[str, bytes]]) -> list[str]:
-    return [extract_one(language, data) for language, data in items]
+    out: list[str] = []
+    budget = HOLD_MAX
+    for language, data in items:
+        if _hold is not None and _hold.value:
+            budget -= _wait_hold(budget)
+        out.append(extract_one(language, data))
+    return out
+
+
+HOLD_MAX = 10.0  # seconds a held worker waits per task at most (as a fill's pause: core/foreground.py)
+_hold: Any = None  # in a background fill's worker: the flag its pool raises while a request is served
+
+
+def hold_with(flag: Any) -> None:
+    """In a worker: wait between files while ``flag`` (a shared byte its
+    parent sets) is raised (:class:`~tooldeck.codemap.fill.LowPriorityPool`)."""
+    global _hold
+    _hold = flag
+
+
+def _wait_hold(budget: float) -> float:
+    """Sleep while the hold flag is raised, at most ``budget`` seconds; the seconds slept."""
+    start = time.monotonic()
+    while _hold.value and time.monotonic() - start < budget:
+        time.sleep(0.005)
+    return time.monotonic() - start
 
 
 def _exit_with_parent() -> None:
@@ -105,9 +132,7 @@ def spawn_executor(n: int, initializer: Callable[[], None] | None = None) -> Pro
         import multiprocessing
 
         spawn = multiprocessing.get_context("spawn")
-        return ProcessPoolExecutor(
-            max_workers=n, mp_context=spawn, initializer=_worker_start, initargs=(initializer,)
-        )
+        return ProcessPoolExecutor(max_workers=n, mp_context=spawn, initializer=_worker_start, initargs=(initializer,))
     except (OSError, ValueError, ImportError):
         return None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import importlib.machinery
 import importlib.util
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,7 +97,8 @@ class Graph:
     matrix: Transition  # n × n, CSR
     dangling: np.ndarray  # indices of the nodes without out-edges
     # word → files defining a symbol with that word in its name (tuples: 33k sets of a 13k-file tree took 28 MB)
-    symbol_words: dict[str, tuple[str, ...]]
+    # (a partial index's graph: rank.LazySymbolWords, the same mapping found per word asked)
+    symbol_words: Mapping[str, tuple[str, ...]]
 
     @property
     def edges(self) -> int:

@@ -66,11 +66,9 @@ def is_code_like(token: str) -> bool:
 
 def subwords(identifier: str) -> list[str]:
     """``HTTPAdapter.send_request`` → ["http", "adapter", "send", "request"]."""
-    out: list[str] = []
-    for piece in re.split(r"[._:/-]+", identifier):
-        for part in piece.split("_"):
-            out.extend(m.lower() for m in _CAMEL_SPLIT.findall(part))
-    return [w for w in out if len(w) >= 3 and not w.isdigit()]
+    # one pass over the whole name: a match holds only ASCII letters and digits, and its lookahead
+    # only letters, so the separators (``._:/-``) split nothing a match could span
+    return [w for w in map(str.lower, _CAMEL_SPLIT.findall(identifier)) if len(w) >= 3 and not w.isdigit()]
 
 
 def parse_query(text: str) -> Query:

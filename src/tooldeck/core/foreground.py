@@ -27,6 +27,7 @@ MAX_PAUSE = 10.0  # seconds a fill waits at one yield point at most
 _cond = threading.Condition()
 _active = 0  # requests in flight
 _waiting = 0  # background workers paused
+_watchers: list[Callable[[bool], None]] = []  # told when requests start (True) and all end (False)
 
 
 @contextmanager
@@ -35,13 +36,42 @@ def serving() -> Iterator[None]:
     global _active
     with _cond:
         _active += 1
+        if _active == 1:
+            _tell(True)
     try:
         yield
     finally:
         with _cond:
             _active -= 1
             if _active == 0:
+                _tell(False)
                 _cond.notify_all()
+
+
+def watch(fn: Callable[[bool], None]) -> Callable[[], None]:
+    """Call ``fn(True)`` when a request starts with none in flight and
+    ``fn(False)`` when the last one ends (and once now, with the current
+    state); the function returned stops it. ``fn`` runs under this module's
+    lock: it must only set a flag (a fill's worker processes, which cannot
+    be told between batches, read it between files)."""
+    with _cond:
+        _watchers.append(fn)
+        fn(_active > 0)
+
+    def stop() -> None:
+        with _cond:
+            if fn in _watchers:
+                _watchers.remove(fn)
+
+    return stop
+
+
+def _tell(busy: bool) -> None:
+    for fn in list(_watchers):
+        try:
+            fn(busy)
+        except Exception:  # a watcher never fails a request
+            pass
 
 
 def in_flight() -> int:

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import sysconfig
 import threading
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -39,7 +40,7 @@ from tooldeck.core.errors import ErrorCode, ToolError
 from tooldeck.workspace.content import read_bytes
 from tooldeck.workspace.hidden import hidden_below
 from tooldeck.workspace.ignore import DENY_DIRS, DENY_FILE_SUFFIXES, DENY_FILES, IgnoreRules
-from tooldeck.workspace.rulefiles import StallGuard, stalling_rule_files
+from tooldeck.workspace.rulefiles import RuleFilesStall, StallGuard, stalling_rule_files
 from tooldeck.workspace.tempnames import TEMP_GLOB
 from tooldeck.workspace.walk import walk
 
@@ -77,6 +78,7 @@ def rg_policy(exe: str, root_path: str) -> Policy:
 
 STALL_GRACE = 0.2  # seconds a launcher's rg runs before its rule files are looked at
 STALL_RESCAN = 2.0  # then looked at again this often while it still runs
+TERMS_STALL_GRACE = 2.0  # the same for a term count (TermSearch): a stalled rg waits, using nothing
 
 
 def lazy_stall_check() -> bool:
@@ -209,25 +211,33 @@ class TermSearch:
         self._matches: Counter[bytes] | None = None
         self._thread: threading.Thread | None = None
         exe = find_rg() if terms else None
-        if exe is None or stalling_rule_files(rules.root):  # a FIFO .gitignore would stall rg
+        if exe is None:
+            return
+        # as run(): in a proven launcher rg starts first and its rule files are looked at only if it
+        # still runs after TERMS_STALL_GRACE (the pass over every folder cost each build ~0.15 s of
+        # CPU on 14k files, and a count over such a tree takes rg ~0.3-1 s); elsewhere before it starts
+        lazy = lazy_stall_check()
+        scan = lambda path: stalling_rule_files(path)  # noqa: E731  (looked up when it runs, as in run())
+        guard = StallGuard(rules.root, grace=TERMS_STALL_GRACE, rescan=STALL_RESCAN, scan=scan) if lazy else None
+        if guard is None and stalling_rule_files(rules.root):  # a FIFO .gitignore would stall rg
             return
         try:
             proc = _start_rg(exe, rules, list(self._lowered.values()))
         except OSError:
             return
-        self._thread = threading.Thread(target=self._collect, args=(proc, timeout), daemon=True)
+        self._thread = threading.Thread(target=self._collect, args=(proc, timeout, guard), daemon=True)
         self._thread.start()
 
-    def _collect(self, proc: subprocess.Popen[bytes], timeout: float) -> None:
+    def _collect(self, proc: subprocess.Popen[bytes], timeout: float, guard: StallGuard | None) -> None:
         try:
-            out = proc.communicate(timeout=timeout)[0]
+            out = _communicate(proc, timeout, guard)
             if proc.returncode == 2 and not out:  # rg refused the search (an older rg without a flag...)
                 return
             # identical (file, match) lines are counted in C first: a common word prints
             # thousands of them, and decoding each one in Python cost more than rg's search
             self._matches = Counter(out.split(b"\n"))
-        except (OSError, ValueError, subprocess.TimeoutExpired):
-            self._matches = None
+        except (OSError, ValueError, subprocess.TimeoutExpired, RuleFilesStall):
+            self._matches = None  # the Python count (a stalling rule file: found, rg killed)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -242,6 +252,22 @@ class TermSearch:
         if self._matches is None:
             return _python_term_hits(self._rules, list(self._lowered.values()), self._max)
         return _counted(self._matches, self._lowered, self._max)
+
+
+def _communicate(proc: subprocess.Popen[bytes], timeout: float, guard: StallGuard | None) -> bytes:
+    """rg's output; with ``guard``, called whenever its next check is due
+    while rg runs (it raises :class:`RuleFilesStall` once a stalling rule
+    file is found)."""
+    if guard is None:
+        return proc.communicate(timeout=timeout)[0]
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            return proc.communicate(timeout=max(0.0, min(end, guard.next_check) - time.monotonic()))[0]
+        except subprocess.TimeoutExpired:
+            if time.monotonic() >= end:
+                raise
+            guard()
 
 
 def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Popen[bytes]:
