@@ -14,6 +14,7 @@ from typing import Any
 
 import mcp_types as types
 import pytest
+from anyio import fail_after as anyio_fail_after
 from mcp import ClientSession
 from mcp.client._memory import InMemoryTransport
 
@@ -105,6 +106,53 @@ def test_agent_tools_are_listed_called_and_announced(tmp_path: Path) -> None:
                 await asyncio.sleep(0.05)
             await asyncio.sleep(0.3)
             assert seen == ["prompts"]
+
+    asyncio.run(scenario())
+
+
+def test_a_prompt_written_by_a_tool_is_listed_without_waiting_for_the_poll(tmp_path: Path) -> None:
+    """The folder is polled once a minute here: only the rescan after a call
+    that may write can list the new prompt. A read-only tool's call does not
+    rescan (its file, written behind the server's back, waits for the poll)."""
+    root, prompts = tmp_path / "root", tmp_path / "prompts"
+    root.mkdir()
+    prompts.mkdir()
+    rt = Runtime.for_dirs([root], state_dir=tmp_path / "state")
+    extras = ServerExtras(rt, prompts, agent_factory=prompt_echo_factory, poll_seconds=60)
+
+    @tool(read_only=True)
+    def peek(name: str) -> str:
+        "Write a prompt file but declare it reads only (the rescan trusts the declaration)."
+        (prompts / f"{name}.chatmd").write_text("<user>{{input}}</user>")
+        return "peeked"
+
+    @tool
+    def write_prompt(name: str) -> str:
+        "Write a prompt file."
+        (prompts / f"{name}.chatmd").write_text("<user>{{input}}</user>")
+        return "written"
+
+    server = create_server(Toolbox([peek, write_prompt]), extras=extras)
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            seen.append("tools")
+
+    async def scenario() -> None:
+        async with (
+            InMemoryTransport(server) as (read, write),
+            ClientSession(read, write, message_handler=on_message) as s,
+        ):
+            await s.initialize()
+            assert {t.name for t in (await s.list_tools()).tools} == {"peek", "write_prompt"}
+            await s.call_tool("peek", {"name": "hidden"})
+            assert {t.name for t in (await s.list_tools()).tools} == {"peek", "write_prompt"}
+            await s.call_tool("write_prompt", {"name": "triage"})
+            assert {t.name for t in (await s.list_tools()).tools} == {"peek", "write_prompt", "hidden", "triage"}
+            with anyio_fail_after(30):
+                while "tools" not in seen:
+                    await asyncio.sleep(0.02)
 
     asyncio.run(scenario())
 

@@ -104,6 +104,12 @@ def _has_progress_token(ctx: Any) -> bool:
     return token is not None
 
 
+def _reads_only(box: Any, name: str) -> bool:
+    """Whether the tool declares it changes nothing (its MCP ``readOnlyHint``)."""
+    tool = box.get(name) if hasattr(box, "get") else None
+    return bool(tool is not None and tool.annotations.read_only)
+
+
 def create_server(
     toolbox: Toolbox | Catalog,
     *,
@@ -154,6 +160,8 @@ def create_server(
             if getattr(box, "generation", 0) != generation:  # the roots changed: tools were rebuilt
                 listed.clear()
                 await tools_changed(ctx, bus)
+            if extras is not None and not _reads_only(box, params.name):
+                await extras.rescan()  # a prompt it wrote is listed now, not at the next poll
             return _for_version(ctx, to_call_result(result))
         except Exception as exc:  # never let one call kill the server
             log.exception("tools/call %s failed", params.name)

@@ -138,6 +138,17 @@ class ServerExtras:
         if self.library is not None and (self._watcher is None or self._watcher.done()):
             self._watcher = self._loop.create_task(self.library.watch(self.poll_seconds))
 
+    async def rescan(self) -> None:
+        """Re-read the prompts folder now, after a call that may have written
+        to it: a prompt a tool just wrote is listed before that call's answer
+        and ``list_changed`` goes out with it, not at the next poll (a second)."""
+        if self.library is None:
+            return
+        try:
+            await asyncio.to_thread(self.library.scan)
+        except Exception:
+            log.exception("scanning the prompts directory failed")
+
     # handlers -----------------------------------------------------------------
     async def _initialized(self, ctx: Any, params: Any) -> None:
         self._attach(ctx)
