@@ -23,12 +23,13 @@ from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from tooldeck.tui.blocks import Block
 
 CACHE_BLOCKS = 40  # rendered blocks kept: a few screens (their lines are many small objects to collect)
 IDLE_BUDGET = 0.004  # seconds of measuring per idle tick: far below a 16 ms frame
-IDLE_EVERY = 0.05
+IDLE_EVERY = 0.02  # while blocks wait to be measured; the timer sleeps once all are
 
 
 class ChatView(ScrollView, can_focus=True):
@@ -47,6 +48,7 @@ class ChatView(ScrollView, can_focus=True):
         self._cache: OrderedDict[int, tuple[tuple[int, int, bool], list[Strip]]] = OrderedDict()
         self._width = 0
         self._scan = -1  # the idle measurer walks up from the end
+        self._idle: Timer | None = None  # its timer, paused while nothing waits to be measured
         self._busy_scroll = False
         self.follow = True
         self.rendered = 0  # blocks rendered so far (tests and benchmarks read it)
@@ -55,7 +57,7 @@ class ChatView(ScrollView, can_focus=True):
 
     def on_mount(self) -> None:
         super().on_mount()
-        self.set_interval(IDLE_EVERY, self._measure_idle)
+        self._idle = self.set_interval(IDLE_EVERY, self._measure_idle)
 
     # content ------------------------------------------------------------------------
     def reset(self, blocks: list[Block]) -> None:
@@ -66,7 +68,7 @@ class ChatView(ScrollView, can_focus=True):
         self._exact = [False] * len(self.blocks)
         self._valid = 0
         self._cache.clear()
-        self._scan = len(self.blocks) - 1
+        self._rescan()
         self.follow = True
         self.sync()
 
@@ -97,7 +99,7 @@ class ChatView(ScrollView, can_focus=True):
         for j in range(start, len(self.blocks)):
             self._pos[self.blocks[j].key] = j
         self._valid = min(self._valid, start)
-        self._scan = len(self.blocks) - 1  # the idle measurer looks again (measured blocks cost a check)
+        self._rescan()
 
     def insert_after(self, anchor: Block, block: Block) -> None:
         i = self._pos.get(anchor.key)
@@ -173,7 +175,7 @@ class ChatView(ScrollView, can_focus=True):
             self._heights = [b.estimate(width) for b in self.blocks]
             self._exact = [False] * len(self.blocks)
             self._valid = 0
-            self._scan = len(self.blocks) - 1
+            self._rescan()
         self._style = self.rich_style
         height = max(1, self.scrollable_content_region.height)
         n = len(self.blocks)
@@ -218,6 +220,12 @@ class ChatView(ScrollView, can_focus=True):
             finally:
                 self._busy_scroll = False
 
+    def _rescan(self) -> None:
+        """The idle measurer looks again from the end (measured blocks cost a check)."""
+        self._scan = len(self.blocks) - 1
+        if self._idle is not None:
+            self._idle.resume()
+
     def _measure_idle(self) -> None:
         """Blocks not yet measured, a few milliseconds' worth per tick, from the end up."""
         if not self.blocks or self._width <= 0:
@@ -229,6 +237,8 @@ class ChatView(ScrollView, can_focus=True):
                 self._measure(self._scan, keep=False)
                 changed = True
             self._scan -= 1
+        if self._scan < 0 and self._idle is not None:
+            self._idle.pause()  # nothing left: no wake-ups until a change asks again
         if changed:
             self.sync()
 
