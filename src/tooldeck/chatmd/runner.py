@@ -16,7 +16,6 @@ refused at the next run unless the person approves the file.
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ from rich.text import Text
 from tooldeck.chatmd.display import Display
 from tooldeck.chatmd.named import NamedFile
 from tooldeck.chatmd.session import Session, prepare
+from tooldeck.core.interrupt import run_interruptible
 from tooldeck.llm.errors import ModelError
 from tooldeck.llm.loop import Result, run_conversation
 from tooldeck.llm.types import Item, Message
@@ -93,7 +93,7 @@ def run_file(
     display = Display(console)
     try:
         with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
-            result = asyncio.run(_run(session, on_item, display, parallel))
+            result = run_interruptible(_run(session, on_item, display, parallel))  # Ctrl-C always ends it
     except ModelError as exc:
         display.end_line()
         _fail(err, exc.message)
