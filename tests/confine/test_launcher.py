@@ -89,6 +89,10 @@ def test_a_helper_holds_no_capability_and_no_descriptor_but_its_three(tmp_path: 
     root = _tree(tmp_path / "root", "x")
     proc = helpers.popen(program("sleep", SLEEP, read=(str(root),)), [SLEEP, "30"], many_files=True, cwd=str(root))
     try:
+        # the helper as it runs: before its exec it still holds the exec-status pipe (close-on-exec)
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{proc.pid}/comm").read_text().strip() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
         status = Path(f"/proc/{proc.pid}/status").read_text()
         fds = sorted(int(fd) for fd in os.listdir(f"/proc/{proc.pid}/fd"))
     finally:
