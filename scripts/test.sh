@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up (first run only) and run the whole test suite plus the linter.
-# The tests run in parallel, one worker per core plus one (pytest-xdist); a test file's tests
+# The tests run in parallel, one worker per core (pytest-xdist); a test file's tests
 # that share an expensive fixture stay together (--dist loadgroup honours
 # @pytest.mark.xdist_group). Extra arguments go to pytest, e.g.
 #   scripts/test.sh tests/shell          one area
@@ -16,9 +16,9 @@ cd "$here"
 # processes, and where PYTHONDONTWRITEBYTECODE is set each would compile its
 # imports again (about 0.35 s a process here)
 .venv/bin/python -m compileall -q -j 0 -x "tests/fixtures/" src tests >/dev/null || true
-# one worker more than the cores: a quarter of a 2-worker run is spent waiting
-# (spawned servers starting, timers, the TUI's frames), and a third worker
-# fills it (12-06, idle, same commit: -n 2 323 s with 25 % of the CPU idle,
-# -n 3 301 s with 11 %; docs/testing.md)
-workers="${TOOLDECK_TEST_WORKERS:-$(( $(nproc) + 1 ))}"
+# one worker per core. A third worker on 2 cores fills the quarter of a
+# 2-worker run spent waiting (idle, same commit: -n 2 323 s, -n 3 301 s), but
+# its extra contention showed a timing race in 3 of 7 full runs
+# (docs/testing.md): TOOLDECK_TEST_WORKERS=3 opts in
+workers="${TOOLDECK_TEST_WORKERS:-$(nproc)}"
 exec .venv/bin/python -m pytest -n "$workers" --dist loadgroup "$@"
