@@ -8,7 +8,9 @@ callable, and announced with tools/list_changed when the directory changes."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,14 @@ from tooldeck.mcp.server_extras import ServerExtras
 from tooldeck.runtime import Runtime
 
 pytestmark = pytest.mark.timeout(60)
+
+
+@contextlib.asynccontextmanager
+async def connected(server: Any, on_message: Any = None) -> AsyncIterator[ClientSession]:
+    """An initialized client session on ``server`` in memory (``on_message``: its notifications)."""
+    async with InMemoryTransport(server) as (read, write), ClientSession(read, write, message_handler=on_message) as s:
+        await s.initialize()
+        yield s
 
 
 def prompt_echo_factory(
@@ -83,11 +93,7 @@ def test_agent_tools_are_listed_called_and_announced(tmp_path: Path) -> None:
             seen.append("prompts")
 
     async def scenario() -> None:
-        async with (
-            InMemoryTransport(server) as (read, write),
-            ClientSession(read, write, message_handler=on_message) as s,
-        ):
-            await s.initialize()
+        async with connected(server, on_message) as s:
             tools = {t.name: t for t in (await s.list_tools()).tools}
             assert set(tools) == {"ping", "triage"} and tools["triage"].description == "Sort issues."
             result = await s.call_tool("triage", {"input": "crash"})
@@ -140,11 +146,7 @@ def test_a_prompt_written_by_a_tool_is_listed_without_waiting_for_the_poll(tmp_p
             seen.append("tools")
 
     async def scenario() -> None:
-        async with (
-            InMemoryTransport(server) as (read, write),
-            ClientSession(read, write, message_handler=on_message) as s,
-        ):
-            await s.initialize()
+        async with connected(server, on_message) as s:
             assert {t.name for t in (await s.list_tools()).tools} == {"peek", "write_prompt"}
             await s.call_tool("peek", {"name": "hidden"})
             assert {t.name for t in (await s.list_tools()).tools} == {"peek", "write_prompt"}
@@ -180,8 +182,7 @@ def test_sessions_that_ended_are_not_kept(tmp_path: Path) -> None:
         return sum(1 for o in gc.get_objects() if isinstance(o, JSONRPCDispatcher))
 
     async def one_session() -> None:
-        async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
+        async with connected(server) as s:
             for _ in range(3):
                 assert [p.name for p in (await s.list_prompts()).prompts] == ["triage"]
 
@@ -222,8 +223,7 @@ def test_a_prompts_list_in_flight_holds_the_end_of_input(tmp_path: Path) -> None
     server = create_server(Toolbox([]), activity=activity, extras=extras)
 
     async def scenario() -> None:
-        async with InMemoryTransport(server) as (read, write), ClientSession(read, write) as s:
-            await s.initialize()
+        async with connected(server) as s:
             pending = asyncio.ensure_future(s.list_prompts())
             try:
                 while not entered.is_set():

@@ -216,10 +216,15 @@ class PromptLibrary:
         """Re-scan every ``interval`` seconds until cancelled."""
         while True:
             await asyncio.sleep(interval)
-            try:
-                await asyncio.to_thread(self.scan)
-            except Exception:
-                log.exception("scanning the prompts directory failed")
+            await self.rescan()
+
+    async def rescan(self) -> None:
+        """:meth:`scan` off the event loop; a failure is logged, never raised
+        (the poll and the server's rescan after a writing call both use it)."""
+        try:
+            await asyncio.to_thread(self.scan)
+        except Exception:
+            log.exception("scanning the prompts directory failed")
 
 
 # prompts as agent tools ------------------------------------------------------

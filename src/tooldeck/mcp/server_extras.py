@@ -142,12 +142,8 @@ class ServerExtras:
         """Re-read the prompts folder now, after a call that may have written
         to it: a prompt a tool just wrote is listed before that call's answer
         and ``list_changed`` goes out with it, not at the next poll (a second)."""
-        if self.library is None:
-            return
-        try:
-            await asyncio.to_thread(self.library.scan)
-        except Exception:
-            log.exception("scanning the prompts directory failed")
+        if self.library is not None:
+            await self.library.rescan()
 
     # handlers -----------------------------------------------------------------
     async def _initialized(self, ctx: Any, params: Any) -> None:
