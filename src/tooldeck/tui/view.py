@@ -228,8 +228,8 @@ class ChatView(ScrollView, can_focus=True):
 
     def _measure_idle(self) -> None:
         """Blocks not yet measured, a few milliseconds' worth per tick, from the end up."""
-        if not self.blocks or self._width <= 0:
-            return
+        if self._width <= 0:
+            return  # not laid out yet: the first layout asks again (_rescan)
         start = time.perf_counter()
         changed = False
         while self._scan >= 0 and time.perf_counter() - start < IDLE_BUDGET:
