@@ -76,7 +76,11 @@ def test_wait_changed_since_follows_a_streaming_run(call, model_env: ScriptedOpe
     while snap["status"] == "running" and time.monotonic() < deadline:
         snap = data(call("agent_run", {"op": "wait", "session_id": sid, "changed_since": version, "timeout": 10}))
         if snap["status"] == "running":
-            assert snap["version"] != version  # woke for a change, not a timeout
+            # woke for a change, not a timeout; the message says where the run stood
+            # (once, in a loaded 3-worker run, no change came for 10 s after the gate opened)
+            assert snap["version"] != version, (
+                f"no change past version {version} in 10 s; gate open: {rest.is_set()}; "
+                f"requests: {len(model_env.requests)}; seen: {[len(t) for t in seen_live]}; snapshot: {snap}")
             seen_live.append(snap["live"]["text"])
             if snap["live"]["text"]:
                 rest.set()
