@@ -12,10 +12,12 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 .venv/bin/ruff check src tests bench scripts
 .venv/bin/python scripts/check_layers.py   # the layer and no-cycle rules (docs/architecture.md)
-# bytecode for the checkout, once: the suite spawns hundreds of `tooldeck`
-# processes, and where PYTHONDONTWRITEBYTECODE is set each would compile its
-# imports again (about 0.35 s a process here)
+# bytecode, once: the suite spawns hundreds of `tooldeck` processes, and where
+# PYTHONDONTWRITEBYTECODE is set each would compile its imports again (about
+# 0.35 s a process here). The checkout is compiled now; the installed packages
+# as the tests first import them (the dev install compiles none: scripts/setup.sh)
 .venv/bin/python -m compileall -q -j 0 -x "tests/fixtures/" src tests >/dev/null || true
+unset PYTHONDONTWRITEBYTECODE
 # one worker per core. A third worker on 2 cores fills the quarter of a
 # 2-worker run spent waiting (idle, same commit: -n 2 323 s, -n 3 301 s), but
 # its extra contention showed a timing race in 3 of 7 full runs
