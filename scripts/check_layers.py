@@ -196,16 +196,28 @@ class _Collector:
                 self._add(elt.value, node)
 
 
+_EDGES: dict[tuple[str, bool, str, frozenset[str]], list[Edge]] = {}
+
+
+def _module_edges(name: str, path: Path, text: str, modules: frozenset[str]) -> list[Edge]:
+    """One module's edges, remembered by its text and the module names
+    around it: the tests check ~20 copies of the tree in one process, each
+    differing from the real one in a single file (parsing is this script's time)."""
+    key = (name, path.name == "__init__.py", text, modules)
+    if key not in _EDGES:
+        collector = _Collector(name, key[1], set(modules), text.splitlines())
+        collector.visit(ast.parse(text, str(path)))
+        _EDGES[key] = collector.edges
+    return _EDGES[key]
+
+
 def collect(src: Path) -> tuple[set[str], list[Edge]]:
     files = {module_name(p, src): p for p in sorted((src / "tooldeck").rglob("*.py"))}
-    modules = set(files)
+    modules = frozenset(files)
     edges: list[Edge] = []
     for name, path in files.items():
-        text = path.read_text(encoding="utf-8")
-        collector = _Collector(name, path.name == "__init__.py", modules, text.splitlines())
-        collector.visit(ast.parse(text, str(path)))
-        edges.extend(collector.edges)
-    return modules, edges
+        edges.extend(_module_edges(name, path, path.read_text(encoding="utf-8"), modules))
+    return set(modules), edges
 
 
 def layer_violation(edge: Edge) -> str | None:

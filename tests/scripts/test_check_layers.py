@@ -3,10 +3,14 @@ is, and each rule fails on a violation planted in a copy of it."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
+import io
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -14,9 +18,31 @@ REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "scripts" / "check_layers.py"
 
 
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("check_layers", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+CHECK_LAYERS = _load_script()
+
+
 def run(root: Path | None = None, *extra: str) -> subprocess.CompletedProcess[str]:
-    args = [sys.executable, str(SCRIPT), *extra] + (["--root", str(root)] if root is not None else [])
-    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+    """The script's ``main`` in this process (its parse cache then serves the
+    ~20 copies of the tree; scripts/test.sh runs it as a program too)."""
+    argv = [*extra] + (["--root", str(root)] if root is not None else [])
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = CHECK_LAYERS.main(argv)
+    return subprocess.CompletedProcess(["check_layers.py", *argv], code, out.getvalue(), err.getvalue())
+
+
+def test_the_script_runs_as_a_program() -> None:
+    result = subprocess.run([sys.executable, str(SCRIPT)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout == "", result.stdout + result.stderr
 
 
 @pytest.fixture(scope="module")
