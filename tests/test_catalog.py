@@ -67,7 +67,7 @@ def test_one_build_per_domain_at_a_start_and_fresh_tools_after_a_workspace_chang
 
 def test_every_declared_tool_is_built_by_its_domain_as_the_catalog_builds_it(rt: Runtime) -> None:
     """`tooldeck call` builds only the domain the shipped declarations name
-    (tooldeck.cli._toolbox_for): each must hold the catalog's very tool."""
+    (tooldeck.cli_call.toolbox_for): each must hold the catalog's very tool."""
     catalog = build_toolbox(rt)
     entries = load()
     assert entries and {e["tool"]["name"] for e in entries} == {t.name for t in catalog}

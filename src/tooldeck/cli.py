@@ -12,20 +12,18 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from tooldeck.cli_call import EXIT_TOOL_ERROR, EXIT_USAGE, CallArgs, run_call, runtime
+from tooldeck.cli_call import _Stop as CallStop
 from tooldeck.cli_serve import ServeArgs, run_serve
 from tooldeck.core.errors import ToolError
-from tooldeck.profiles import canonical_name
-from tooldeck.startup import allowed_parents, announce_authority
+from tooldeck.startup import announce_authority
 from tooldeck.store.db import Store, default_state_dir
-from tooldeck.workspace.person_files import read_named_text
 
 app = typer.Typer(
     name="tooldeck",
@@ -35,22 +33,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_TOOL_ERROR = 1
-EXIT_USAGE = 2
-
 
 def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
-    # lazy: `--help` and the store verbs start without the runtime (confine, ctypes: ~27 modules)
-    from tooldeck.runtime import Runtime
-
     try:
-        allowed = allowed_parents([str(p) for p in allow or []])
-        return Runtime.for_dirs(
-            [str(r) for r in roots] if roots else None, state_dir=state_dir, allow_roots=allowed
-        ).start()
-    except (FileNotFoundError, ValueError) as exc:
-        typer.echo(f"tooldeck: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from exc
+        return runtime([str(r) for r in roots or []], state_dir, [str(p) for p in allow or []])
+    except CallStop as stop:  # its line is on stderr
+        raise typer.Exit(stop.code) from stop
 
 
 RootsArg = Annotated[list[Path] | None, typer.Argument(help="Root directories (default: the current directory).")]
@@ -120,89 +108,10 @@ def call(
     allow_root: AllowOpt = None,
 ) -> None:
     """Run one tool and print its text output."""
-    raw = _arguments_text(arguments)
-    rt = _runtime(root, state_dir, allow_root)
-    announce_authority(rt.workspace.primary.path, rt.state_dir)
-    name = canonical_name(tool)
-    box = _toolbox_for(rt, name)
-    box.pager.store = _page_store(rt.state_dir)  # a printed cursor works in the next `tooldeck call`
-    t = box.get(name)
-    if t is None:
-        typer.echo(f"tooldeck: no tool named {tool!r}; run `tooldeck tools` for the catalog", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    payload: str | dict | None = raw
-    if t.kind == "function" and raw and raw.strip():
-        payload = _json_object(raw)
-    # lazy: only `call` may ask on the terminal (asyncio: ~40 modules)
-    from tooldeck.shell.approval import approver_scope, terminal_approver_if_tty
-
-    with approver_scope(terminal_approver_if_tty()):  # a shell `ask` prompts on the terminal, if there is one
-        result = box.call_sync(name, payload)
-    if result.is_error:
-        typer.echo(result.text, err=True)
-        raise typer.Exit(EXIT_TOOL_ERROR)
-    out = result.text
-    sys.stdout.write(out if out.endswith("\n") else out + "\n")
-
-
-def _toolbox_for(rt, name: str):  # type: ignore[no-untyped-def]
-    """The tools one ``call`` of ``name`` needs: its domain's alone when the
-    shipped declarations name the domain (a process runs one tool; importing
-    every other domain cost ~0.2 s of CPU a call), else the whole catalog
-    (a tool of the person's ``[shell]`` table, an unknown name: its error
-    lists the catalog). The domain builds its tools exactly as the catalog
-    does, over the same runtime; only which domains are imported differs."""
-    # lazy: only `call` and `tools` load the catalog (pydantic, the tool model: ~150 modules)
-    from tooldeck.catalog import build_domain_toolbox, build_toolbox
-    from tooldeck.tool_manifest import domain_of  # lazy: `call` alone reads the shipped declarations
-
-    domain = domain_of(name)
-    if domain is None:  # a tool of the [shell] table or no tool: the catalog says which
-        return build_toolbox(rt)
-    return build_domain_toolbox(rt, domain)
-
-
-def _arguments_text(arguments: str | None) -> str | None:
-    """The arguments as given; ``@FILE`` is the content of FILE and ``@-``
-    (or no argument, on a pipe) stdin, as ``rp-cli -j @edits.json`` takes them.
-    A file that cannot be read is a usage error (exit 2)."""
-    if arguments is None:
-        return None if sys.stdin.isatty() else sys.stdin.read()
-    if not arguments.startswith("@"):
-        return arguments
-    if arguments == "@-":
-        return sys.stdin.read()
-    path = Path(arguments[1:]).expanduser()
-    try:
-        return read_named_text(path)
-    except OSError as exc:  # missing, not a regular file, too large, not UTF-8
-        why = exc.strerror or str(exc)
-        typer.echo(f"tooldeck: cannot read the arguments from {path}: {why}", err=True)
-        raise typer.Exit(EXIT_USAGE) from exc
-
-
-def _page_store(state_dir: Path):  # type: ignore[no-untyped-def]
-    from tooldeck.state.pages import FilePageStore  # lazy: only `call` pages its output (the page store: ~55 modules)
-
-    return FilePageStore(state_dir / "pages")
-
-
-def _json_object(raw: str) -> dict:
-    """The arguments as a JSON object, or exit 2 with one line. Raw newlines
-    and tabs inside strings are accepted (``strict=False``), as argument
-    recovery does in process: a shell heredoc often carries them."""
-    try:
-        parsed = json.loads(raw, strict=False)
-    except json.JSONDecodeError as exc:
-        typer.echo(f"tooldeck: arguments are not valid JSON: {exc}", err=True)
-        raise typer.Exit(EXIT_USAGE) from exc
-    except RecursionError as exc:
-        typer.echo("tooldeck: arguments are nested too deeply to be a tool's arguments", err=True)
-        raise typer.Exit(EXIT_USAGE) from exc
-    if not isinstance(parsed, dict):
-        typer.echo("tooldeck: arguments must be a JSON object", err=True)
-        raise typer.Exit(EXIT_USAGE)
-    return parsed
+    state = None if state_dir is None else str(state_dir)
+    code = run_call(CallArgs(tool, arguments, [str(r) for r in root or []], state, [str(p) for p in allow_root or []]))
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()

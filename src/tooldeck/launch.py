@@ -59,12 +59,18 @@ def main() -> None:
         parsed = parse_serve(argv[1:])
         if parsed is not None:
             sys.exit(run_serve(parsed))
+    if argv[:1] == ["call"]:  # scripts and agents run one tool a process: no typer (cli_call says why)
+        from tooldeck.cli_call import parse_call, run_call  # lazy: only `call` runs a tool from here
+
+        call = parse_call(argv[1:], dict(os.environ))
+        if call is not None:
+            sys.exit(run_call(call))
     if argv[:1] == ["chat"]:  # the chat's screen appears before typer could even load
         from tooldeck.tui.launch import parse_chat, run_chat  # lazy: `serve` never loads the chat's front
 
         chat = parse_chat(argv[1:])
         if chat is not None:
             sys.exit(run_chat(chat))
-    from tooldeck.cli import main as cli_main  # lazy: `serve` and `chat` start without typer (~60 ms)
+    from tooldeck.cli import main as cli_main  # lazy: `serve`, `call` and `chat` start without typer (~60 ms)
 
     cli_main()
