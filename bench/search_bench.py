@@ -46,6 +46,8 @@ import sys
 import time
 from pathlib import Path
 
+from goals import report  # bench/ is on sys.path when a script of it runs
+
 from tooldeck.confine import helpers
 from tooldeck.core.toolbox import Toolbox
 from tooldeck.runtime import Runtime
@@ -271,6 +273,8 @@ async def main() -> None:
         summary |= {f"p50_{m}": p50[m], f"ratio_{m}": p50[m] / p50["rg"], f"added_ms_{m}": p50["+" + m] * 1000}
         summary[f"added_cpu_ms_{m}"] = p50["cpu+" + m] * 1000
     print(json.dumps(summary))
+    for m in modes:  # issue 35: file_search within 1.1x of rg --json, confinement included
+        report("search_bench", f"file_search p50 / rg --json, {m}", p50[m] / p50["rg"], "<=", 1.1)
 
 
 if __name__ == "__main__":
