@@ -51,8 +51,8 @@ from pathlib import Path
 LAYERS = ("core", "services", "tools", "catalog", "hosts", "front", "entry")
 HOSTS = frozenset({"mcp", "chatmd", "dashboard"})
 ENTRY = frozenset(
-    {"__main__", "launch", "cli", "cli_call", "cli_chat", "cli_index", "cli_serve", "cli_settings", "cli_trust",
-     "cli_workspace"}
+    {"__main__", "launch", "cli", "cli_call", "cli_chat", "cli_index", "cli_line", "cli_serve", "cli_settings",
+     "cli_trust", "cli_workspace"}
 )
 MODEL_LOOP = frozenset({"llm", "agents"})
 

@@ -18,8 +18,7 @@ from typing import Annotated
 
 import typer
 
-from tooldeck.cli_call import EXIT_TOOL_ERROR, EXIT_USAGE, CallArgs, run_call, runtime
-from tooldeck.cli_call import _Stop as CallStop
+from tooldeck.cli_call import EXIT_TOOL_ERROR, EXIT_USAGE, CallArgs, CallExit, run_call, runtime
 from tooldeck.cli_serve import ServeArgs, run_serve
 from tooldeck.core.errors import ToolError
 from tooldeck.startup import announce_authority
@@ -37,7 +36,7 @@ app = typer.Typer(
 def _runtime(roots: list[Path] | None, state_dir: Path | None, allow: list[Path] | None = None):  # type: ignore[no-untyped-def]
     try:
         return runtime([str(r) for r in roots or []], state_dir, [str(p) for p in allow or []])
-    except CallStop as stop:  # its line is on stderr
+    except CallExit as stop:  # its line is on stderr
         raise typer.Exit(stop.code) from stop
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tooldeck.cli_line import split_line
 from tooldeck.profiles import canonical_name
 from tooldeck.startup import allowed_parents, announce_authority
 from tooldeck.workspace.person_files import read_named_text
@@ -34,7 +35,7 @@ class CallArgs:
     allow_roots: list[str] = field(default_factory=list)
 
 
-class _Stop(Exception):
+class CallExit(Exception):
     """A usage error or a tool error: its line went to stderr; ``code`` is the exit status."""
 
     def __init__(self, code: int) -> None:
@@ -42,16 +43,16 @@ class _Stop(Exception):
         self.code = code
 
 
-def _fail(message: str, code: int = EXIT_USAGE) -> _Stop:
+def _fail(message: str, code: int = EXIT_USAGE) -> CallExit:
     sys.stderr.write(message if message.endswith("\n") else message + "\n")
-    return _Stop(code)
+    return CallExit(code)
 
 
 def run_call(args: CallArgs) -> int:
     """Run one tool; the exit status."""
     try:
         _call(args)
-    except _Stop as stop:
+    except CallExit as stop:
         return stop.code
     return 0
 
@@ -158,29 +159,16 @@ def parse_call(argv: list[str], env: dict[str, str]) -> CallArgs | None:
     """``call`` arguments as typer would take them, or None to let the full
     CLI handle the line (``--help``, ``--``, an unknown option, a missing
     value or tool, a third positional): it owns the usage messages."""
-    positional: list[str] = []
-    named: dict[str, Any] = {"roots": [], "allow_roots": [], "state_dir": None}
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg.startswith("-") and arg != "-":
-            name, eq, value = arg.partition("=")
-            if name not in _OPTIONS and name not in _LISTS:
-                return None
-            if not eq:
-                if i + 1 >= len(argv):
-                    return None
-                i += 1
-                value = argv[i]
-            if name in _LISTS:
-                named[_LISTS[name]].append(str(Path(value)))
-            else:
-                named[_OPTIONS[name]] = str(Path(value))
-        else:
-            positional.append(arg)
-        i += 1
-    if not 1 <= len(positional) <= 2:
+    split = None if "--" in argv else split_line(argv, _OPTIONS, _LISTS)
+    if split is None or not 1 <= len(split[0]) <= 2:
         return None
-    state_dir = named["state_dir"] or (str(Path(env[STATE_ENV])) if env.get(STATE_ENV) else None)
-    arguments = positional[1] if len(positional) == 2 else None
-    return CallArgs(positional[0], arguments, named["roots"], state_dir, named["allow_roots"])
+    positional, named = split
+    state = named.get("state_dir") or env.get(STATE_ENV) or None
+    roots, allowed = (named[field] for field in ("roots", "allow_roots"))
+    return CallArgs(
+        positional[0],
+        positional[1] if len(positional) == 2 else None,
+        [str(Path(r)) for r in roots],
+        None if state is None else str(Path(str(state))),
+        [str(Path(p)) for p in allowed],
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import sys
 
+from tooldeck.cli_line import split_line
 from tooldeck.cli_serve import ServeArgs, run_serve
 
 _OPTIONS = {
@@ -26,30 +27,12 @@ _LISTS = {"--allow-root": "allow_roots"}  # repeatable options
 
 def parse_serve(args: list[str]) -> ServeArgs | None:
     """``serve`` arguments, or None to let the full CLI handle them."""
-    out = ServeArgs(prompts=os.environ.get("MCP_PROMPTS_DIR") or None)
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            out.roots.extend(args[i + 1 :])
-            break
-        if arg.startswith("-"):
-            name, eq, value = arg.partition("=")
-            if name not in _OPTIONS and name not in _LISTS:
-                return None
-            if not eq:
-                if i + 1 >= len(args):
-                    return None
-                i += 1
-                value = args[i]
-            if name in _LISTS:
-                getattr(out, _LISTS[name]).append(value)
-            else:
-                setattr(out, _OPTIONS[name], value)
-        else:
-            out.roots.append(arg)
-        i += 1
-    return out
+    split = split_line(args, _OPTIONS, _LISTS)
+    if split is None:
+        return None
+    roots, named = split
+    fields = {"prompts": os.environ.get("MCP_PROMPTS_DIR") or None, **named}  # --prompts wins over the variable
+    return ServeArgs(roots=roots, **fields)  # type: ignore[arg-type]
 
 
 def main() -> None:
