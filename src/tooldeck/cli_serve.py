@@ -134,10 +134,10 @@ def _explain_stdio(args: ServeArgs) -> None:
 
 
 def _early(args: ServeArgs) -> bool:
-    from tooldeck.mcp import early  # lazy: the early front (asyncio) only for a stdio `serve`
+    from tooldeck.mcp import early_steps  # lazy: the early front only for a stdio `serve`
     from tooldeck.mcp.handshake_front import stdin_is_pipe  # lazy: json, hashlib only for a stdio `serve`
 
-    return early.enabled() and stdin_is_pipe()
+    return early_steps.enabled() and stdin_is_pipe()
 
 
 def _serve_early(args: ServeArgs, collect: Callable[[], None]) -> int:
@@ -145,7 +145,7 @@ def _serve_early(args: ServeArgs, collect: Callable[[], None]) -> int:
     ``collect`` puts the garbage collector back once the SDK has loaded."""
     import asyncio
 
-    from tooldeck.mcp import early, early_serve  # lazy: the early front (asyncio) only for a stdio `serve`
+    from tooldeck.mcp import early_serve, early_steps  # lazy: the early front (asyncio) only for a stdio `serve`
     from tooldeck.mcp.lifecycle import exit_now, exit_on_signals  # lazy: asyncio only once `serve` runs
 
     exit_on_signals()  # SIGINT/SIGTERM: stop at once, worker processes first
@@ -176,7 +176,7 @@ def _serve_early(args: ServeArgs, collect: Callable[[], None]) -> int:
 
     plan = early_serve.Plan(
         cache=handshake[0] if handshake is not None else None,
-        prompts=early.prompts_served(args.prompts),
+        prompts=early_steps.prompts_served(args.prompts),
         runtime=lambda: _runtime(args),
         prepare=lambda rt: _prepare(args, worker=False, rt=rt, confinement=True),
         start=started,

@@ -23,7 +23,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERS
 from tests.mcp.mcp_e2e import serve_command
 from tests.support.jsonrpc import INITIALIZED
 from tooldeck.mcp import wire
-from tooldeck.mcp.early import prompts_served
+from tooldeck.mcp.early_steps import prompts_served
 from tooldeck.mcp.prompts import resolve_prompts_dir
 
 pytestmark = [pytest.mark.timeout(180)]
@@ -140,11 +140,15 @@ def test_answers_are_the_sdks_cold_warm_and_after_the_handover(served: tuple[Pat
 
 
 def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple[Path, Path]) -> None:
-    """A client that keeps calling from spawn on: the front answers the first
-    calls, the SDK the later ones; none is lost, none answered twice."""
+    """A client that keeps calling from spawn on, with a ping (which only the
+    SDK answers) after the tenth call: the front answers the calls before it,
+    the SDK the later ones; none is lost, none answered twice. The idle
+    hand-over is put off (TOOLDECK_SDK_IDLE) so that only the ping brings it."""
     root, state = served
-    _run(root, state, [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")])  # warm: calls taken at once
-    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=_env(state))
+    warm = [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")]
+    _run(root, state, warm, TOOLDECK_SDK_IDLE="600")  # warm (the same env): calls taken at once
+    env = _env(state, TOOLDECK_SDK_IDLE="600")
+    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write((json.dumps(_init("2025-06-18")) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
     raw: list[str] = []
@@ -158,8 +162,10 @@ def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple
     deadline = time.monotonic() + 90  # the SDK's load, however long a loaded machine makes it
     while time.monotonic() < deadline and (after is None or sent < after):
         proc.stdin.write((json.dumps(_call(100 + sent, "read_file", {"path": "hello.txt"})) + "\n").encode())
-        proc.stdin.flush()
         sent += 1
+        if sent == 10:
+            proc.stdin.write((json.dumps(_req("p", "ping")) + "\n").encode())
+        proc.stdin.flush()
         if after is None and sdk_answered_a_call():
             after = sent + 5  # a few more once the SDK answers: calls on both sides of the handover
         time.sleep(0.02)
@@ -168,10 +174,38 @@ def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple
     reader.join(timeout=30)
     raw = [x.rstrip("\n") for x in raw]
     got = _by_id(raw)
+    assert got.pop("p")["result"] == {}
     assert sorted(k for k in got if k != 0) == list(range(100, 100 + sent))
     assert all("hello" in got[i]["result"]["content"][0]["text"] for i in range(100, 100 + sent))
-    answered_by_front = [x for x in raw if _front_wrote(x) and '"result": {"content"' in x]
-    assert 0 < len(answered_by_front) < sent  # both parts answered calls: the handover happened mid-stream
+    by_front = {json.loads(x)["id"] for x in raw if _front_wrote(x) and '"result": {"content"' in x}
+    assert set(range(100, 110)) <= by_front and len(by_front) < sent  # the handover came with the ping
+
+
+def test_a_session_of_reads_hands_over_to_the_sdk_once_idle(served: tuple[Path, Path]) -> None:
+    """Nothing in a session of reads needs the SDK: it loads once the session
+    is quiet for TOOLDECK_SDK_IDLE, and answers the calls after that; the
+    ones before were the front's."""
+    root, state = served
+    warm = [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")]
+    _run(root, state, warm, TOOLDECK_SDK_IDLE="0.3")  # warm (the same env): calls taken at once
+    env = _env(state, TOOLDECK_SDK_IDLE="0.3")
+    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write((json.dumps(_init("2025-06-18")) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
+    writers: list[bool] = []
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and (not writers or writers[-1]):
+        proc.stdin.write((json.dumps(_call(len(writers) + 1, "read_file", {"path": "hello.txt"})) + "\n").encode())
+        proc.stdin.flush()
+        line = proc.stdout.readline().decode()
+        while '"id": 0' in line or '"id":0' in line:
+            line = proc.stdout.readline().decode()
+        assert "hello" in json.loads(line)["result"]["content"][0]["text"]
+        writers.append(_front_wrote(line))
+        time.sleep(1.0)  # quiet for longer than the idle time
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert writers[0] and not writers[-1]  # the front answered first, the SDK once the session was idle
 
 
 def test_a_call_cancelled_in_the_early_phase_gets_no_answer_and_the_server_goes_on(served: tuple[Path, Path]) -> None:

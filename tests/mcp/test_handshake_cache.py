@@ -42,8 +42,11 @@ def _env(state: Path, **extra: str) -> dict[str, str]:
     return {**env, "TOOLDECK_STATE_DIR": str(state), **extra}
 
 
-async def _session(root: Path, state: Path, seen: Seen | None = None, **env: str) -> tuple[Any, list[str], int]:
-    """initialize + tools/list; returns (initialize result, tool names, list_changed count)."""
+async def _session(
+    root: Path, state: Path, seen: Seen | None = None, ping: bool = True, **env: str
+) -> tuple[Any, list[str], int]:
+    """initialize + tools/list (+ a ping, which only the SDK answers); returns
+    (initialize result, tool names, list_changed count)."""
     cmd = serve_command(root, state)
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=_env(state, **env))
     seen = seen or Seen()
@@ -52,7 +55,8 @@ async def _session(root: Path, state: Path, seen: Seen | None = None, **env: str
         names = [t.name for t in (await s.list_tools()).tools]
         res = await s.call_tool("read_file", {"path": "hello.txt"})  # the real server is up behind the front
         assert not res.is_error and "hello" in res.content[0].text  # type: ignore[union-attr]
-        await s.send_ping()  # the early front leaves ping to the SDK: the real server is up and checks the cache
+        if ping:
+            await s.send_ping()  # the early front leaves ping to the SDK: the real server is up and checks the cache
         deadline = time.monotonic() + 60
         while seen.list_changed == 0 and time.monotonic() < deadline and "stale_tool" in names:
             await asyncio.sleep(0.05)
@@ -112,6 +116,27 @@ def test_a_stale_tool_list_is_corrected_with_list_changed(served: tuple[Path, Pa
     [path] = _cache_files(state)
     cached = json.loads(path.read_text())["tools/list"]["2025-11-25"]["tools"]
     assert [t["name"] for t in cached] == names
+
+
+def test_a_stale_tool_list_is_corrected_in_a_session_that_never_loads_the_sdk(served: tuple[Path, Path]) -> None:
+    """No ping and no idle hand-over (TOOLDECK_SDK_IDLE): the front itself
+    checks its cached answers against the built catalog."""
+    root, state = served
+    _, names, _ = asyncio.run(_session(root, state, TOOLDECK_SDK_IDLE="600"))  # the same env: the same cache
+
+    def stale(data: dict[str, Any]) -> None:
+        for result in data["tools/list"].values():
+            result["tools"] = [*result["tools"][:3], {**result["tools"][0], "name": "stale_tool"}]
+        for result in data["initialize"].values():
+            result["instructions"] = MARK
+
+    _edit_cache(state, stale)
+    init, corrected, changed = asyncio.run(_session(root, state, ping=False, TOOLDECK_SDK_IDLE="600"))
+    assert init.instructions == MARK and changed == 1 and corrected == names
+    [path] = _cache_files(state)
+    data = json.loads(path.read_text())
+    assert [t["name"] for t in data["tools/list"]["2025-11-25"]["tools"]] == names
+    assert data["initialize"]["2025-11-25"]["instructions"] != MARK  # corrected for the next start too
 
 
 def test_a_changed_config_or_root_is_a_different_cache(served: tuple[Path, Path], tmp_path: Path) -> None:

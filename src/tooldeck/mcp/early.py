@@ -15,9 +15,11 @@ Importing the MCP SDK costs ~0.4 s, so the SDK is kept off that path:
    domains), and ``tools/call`` of read-only tools, run through the catalog's
    own tools (same validation, errors and result shape as the SDK path).
    Everything else waits, in order.
-2. A start-up thread builds the runtime, then the catalog; only then is the
-   SDK imported (it would compete with the catalog for the CPU). The order,
-   and what each step unlocks, is in :mod:`tooldeck.mcp.early_serve`.
+2. A start-up thread builds the runtime, then the catalog; the front then
+   checks what it answered from the cache or the declarations
+   (:meth:`EarlyFront.check_answers`). The SDK is imported only when a line
+   needs it or the session falls idle: a short session of reads never pays
+   for it. The order is in :mod:`tooldeck.mcp.early_serve`.
 3. Hand-over: the SDK server gets the same reader and writer. It is first
    replayed ``initialize`` (its session state is that of a normal start),
    the notifications and the list requests the front answered (the
@@ -42,13 +44,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from tooldeck.mcp.early_steps import Ready, Started
 from tooldeck.mcp.handshake_cache import HandshakeCache
 from tooldeck.mcp.handshake_front import (
+    LIST_CHANGED,
     LISTS,
     early_domain,
     early_tool,
@@ -78,39 +79,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("tooldeck.mcp")
 
 DOMAINS_KEY = "tool_domains"  # in the handshake cache: tool name -> its catalog domain module
-DISABLE_ENV = "TOOLDECK_EARLY_FRONT"  # "0": the SDK answers everything (the reference path)
-
-
-def enabled() -> bool:
-    return os.environ.get(DISABLE_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
-
-
-def prompts_served(explicit: str | None) -> bool:
-    """Whether a prompts folder is served (``listChanged`` for prompts): as
-    :func:`tooldeck.mcp.prompts.resolve_prompts_dir`, without importing it."""
-    return bool(explicit or os.environ.get("MCP_PROMPTS_DIR") or os.path.isdir("prompts"))
-
-
 def _first_page(message: dict[str, Any]) -> bool:
     return plain_list({**message, "method": LISTS[0]})  # the same shape rule as the other lists
-
-
-@dataclass
-class Started:
-    """The runtime is started (its roots restored): what a call the front
-    runs needs, before the server extras and the whole catalog."""
-
-    domain: Callable[[str, str], Any]  # domain module, tool -> a Toolbox with that tool (built alone if it can be)
-    activity: Any  # tooldeck.mcp.host.Activity
-    worker: Callable[[], Any] = lambda: None  # starts the token worker (once)
-
-
-@dataclass
-class Ready:
-    """The server extras are made and the catalog is being built."""
-
-    extras: Any  # ServerExtras
-    catalog: Any  # tooldeck.mcp.host.Catalog
 
 
 class EarlyFront:
@@ -129,6 +99,7 @@ class EarlyFront:
         self.eof = False
         self.dirty = False  # the cache has answers not written yet
         self.finished = asyncio.Event()  # input ended and every request read is answered
+        self.sdk_wanted = asyncio.Event()  # a request only the SDK answers was read
         self._deferred: list[bytes] = []
         self._owed = 0  # deferred requests the front did not answer
         self._lists: list[asyncio.Task[None]] = []
@@ -136,6 +107,7 @@ class EarlyFront:
         self._domains: dict[tuple[str, str], asyncio.Future[Any]] = {}  # (domain, tool) -> its Toolbox
         self._file_lists: list[asyncio.Task[None]] = []
         loop = asyncio.get_running_loop()
+        self.last_line = loop.time()  # when the last line was read (the SDK loads once the session is idle)
         self._files: asyncio.Future[ResourceProvider] = loop.create_future()
         self._started: asyncio.Future[Started] = loop.create_future()
         self._declared: asyncio.Future[list[Declared] | None] = loop.create_future()
@@ -260,7 +232,13 @@ class EarlyFront:
             else:
                 self.route(line)
 
+    @property
+    def busy(self) -> bool:
+        """Whether an answer of the front's is still being made."""
+        return bool(self._calls) or not all(t.done() for t in self._lists)
+
     def route(self, line: bytes) -> None:
+        self.last_line = asyncio.get_running_loop().time()
         text = repair_surrogate_escapes(line.decode("utf-8", "replace"))
         if not text.strip():
             return
@@ -291,6 +269,7 @@ class EarlyFront:
         self._deferred.append(line)
         if isinstance(message, dict) and "id" in message and "method" in message:
             self._owed += 1
+            self.sdk_wanted.set()
 
     def _cancel(self, line: bytes, message: object = None) -> bool:
         """A ``notifications/cancelled`` of a call taken here: cancel it (a
@@ -364,7 +343,8 @@ class EarlyFront:
             ready = await self._ready
             return await asyncio.to_thread(ready.extras.prompts_wire)  # type: ignore[no-any-return]
         assert method == "tools/list" and method in LISTS
-        declared = await self._declared
+        built = self._ready.result().catalog.built() if self._ready.done() else None
+        declared = None if built is not None else await self._declared
         if declared is None:
             ready = await self._ready
             tools = [tool_wire(t) for t in await ready.catalog.get()]
@@ -374,6 +354,24 @@ class EarlyFront:
             ready = await self._ready
             tools += [tool_wire(t) for t in (ready.extras.tools() or ())]
         return {"tools": tools}
+
+    async def check_answers(self) -> None:
+        """Once the catalog is built, each answer given from the cache or the
+        declarations is built again: one that differs corrects the cache, and
+        a ``tools/list`` is followed by ``notifications/tools/list_changed``
+        (the Tap's check, which a session that never needs the SDK skips)."""
+        for key, (method, sent) in list(self.answered.items()):
+            if method == "initialize":
+                built = self.version in BUILT_VERSIONS
+                real = initialize_result(sent["protocolVersion"], self.prompts) if built else sent
+            else:
+                real = await self._build_list(method)
+            if real != sent and key in self.answered:
+                self.answered[key] = (method, real)
+                self._record(method, real)
+                if method == "tools/list":
+                    log.info("tooldeck: the tool list served early was stale; sent tools/list_changed")
+                    await self._send(LIST_CHANGED.encode() + b"\n")
 
     async def _resources(self, message: dict[str, Any]) -> None:
         provider = await self._files
@@ -488,6 +486,7 @@ class EarlyFront:
         else:
             self._deferred.append(line)
             self._owed += 1
+            self.sdk_wanted.set()
 
     async def _send(self, data: bytes) -> None:
         await self.writer.write(data.decode())

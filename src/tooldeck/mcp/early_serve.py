@@ -6,7 +6,7 @@ One start-up thread does, in this order (each step unlocks answers):
 1. the runtime (roots, state, trust boundary) and its launch workspace
    restored (``Runtime.start_workspace``: stored folders become roots): the
    resource lists, and calls of read-only tools, whose domain is then built
-   alone (:class:`~tooldeck.mcp.early.Started`), after the rest of
+   alone (:class:`~tooldeck.mcp.early_steps.Started`), after the rest of
    ``Runtime.start`` (the confinement said in the log, the settings);
 2. the tools served, from the shipped declarations
    (:mod:`tooldeck.mcp.declared`): a cold ``tools/list``, without importing
@@ -15,25 +15,45 @@ One start-up thread does, in this order (each step unlocks answers):
    domains (``EarlyFront.wants_declared``);
 3. the server extras (prompts, resources) and the person's single-tool
    switches: ``prompts/list`` with a prompts folder, the agent tools
-   (:class:`~tooldeck.mcp.early.Ready`); a call already waiting for its
+   (:class:`~tooldeck.mcp.early_steps.Ready`); a call already waiting for its
    domain's tools is served first;
 4. the whole catalog (a domain an early call built already is not built
-   again), then the token worker, then the SDK (earlier, either would take
-   the CPU from the catalog), and the hand-over.
+   again), then the token worker, then the check of what the front answered
+   from the cache or the declarations (:meth:`EarlyFront.check_answers`);
+5. the SDK and the hand-over, once a line needs the SDK (anything the front
+   does not answer: a call that changes files, a ping, a cursor...) or the
+   session has been idle for a second (a model thinking;
+   :func:`~tooldeck.mcp.early_steps.sdk_idle`). A short session of reads
+   ends without it: importing the SDK costs ~0.5 s of CPU, more than such a
+   whole session, and earlier it would take the CPU from the catalog.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tooldeck.mcp.early import EarlyFront, Ready, Started
+from tooldeck.mcp.early import EarlyFront
+from tooldeck.mcp.early_steps import Ready, Started, sdk_idle
 from tooldeck.mcp.handshake_cache import HandshakeCache
 from tooldeck.mcp.resources import ResourceProvider
 from tooldeck.mcp.stdio import open_wire
+
+
+async def sdk_wanted(front: EarlyFront, idle: float) -> None:
+    """Return once a line the front leaves to the SDK was read, or the
+    session has been idle for ``idle`` seconds."""
+    loop = asyncio.get_running_loop()
+    while not front.sdk_wanted.is_set():
+        quiet = loop.time() - front.last_line
+        if quiet >= idle and not front.busy:
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(front.sdk_wanted.wait(), max(idle - quiet, 0.05))
 
 
 @dataclass
@@ -102,6 +122,10 @@ async def serve(plan: Plan) -> int:
             except Exception:
                 pass  # reported by the requests that need it (the SDK's answers)
             plan.worker()  # the token worker: its encoder load must not take the CPU from the catalog
+            with contextlib.suppress(Exception):  # a catalog that failed: the SDK's answers report it
+                await front.check_answers()
+            sys.setswitchinterval(switch)  # the start-up thread is done: the front no longer races it
+            await sdk_wanted(front, sdk_idle())
             await loop.run_in_executor(None, plan.load_sdk)
             plan.loaded()
             return extras, catalog, activity
@@ -120,7 +144,6 @@ async def serve(plan: Plan) -> int:
         got = await work
         if isinstance(got, int):
             return got
-        sys.setswitchinterval(switch)
         extras, catalog, activity = got
         sdk_readline = await front.handoff()
         # lazy: the SDK side (anyio, the server) only once the front hands over
