@@ -222,6 +222,7 @@ def _live_domain(rt: Runtime, domain: str) -> list[dict[str, object]]:
 def _load_sdk() -> None:
     """The stdio server's modules (the SDK), imported here on purpose: the
     early front calls this after its first answers, the SDK-only path at once."""
+    import anyio._backends._asyncio  # noqa: F401  # else anyio imports it at its first task group: ~8 ms on the loop
     import mcp.server.stdio  # noqa: F401
 
     import tooldeck.mcp.server  # lazy: importing the SDK's server is this function's job

@@ -297,7 +297,14 @@ def defer_collection() -> Callable[[], None]:
     alone, each walking objects that are never garbage: 12-17 ms of the first
     ``tools/call``'s CPU (``bench/client_ready.py``). Young collections
     still run, every :data:`START_GC_THRESHOLD` objects, so a start that
-    does make cyclic garbage stays bounded."""
+    does make cyclic garbage stays bounded.
+
+    ``restore`` first freezes what the start made (``gc.freeze``: the
+    modules, classes and catalog that live as long as the process): the
+    first full collection after the start walked all of them, ~50 ms of the
+    event loop inside whatever request allocated then (``bench/loop_stall.py``
+    found it in the SDK's first ``tools/list``); frozen, no collection
+    walks them again."""
     import gc
 
     saved = gc.get_threshold()
@@ -308,6 +315,7 @@ def defer_collection() -> Callable[[], None]:
         nonlocal done
         if not done:
             done = True
+            gc.freeze()
             gc.set_threshold(*saved)
 
     return restore
