@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -224,3 +225,24 @@ def test_a_folder_judged_at_once_equals_each_file_judged_alone(
     prefix = "/".join(folder) + "/" if folder else ""
     out = ignored_files(prefix, names, [(fast.quick, fast, 0)])
     assert out == {k for k, n in enumerate(names) if spec.check_file(prefix + n).include}
+
+
+def test_walk_enters_a_mount_point_whose_entry_numbers_another_inode(tmp_path: Path) -> None:
+    """A mount point's directory entry (``d_ino``, which the listing reads)
+    holds the inode of the folder beneath the mount, not of the mounted
+    root the walk opens: the walk checks the name's own inode then, and
+    enters it. Run in a private mount namespace (``unshare -rm``)."""
+    root = tmp_path / "root"
+    write(root, "m/hidden-by-the-mount.txt")
+    write(root, "top.txt")
+    code = (
+        "import sys, os; from tooldeck.workspace.ignore import IgnoreRules;"
+        "from tooldeck.workspace.walk import walk_files;"
+        "open(os.path.join(sys.argv[1], 'm', 'on-tmpfs.txt'), 'w').write('x');"
+        "print(sorted(walk_files(IgnoreRules(sys.argv[1]))))"
+    )
+    script = 'mount -t tmpfs none "$1/m" && exec "$2" -c "$3" "$1"'
+    done = subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(root), sys.executable, code],
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(["m/on-tmpfs.txt", "top.txt"])

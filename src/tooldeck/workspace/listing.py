@@ -5,8 +5,8 @@ A walk's cost on a big tree is per entry, so the listing does its per-entry
 work in C: ``map``/``compress`` over the directory entries with bound methods
 and ``operator`` getters rather than a Python loop body per file. The type of
 each entry comes from the directory entry itself (``d_type``: no stat per
-file unless sizes are asked for); a folder is stat'ed for its inode, which
-the walk checks when it opens it.
+file unless sizes are asked for), and a folder's inode too (``d_ino``: no
+stat), which the walk checks when it opens it.
 """
 
 from __future__ import annotations
@@ -70,8 +70,7 @@ def _split(ents: list[os.DirEntry[str]], names: list[str], want_stat: bool, stam
     # is_dir() alone follows a link: with none among them it reads the entry's own type, in C
     kinds = [e.is_dir(follow_symlinks=False) for e in ents] if True in links else list(map(_is_dir, ents))
     if True in kinds:
-        # stat needs the descriptor open (fd-based entries stat relative to it)
-        dirs = [(e.name, e.stat(follow_symlinks=False).st_ino) for e in compress(ents, kinds)]
+        dirs = [(e.name, e.inode()) for e in compress(ents, kinds)]  # d_ino: see walk._named_now
         files_only = list(map(not_, kinds))
         ents = list(compress(ents, files_only))
         names = list(compress(names, files_only))

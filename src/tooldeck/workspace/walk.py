@@ -7,9 +7,11 @@ listings are deterministic.
 
 Each directory is listed through a descriptor opened relative to its parent's
 descriptor (:mod:`tooldeck.workspace.dirfd`: ``O_NOFOLLOW``, from the root
-down) whose inode must be the one seen when its parent was listed: a folder
-swapped for a symlink (to the outside) while the walk runs is skipped, never
-listed.
+down): a folder swapped for a symlink (to the outside) while the walk runs
+is skipped, never listed. The folder opened must also be the one listed:
+its inode is the directory entry's (``d_ino``, read with the listing, no
+stat per folder), or where the file system numbers entries otherwise (a
+mount point, an overlay), the one its name has when it is opened.
 
 The state directory (:mod:`tooldeck.workspace.hidden`) is skipped whatever
 the rules, ``respect_ignore=False`` included: it is outside every root.
@@ -154,12 +156,25 @@ def _open_child(root: str, parent_fd: int | None, rel: str, name: str, expect_in
     except (OSError, ToolError):
         return None
     try:
-        if os.fstat(fd).st_ino == expect_ino:
+        st = os.fstat(fd)
+        if st.st_ino == expect_ino or _named_now(root, parent_fd, rel, name, st):
             return fd
     except OSError:
         pass
     os.close(fd)
     return None
+
+
+def _named_now(root: str, parent_fd: int | None, rel: str, name: str, opened: os.stat_result) -> bool:
+    """Whether ``name`` is still the folder ``opened``, by its own lstat:
+    the listing's inode is the directory entry's (``d_ino``: no stat per
+    folder), which a mount point or an overlay file system may number
+    otherwise than the folder itself."""
+    if parent_fd is not None:
+        now = os.stat(name, dir_fd=parent_fd, follow_symlinks=False)
+    else:
+        now = os.lstat(os.path.join(root, rel))
+    return now.st_ino == opened.st_ino and now.st_dev == opened.st_dev
 
 
 def _open_start(root: str, start_rel: str) -> int | None:
