@@ -124,10 +124,10 @@ async def serve(plan: Plan) -> int:
             plan.worker()  # the token worker: its encoder load must not take the CPU from the catalog
             with contextlib.suppress(Exception):  # a catalog that failed: the SDK's answers report it
                 await front.check_answers()
-            sys.setswitchinterval(switch)  # the start-up thread is done: the front no longer races it
             await sdk_wanted(front, sdk_idle())
             await loop.run_in_executor(None, plan.load_sdk)
             plan.loaded()
+            sys.setswitchinterval(switch)  # the loader thread is done: the front no longer races it
             return extras, catalog, activity
 
         work = loop.create_task(start())
