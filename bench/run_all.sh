@@ -42,7 +42,8 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
     run bench/mcp_roundtrip.py
   fi
   for b in search_bench git_bench tree_walk selection_context web_convert shell_bench index_eval mcp_mount \
-      large_read_bench large_edit_bench agents_load loop_stall tokenizer_warmup; do
+      large_read_bench large_edit_bench agents_load loop_stall tokenizer_warmup \
+      client_ready serve_stop chat_start; do
     [ -f "bench/$b.py" ] && run "bench/$b.py"
   done
   echo; echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
