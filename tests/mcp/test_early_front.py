@@ -117,9 +117,10 @@ def test_answers_are_the_sdks_cold_warm_and_after_the_handover(served: tuple[Pat
         _call("c4", "no_such_tool", {}),  # unknown: left to the SDK
         _call("c5", "file_search", {"pattern": "hello"}),
     ]
-    first = [_init(version), INITIALIZED, *(_req(m, m) for m in LISTS), *calls]
-    # the same requests again once the SDK answers (ping is left to it: it loads)
-    again = [_req("ping", "ping"), *(_req(f"{m}#2", m) for m in LISTS), *({**c, "id": f"{c['id']}#2"} for c in calls)]
+    first = [_init(version), INITIALIZED, *(_req(m, m) for m in LISTS), _req("ping", "ping"), *calls]
+    # the same requests again once the SDK answers (a list with a cursor is left to it: it loads)
+    paged = _req("paged", "tools/list", {"cursor": "next"})
+    again = [paged, *(_req(f"{m}#2", m) for m in [*LISTS, "ping"]), *({**c, "id": f"{c['id']}#2"} for c in calls)]
     reference, rc = _run(root, state, first, TOOLDECK_EARLY_FRONT="0")
     assert rc == 0 and not any(_front_wrote(x) for x in reference)
     ref = _by_id(reference)
@@ -140,10 +141,11 @@ def test_answers_are_the_sdks_cold_warm_and_after_the_handover(served: tuple[Pat
 
 
 def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple[Path, Path]) -> None:
-    """A client that keeps calling from spawn on, with a ping (which only the
-    SDK answers) after the tenth call: the front answers the calls before it,
-    the SDK the later ones; none is lost, none answered twice. The idle
-    hand-over is put off (TOOLDECK_SDK_IDLE) so that only the ping brings it."""
+    """A client that keeps calling from spawn on, with a request only the SDK
+    answers (a list with a cursor) after the tenth call: the front answers the
+    calls before it, the SDK the later ones; none is lost, none answered
+    twice. The idle hand-over is put off (TOOLDECK_SDK_IDLE) so that only that
+    request brings it."""
     root, state = served
     warm = [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")]
     _run(root, state, warm, TOOLDECK_SDK_IDLE="600")  # warm (the same env): calls taken at once
@@ -164,7 +166,7 @@ def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple
         proc.stdin.write((json.dumps(_call(100 + sent, "read_file", {"path": "hello.txt"})) + "\n").encode())
         sent += 1
         if sent == 10:
-            proc.stdin.write((json.dumps(_req("p", "ping")) + "\n").encode())
+            proc.stdin.write((json.dumps(_req("p", "tools/list", {"cursor": "next"})) + "\n").encode())
         proc.stdin.flush()
         if after is None and sdk_answered_a_call():
             after = sent + 5  # a few more once the SDK answers: calls on both sides of the handover
@@ -174,11 +176,11 @@ def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple
     reader.join(timeout=30)
     raw = [x.rstrip("\n") for x in raw]
     got = _by_id(raw)
-    assert got.pop("p")["result"] == {}
+    assert "tools" in got.pop("p")["result"]
     assert sorted(k for k in got if k != 0) == list(range(100, 100 + sent))
     assert all("hello" in got[i]["result"]["content"][0]["text"] for i in range(100, 100 + sent))
     by_front = {json.loads(x)["id"] for x in raw if _front_wrote(x) and '"result": {"content"' in x}
-    assert set(range(100, 110)) <= by_front and len(by_front) < sent  # the handover came with the ping
+    assert set(range(100, 110)) <= by_front and len(by_front) < sent  # the handover came with that request
 
 
 def test_a_session_of_reads_hands_over_to_the_sdk_once_idle(served: tuple[Path, Path]) -> None:

@@ -43,9 +43,9 @@ def _env(state: Path, **extra: str) -> dict[str, str]:
 
 
 async def _session(
-    root: Path, state: Path, seen: Seen | None = None, ping: bool = True, **env: str
+    root: Path, state: Path, seen: Seen | None = None, sdk: bool = True, **env: str
 ) -> tuple[Any, list[str], int]:
-    """initialize + tools/list (+ a ping, which only the SDK answers); returns
+    """initialize + tools/list (+ a request only the SDK answers); returns
     (initialize result, tool names, list_changed count)."""
     cmd = serve_command(root, state)
     params = StdioServerParameters(command=cmd[0], args=cmd[1:], env=_env(state, **env))
@@ -55,8 +55,9 @@ async def _session(
         names = [t.name for t in (await s.list_tools()).tools]
         res = await s.call_tool("read_file", {"path": "hello.txt"})  # the real server is up behind the front
         assert not res.is_error and "hello" in res.content[0].text  # type: ignore[union-attr]
-        if ping:
-            await s.send_ping()  # the early front leaves ping to the SDK: the real server is up and checks the cache
+        await s.send_ping()  # answered by the front as by the SDK
+        if sdk:  # a list with a cursor is the SDK's: it loads, and its Tap checks the cache
+            await s.list_tools(params=types.PaginatedRequestParams(cursor="next"))
         deadline = time.monotonic() + 60
         while seen.list_changed == 0 and time.monotonic() < deadline and "stale_tool" in names:
             await asyncio.sleep(0.05)
@@ -119,7 +120,7 @@ def test_a_stale_tool_list_is_corrected_with_list_changed(served: tuple[Path, Pa
 
 
 def test_a_stale_tool_list_is_corrected_in_a_session_that_never_loads_the_sdk(served: tuple[Path, Path]) -> None:
-    """No ping and no idle hand-over (TOOLDECK_SDK_IDLE): the front itself
+    """Nothing for the SDK and no idle hand-over (TOOLDECK_SDK_IDLE): the front itself
     checks its cached answers against the built catalog."""
     root, state = served
     _, names, _ = asyncio.run(_session(root, state, TOOLDECK_SDK_IDLE="600"))  # the same env: the same cache
@@ -131,7 +132,7 @@ def test_a_stale_tool_list_is_corrected_in_a_session_that_never_loads_the_sdk(se
             result["instructions"] = MARK
 
     _edit_cache(state, stale)
-    init, corrected, changed = asyncio.run(_session(root, state, ping=False, TOOLDECK_SDK_IDLE="600"))
+    init, corrected, changed = asyncio.run(_session(root, state, sdk=False, TOOLDECK_SDK_IDLE="600"))
     assert init.instructions == MARK and changed == 1 and corrected == names
     [path] = _cache_files(state)
     data = json.loads(path.read_text())
@@ -260,7 +261,7 @@ def test_the_lists_a_client_sends_after_initialize_come_from_the_cache_too(warme
     assert answered[13]["result"]["nextCursor"] == "from-the-cache"  # who answered: the front
     answered[13]["result"].pop("nextCursor")
     assert answered == {r["id"]: r for r in slow}
-    ping = json.dumps({"jsonrpc": "2.0", "id": 99, "method": "ping"})  # left to the SDK: it runs and checks
-    _exchange(root, state, [*lines, ping])
+    paged = {"jsonrpc": "2.0", "id": 99, "method": "tools/list", "params": {"cursor": "next"}}
+    _exchange(root, state, [*lines, json.dumps(paged)])  # a cursor is the SDK's: it runs and checks
     healed = json.loads(path.read_text())["prompts/list"]["2025-11-25"]  # the SDK's answer replaced the edit
     assert "nextCursor" not in healed

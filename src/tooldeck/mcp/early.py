@@ -12,8 +12,8 @@ Importing the MCP SDK costs ~0.4 s, so the SDK is kept off that path:
    return): ``initialize``, the four lists (``resources/list`` always live:
    the files change between two starts; a cold ``tools/list`` from the
    shipped declarations, :mod:`tooldeck.mcp.declared`, without the tool
-   domains), and ``tools/call`` of read-only tools, run through the catalog's
-   own tools (same validation, errors and result shape as the SDK path).
+   domains), ``ping``, and ``tools/call`` of read-only tools, run through the
+   catalog's own tools (same validation, errors and result shape as the SDK path).
    Everything else waits, in order.
 2. A start-up thread builds the runtime, then the catalog; the front then
    checks what it answered from the cache or the declarations
@@ -255,6 +255,8 @@ class EarlyFront:
             self.answered[id_token(message["id"])] = (message["method"], {})
             self._spawn(self._list(message), self._lists)
             self._deferred.append(line)  # the SDK answers too; the Tap swallows and records it
+        elif self.version in BUILT_VERSIONS and plain_list(message, ("ping",)):  # answered at once, SDK or not
+            self._spawn(self._send(reply(message["id"], {})), self._lists)
         elif message.get("method") == "resources/list" and plain_id(message.get("id")) and _first_page(message):
             self._spawn(self._resources(message), self._lists)
             self._file_lists.append(self._lists[-1])

@@ -75,9 +75,10 @@ def plain_initialize(message: object) -> dict[str, Any] | None:
     return params
 
 
-def plain_list(message: object) -> bool:
-    """A request of one of :data:`LISTS` for the first page (no cursor)."""
-    if not isinstance(message, dict) or message.get("method") not in LISTS or not plain_id(message.get("id")):
+def plain_list(message: object, methods: tuple[str, ...] = LISTS) -> bool:
+    """A request of one of ``methods`` (:data:`LISTS`: for the first page, no
+    cursor) whose params hold at most ``_meta``."""
+    if not isinstance(message, dict) or message.get("method") not in methods or not plain_id(message.get("id")):
         return False
     if set(message) - {"jsonrpc", "id", "method", "params"} or message.get("jsonrpc") != "2.0":
         return False
