@@ -140,19 +140,26 @@ def test_answers_are_the_sdks_cold_warm_and_after_the_handover(served: tuple[Pat
     assert got["c2"]["result"]["isError"] and "invalid_arguments" in got["c2"]["result"]["content"][0]["text"]
 
 
+def _warm_session(root: Path, state: Path, idle: str) -> subprocess.Popen[bytes]:
+    """A server spawned on a warm cache (recorded by a first start with the same
+    environment: calls are taken at once) with TOOLDECK_SDK_IDLE=``idle``, initialized."""
+    warm = [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")]
+    _run(root, state, warm, TOOLDECK_SDK_IDLE=idle)
+    env = _env(state, TOOLDECK_SDK_IDLE=idle)
+    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    assert proc.stdin is not None
+    proc.stdin.write((json.dumps(_init("2025-06-18")) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
+    return proc
+
+
 def test_calls_arriving_during_the_handover_are_each_answered_once(served: tuple[Path, Path]) -> None:
     """A client that keeps calling from spawn on, with a request only the SDK
     answers (a list with a cursor) after the tenth call: the front answers the
     calls before it, the SDK the later ones; none is lost, none answered
     twice. The idle hand-over is put off (TOOLDECK_SDK_IDLE) so that only that
     request brings it."""
-    root, state = served
-    warm = [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")]
-    _run(root, state, warm, TOOLDECK_SDK_IDLE="600")  # warm (the same env): calls taken at once
-    env = _env(state, TOOLDECK_SDK_IDLE="600")
-    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = _warm_session(*served, idle="600")
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write((json.dumps(_init("2025-06-18")) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
     raw: list[str] = []
     reader = threading.Thread(target=lambda: raw.extend(x.decode() for x in proc.stdout if x.strip()), daemon=True)
     reader.start()
@@ -187,13 +194,8 @@ def test_a_session_of_reads_hands_over_to_the_sdk_once_idle(served: tuple[Path, 
     """Nothing in a session of reads needs the SDK: it loads once the session
     is quiet for TOOLDECK_SDK_IDLE, and answers the calls after that; the
     ones before were the front's."""
-    root, state = served
-    warm = [_init("2025-06-18"), INITIALIZED, _req(1, "tools/list")]
-    _run(root, state, warm, TOOLDECK_SDK_IDLE="0.3")  # warm (the same env): calls taken at once
-    env = _env(state, TOOLDECK_SDK_IDLE="0.3")
-    proc = subprocess.Popen(serve_command(root, state), stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    proc = _warm_session(*served, idle="0.3")
     assert proc.stdin is not None and proc.stdout is not None
-    proc.stdin.write((json.dumps(_init("2025-06-18")) + "\n" + json.dumps(INITIALIZED) + "\n").encode())
     writers: list[bool] = []
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and (not writers or writers[-1]):
