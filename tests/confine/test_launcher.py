@@ -117,12 +117,16 @@ def test_only_the_server_holds_the_channel(tmp_path: Path) -> None:
     holders: dict[str, set[int]] = {}
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            for fd in os.listdir(f"/proc/{pid}/fd"):
-                target = os.readlink(f"/proc/{pid}/fd/{fd}")
-                if target.startswith("socket:"):
-                    holders.setdefault(target, set()).add(int(pid))
+            fds = os.listdir(f"/proc/{pid}/fd")
         except OSError:
-            continue
+            continue  # gone, or not ours to read
+        for fd in fds:
+            try:  # one descriptor closed meanwhile (another thread's) must not hide the others
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("socket:"):
+                holders.setdefault(target, set()).add(int(pid))
     assert holders[ours] == {os.getpid()}
     if os.geteuid() == 0:
         theirs = [sock for sock, pids in holders.items() if ln.launcher_pid in pids]
