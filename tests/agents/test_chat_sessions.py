@@ -87,7 +87,11 @@ def test_wait_changed_since_follows_a_streaming_run(call, model_env: ScriptedOpe
             if snap["live"]["text"]:
                 rest.set()
         version = snap.get("version", version)
-    assert snap["status"] == "completed"
+    where = {k: snap.get(k) for k in ("status", "status_text", "version", "live", "item_count")}
+    assert snap["status"] == "completed", (
+        f"after 60 s: {where}; model requests {len(model_env.bodies())}; gate open {rest.is_set()}; "
+        f"live texts seen {[len(t) for t in seen_live]}"
+    )
     partial = [t for t in seen_live if t and t != "streamed " * 40]
     assert partial and all(("streamed " * 40).startswith(t) for t in partial)
     assert snap["usage"] == {"input_tokens": 11, "output_tokens": 7}
