@@ -363,9 +363,9 @@ class EarlyFront:
         a ``tools/list`` is followed by ``notifications/tools/list_changed``
         (the Tap's check, which a session that never needs the SDK skips)."""
         for key, (method, sent) in list(self.answered.items()):
-            if method == "initialize":
-                built = self.version in BUILT_VERSIONS
-                real = initialize_result(sent["protocolVersion"], self.prompts) if built else sent
+            if method == "initialize":  # built here only for the versions the front can build
+                version = sent.get("protocolVersion")
+                real = initialize_result(version, self.prompts) if version in BUILT_VERSIONS else sent
             else:
                 real = await self._build_list(method)
             if real != sent and key in self.answered:

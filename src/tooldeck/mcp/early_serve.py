@@ -21,7 +21,7 @@ One start-up thread does, in this order (each step unlocks answers):
    again), then the token worker, then the check of what the front answered
    from the cache or the declarations (:meth:`EarlyFront.check_answers`);
 5. the SDK and the hand-over, once a line needs the SDK (anything the front
-   does not answer: a call that changes files, a ping, a cursor...) or the
+   does not answer: a call that changes files, a list with a cursor...) or the
    session has been idle for a second (a model thinking;
    :func:`~tooldeck.mcp.early_steps.sdk_idle`). A short session of reads
    ends without it: importing the SDK costs ~0.5 s of CPU, more than such a
