@@ -43,7 +43,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from tooldeck.context.memory import release_freed_memory
@@ -73,6 +73,15 @@ class _Row:
     mtime_ns: int
     indexed_ns: int
     digest: bytes | None
+
+
+@dataclass(slots=True)
+class _Batch:
+    """One write transaction's rows, inserted a group at a time (:mod:`tooldeck.state.terms`)."""
+
+    dead: list[int] = field(default_factory=list)
+    texts: list[tuple[int, str]] = field(default_factory=list)
+    files: list[term_db.FileRow] = field(default_factory=list)
 
 
 class Counted:
@@ -222,41 +231,44 @@ class TermIndex:
         tables = self._open()
         root_paths = {r.id: r.path for r in ws.roots}
         now = time.time_ns()
+        batch = _Batch()
         with self._lock, tables.write() as db:
             self._next_doc = term_db.next_doc(db)
             for root_id, rel in gone_keys:
                 path = f"{root_paths.get(root_id, '').rstrip('/')}/{rel}"
                 row = self._rows.pop(path, None)
                 if row is not None:
-                    self._bury(db, row.doc)
+                    self._bury(batch, row.doc)
                     term_db.forget_file(db, path)
             for f in files:
                 stamp = walked.stamp(f)
                 row = self._rows.get(f.abs)
                 if not force and row is not None and stamp is not None and _trusted(row, stamp):
                     continue
-                self._index_one(db, f, root_paths.get(f.root_id, ""), stamp or (f.size, 0), row, now)
+                self._index_one(batch, f, root_paths.get(f.root_id, ""), stamp or (f.size, 0), row, now)
+            term_db.bury(db, batch.dead)
+            term_db.put_texts(db, batch.texts)
+            term_db.put_files(db, batch.files)
             term_db.set_next_doc(db, self._next_doc)
 
-    def _index_one(self, db, f: FileInfo, root_path: str, stamp: Stamp, row: _Row | None, now: int) -> None:  # type: ignore[no-untyped-def]
+    def _index_one(self, batch: _Batch, f: FileInfo, root_path: str, stamp: Stamp, row: _Row | None, now: int) -> None:
         data = searchable_bytes(root_path, f.abs, f.shown) if root_path else None
         digest = hashlib.blake2b(data, digest_size=16).digest() if data is not None else None
         doc = row.doc if row is not None and row.digest == digest else None
         if doc is None and data is not None:
             if row is not None:
-                self._bury(db, row.doc)
+                self._bury(batch, row.doc)
             doc = self._next_doc
             self._next_doc += 1
-            text = data.translate(_ASCII_ONLY).decode("ascii")
-            term_db.put_text(db, doc, text)
+            batch.texts.append((doc, data.translate(_ASCII_ONLY).decode("ascii")))
         elif data is None and row is not None:
-            self._bury(db, row.doc)
+            self._bury(batch, row.doc)
         self._rows[f.abs] = _Row(doc, stamp[0], stamp[1], now, digest)
-        term_db.put_file(db, (f.abs, doc, stamp[0], stamp[1], now, digest))
+        batch.files.append((f.abs, doc, stamp[0], stamp[1], now, digest))
 
-    def _bury(self, db, doc: int | None) -> None:  # type: ignore[no-untyped-def]
+    def _bury(self, batch: _Batch, doc: int | None) -> None:
         if doc is not None:
-            term_db.bury(db, doc)
+            batch.dead.append(doc)
             self._dead += 1
 
     def _empty(self, tables: TermTables) -> None:

@@ -99,18 +99,36 @@ def forget_file(db: sqlite3.Connection, path: str) -> None:
     db.execute("DELETE FROM term_files WHERE path=?", (path,))
 
 
-def put_text(db: sqlite3.Connection, doc: int, text: str) -> None:
-    db.execute("INSERT INTO term_text(rowid, body) VALUES(?, ?)", (doc, text))
+ROWS_PER_STATEMENT = 128  # rows bound to one multi-row INSERT (see :func:`_insert_rows`)
 
 
-def put_file(db: sqlite3.Connection, row: FileRow) -> None:
-    db.execute(
-        "INSERT OR REPLACE INTO term_files(path, doc, size, mtime_ns, indexed_ns, digest) VALUES(?,?,?,?,?,?)", row
-    )
+def put_texts(db: sqlite3.Connection, docs: list[tuple[int, str]]) -> None:
+    """Index ``(doc, text)`` documents."""
+    _insert_rows(db, "INSERT INTO term_text(rowid, body) VALUES", 2, docs)
 
 
-def bury(db: sqlite3.Connection, doc: int) -> None:
-    db.execute("INSERT OR IGNORE INTO term_dead(doc) VALUES(?)", (doc,))
+def put_files(db: sqlite3.Connection, rows: list[FileRow]) -> None:
+    _insert_rows(db, "INSERT OR REPLACE INTO term_files(path, doc, size, mtime_ns, indexed_ns, digest) VALUES", 6, rows)
+
+
+def bury(db: sqlite3.Connection, docs: list[int]) -> None:
+    _insert_rows(db, "INSERT OR IGNORE INTO term_dead(doc) VALUES", 1, [(d,) for d in docs])
+
+
+def _insert_rows(db: sqlite3.Connection, head: str, width: int, rows: list[tuple[object, ...]]) -> None:
+    """Insert ``rows`` with one statement per :data:`ROWS_PER_STATEMENT`.
+
+    Why not one ``execute`` per row: each releases the GIL around SQLite's
+    work and must win it back afterwards. While a build's thread holds the
+    GIL (parsing, measuring), the fill's thread waits up to the switch
+    interval (5 ms) at every row: 25,000 rows of a 12,800-file fill stretched
+    it from 3 s to over 6 s beside back-to-back builds. One statement per
+    128 rows waits 128 times less, and SQLite tokenizes the whole group
+    with the GIL released."""
+    one = "(" + ",".join("?" * width) + ")"
+    for i in range(0, len(rows), ROWS_PER_STATEMENT):
+        part = rows[i : i + ROWS_PER_STATEMENT]
+        db.execute(head + ",".join([one] * len(part)), [v for row in part for v in row])
 
 
 def empty(db: sqlite3.Connection) -> int:
