@@ -19,6 +19,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from tooldeck.codemap.definers import Definers, DefinersMap, as_tuple
 from tooldeck.codemap.model import Definition, Reference, Symbol
 
 if TYPE_CHECKING:
@@ -213,7 +214,7 @@ class SymbolIndex:
         self._files: dict[tuple[str, str], FileRecord] = {}
         # name -> the records defining it, once per definition, in display order: Definition
         # objects are made per query (one per symbol of the whole tree cost ~150 MB on 13k files)
-        self._defs: dict[str, FileRecord | tuple[FileRecord, ...]] | None = None
+        self._defs = DefinersMap()
         self._lock = threading.RLock()
         self._scanner = scanner
         self.truncated = False  # the walk stopped at the file limit
@@ -225,8 +226,9 @@ class SymbolIndex:
     # maintenance (the service calls these) ----------------------------------
     def put(self, record: FileRecord) -> None:
         with self._lock:
-            self._files[(record.root_path, record.rel)] = record
-            self._defs = None
+            key = (record.root_path, record.rel)
+            self._defs.changed(self._files.get(key), record)
+            self._files[key] = record
             self.version += 1
 
     def put_if(self, record: FileRecord, expected: str | None) -> bool:
@@ -251,8 +253,9 @@ class SymbolIndex:
 
     def remove(self, root_path: str, rel: str) -> None:
         with self._lock:
-            if self._files.pop((root_path, rel), None) is not None:
-                self._defs = None
+            old = self._files.pop((root_path, rel), None)
+            if old is not None:
+                self._defs.changed(old, None)
                 self.version += 1
 
     def keys_of(self, root_path: str) -> dict[str, str]:
@@ -271,9 +274,8 @@ class SymbolIndex:
         with self._lock:
             dead = [k for k in self._files if k not in live]
             for k in dead:
-                del self._files[k]
+                self._defs.changed(self._files.pop(k), None)
             if dead:
-                self._defs = None
                 self.version += 1
 
     def records(self) -> Iterator[FileRecord]:
@@ -284,24 +286,14 @@ class SymbolIndex:
         return len(self._files)
 
     # queries -----------------------------------------------------------------
-    def _definitions(self) -> dict[str, FileRecord | tuple[FileRecord, ...]]:
-        """name → its definer, or definers in display order (once per definition).
-        Most names have one: kept bare, not in a list (a list per name of a
-        13k-file tree cost ~15 MB)."""
+    def _definitions(self) -> dict[str, Definers]:
+        """name → its definer, or definers in display order (once per
+        definition): :class:`~tooldeck.codemap.definers.DefinersMap`."""
         with self._lock:
-            if self._defs is None:
-                lists: dict[str, list[FileRecord]] = {}
-                for rec in sorted(self._files.values(), key=lambda r: r.shown):
-                    for name in rec.names:
-                        lists.setdefault(name, []).append(rec)
-                self._defs = {name: recs[0] if len(recs) == 1 else tuple(recs) for name, recs in lists.items()}
-            return self._defs
+            return self._defs.current(self._files.values(), len(self._files))
 
     def _definers(self, name: str) -> tuple[FileRecord, ...]:
-        found = self._definitions().get(name)
-        if found is None:
-            return ()
-        return (found,) if isinstance(found, FileRecord) else found
+        return as_tuple(self._definitions().get(name))
 
     def _named(self, name: str) -> list[Definition]:
         """The definitions of ``name``, in display order then file order."""
