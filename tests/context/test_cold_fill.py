@@ -6,6 +6,7 @@ while the fill runs is never left stale in the index."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -282,3 +283,37 @@ def test_a_build_during_the_fill_graphs_a_small_partial_index(
         assert "audit/digest.py" in graph.nodes  # the partial index's graph, with this build's file in it
     finally:
         gate.set()
+
+
+def test_the_symbol_fill_waits_for_the_term_index_fill(
+    runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Builds during the fills count words from the term index once it is
+    complete (no ripgrep pass), so it is filled first: the symbol fill's first
+    file comes after it, even when the term fill is slow."""
+    from tooldeck.context import term_index as term_mod
+
+    real_fill, real_first = term_mod.TermIndex._fill, fill_mod.IndexFill._fill
+    seen: dict[str, float] = {}
+
+    def slow_terms(self: term_mod.TermIndex, *args: object) -> None:
+        time.sleep(0.5)
+        real_fill(self, *args)  # type: ignore[arg-type]
+        seen["terms done"] = time.monotonic()
+
+    def symbols(self: fill_mod.IndexFill) -> bool:
+        seen["symbols start"] = time.monotonic()
+        return real_first(self)
+
+    monkeypatch.setattr(term_mod.TermIndex, "_fill", slow_terms)
+    monkeypatch.setattr(fill_mod.IndexFill, "_fill", symbols)
+    builder = ContextBuilder(runtime)
+    builder.build(TASK, 8000, apply=False)
+    fill = codemap_service(runtime).filling
+    assert fill is not None
+    deadline = time.monotonic() + 30
+    while not fill.finished and time.monotonic() < deadline:  # not fill.wait(): that stops the waiting
+        time.sleep(0.02)
+    assert fill.finished and not fill.failed
+    assert seen["symbols start"] >= seen["terms done"]
+    assert builder.terms.ready_for(runtime.workspace)

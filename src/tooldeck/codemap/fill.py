@@ -239,12 +239,19 @@ def _stop_all() -> None:
         p.shutdown(wait=False)
 
 
+# What a fill waits for before its first file, called with a function that says when to stop
+# waiting (someone waits for the fill, or it was stopped). The context builder passes the term
+# index's fill: see :meth:`tooldeck.context.term_index.TermIndex.after_fill`.
+Gate = Callable[[Callable[[], bool]], None]
+
+
 class IndexFill:
     """One background fill of one index. ``wait()`` blocks until it ends."""
 
-    def __init__(self, svc: FillTarget, index: SymbolIndex) -> None:
+    def __init__(self, svc: FillTarget, index: SymbolIndex, first: Gate | None = None) -> None:
         self.svc = svc
         self.index = index
+        self._first = first  # waited for before the first file (see :data:`Gate`)
         self.total = 0  # files to index (known once the walk is done)
         self.done = 0
         self.failed = False
@@ -299,6 +306,8 @@ class IndexFill:
     def _run(self) -> None:
         lower_thread_priority(NICE)
         try:
+            if self._first is not None:
+                self._first(lambda: self._urgent.is_set() or self._stop.is_set())
             if self._fill():
                 with self._then_lock:
                     then = list(self._then)

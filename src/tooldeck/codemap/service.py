@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 from tooldeck.codemap import pool
 from tooldeck.codemap.cache_key import blob_key, extractor_version
 from tooldeck.codemap.entry import Entry, LazyCodemap, encode_skip
-from tooldeck.codemap.fill import MAX_INDEX_FILES, IndexFill, Submitter, dispatch, indexable_files
+from tooldeck.codemap.fill import MAX_INDEX_FILES, Gate, IndexFill, Submitter, dispatch, indexable_files
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.languages import language_for
 from tooldeck.codemap.model import Codemap, Reference, Skipped
@@ -169,9 +169,10 @@ class CodemapService:
         for root, rels in by_root.values():
             self._refresh(idx, root, rels, set(), known=idx.keys_for(root.path, rels), submitter=submitter)
 
-    def fill_in_background(self) -> IndexFill | None:
+    def fill_in_background(self, first: Gate | None = None) -> IndexFill | None:
         """Start (once) a low-priority thread that walks every root into the
-        index (see :mod:`tooldeck.codemap.fill`); None when it is complete."""
+        index (see :mod:`tooldeck.codemap.fill`), after ``first``; None when
+        it is complete."""
         with self._index_lock:
             idx = self._index
             if idx is None:
@@ -179,7 +180,7 @@ class CodemapService:
             if idx.complete:
                 return None
             if self._fill is None or self._fill.index is not idx or self._fill.failed:
-                self._fill = IndexFill(self, idx)
+                self._fill = IndexFill(self, idx, first)
                 self._fill.start()
             return self._fill
 

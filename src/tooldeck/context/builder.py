@@ -232,7 +232,7 @@ class ContextBuilder:
         tree is indexed in the background (:mod:`tooldeck.codemap.fill`)."""
         if not cm_svc.index_complete and len(walked.files) > inline_index_files():
             index = partial.index_cold(cm_svc, self.rt.workspace.roots, walked, scored, query)
-            fill = cm_svc.fill_in_background()
+            fill = cm_svc.fill_in_background(first=self.terms.after_fill)  # the term index first: see after_fill
             if fill is not None:
                 fill.then(self._prepare_graph)  # the whole tree's graph, built before a build needs it
             return index

@@ -42,7 +42,7 @@ import re
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,6 +57,7 @@ from tooldeck.workspace.ripgrep import MAX_PER_FILE, count_terms_in, searchable_
 from tooldeck.workspace.roots import Workspace
 
 BATCH = 256  # files per write transaction while filling
+FIRST_WAIT = 20.0  # seconds the symbol index's fill waits for this one at most (:meth:`TermIndex.after_fill`)
 REFILL_MIN_DEAD = 2_000  # tombstones tolerated before the index is emptied and refilled
 
 _WORD = re.compile(r"[A-Za-z0-9_]+")  # a token of the index (the ascii tokenizer, ``_`` a word character)
@@ -166,6 +167,29 @@ class TermIndex:
         self.start_fill()
         if self._filling is not None:
             self._filling.join(timeout)
+
+    def after_fill(self, give_up: Callable[[], bool], limit: float = FIRST_WAIT) -> None:
+        """Return once no fill of this index is asked for or running (or
+        ``give_up()`` says so, or after ``limit`` seconds). The symbol
+        index's background fill waits here before its first file.
+
+        Why: a build made during the fills counts its words with ripgrep
+        until this index is complete (0.3 s of wall time and 0.4 s of CPU
+        on a 12,800-file tree, half of such a build), and this fill takes
+        3.4 s alone but 5-6 s beside the symbol fill's thread and workers.
+        Run first, it is done before a user's third question; the symbol
+        fill (10 s) ends ~3 s later, and builds meanwhile parse their own
+        best candidates as before."""
+        end = time.monotonic() + limit
+        while not give_up() and time.monotonic() < end:
+            with self._state:
+                thread = self._filling if self._is_filling() else None
+            if thread is None:
+                return
+            if thread.ident is None:  # asked for by the first build's walk, started when it ends
+                time.sleep(0.05)
+            else:
+                thread.join(0.05)
 
     def start_fill(self) -> None:
         """Start the fill a walk asked for. The builder calls it when its
