@@ -17,7 +17,8 @@ the ignore rules, the issue's >= 12,000). After the builds, ten
 the first) p50 <= 0.5 s, printed beside the warm builds after the fills stage by stage, RSS after indexing and
 the builds (server + workers) <= 300 MB. ``--held-out``: the tree of ``heldout_tree.py`` (site-packages +
 stdlib, 8,000 files) with that tree's own tasks. ``--gap S``: S seconds before each build during the fills
-(a user reading the answer first; back to back is the worst case, the one the goal is measured on).
+(a user reading the answer first; back to back is the worst case); with it only the builds during the
+fills get goal lines (run_all.sh runs both: back to back, and 2 s apart).
 """
 
 from __future__ import annotations
@@ -412,6 +413,13 @@ def main() -> None:
             f"first build selected {len(first.selected)} files; {arenas}"
         )
         tag = "held-out tree: " if args.held_out else ""
+        if args.gap:  # the other lines come from the back-to-back run (run_all.sh runs both)
+            if during.wall:
+                d_wall, d_cpu = during.p50()
+                apart = f"{tag}builds during the fills, {args.gap:g} s apart, p50"
+                report("context_speed", f"{apart}, wall s", d_wall, "<=", 0.5)
+                report("context_speed", f"{apart}, CPU s", d_cpu, "<=", 0.5)
+            return
         report("context_speed", f"{tag}warm build p50, wall s", statistics.median(warm), "<=", 0.5)
         report("context_speed", f"{tag}warm build p50, CPU s", statistics.median(warm_cpu), "<=", 0.5)
         if during.wall:

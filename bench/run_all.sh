@@ -34,6 +34,8 @@ run() { echo; echo "\$ $*"; "$py" "$@"; }
     run bench/codemap_bench.py
     run bench/context_speed.py
     run bench/context_speed.py --held-out
+    run bench/context_speed.py --gap 2
+    run bench/context_speed.py --held-out --gap 2
     run bench/term_counts.py
     run bench/context_eval.py
     run bench/patch_bench.py
