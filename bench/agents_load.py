@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import anyio
+from goals import report  # bench/ is on sys.path when a script of it runs
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -45,7 +46,8 @@ async def timed_reads(s: ClientSession, n: int) -> list[float]:
     return out
 
 
-async def run(args: argparse.Namespace, root: Path, state: Path, model: ScriptedOpenAI) -> None:
+async def run(args: argparse.Namespace, root: Path, state: Path, model: ScriptedOpenAI) -> int:
+    """Print the table; return how many sessions' transcripts are wrong."""
     env = {**os.environ, "OPENAI_BASE_URL": model.url, "OPENAI_API_KEY": "bench", "TOOLDECK_MODEL": "scripted",
            "TOOLDECK_STATE_DIR": str(state)}  # fmt: skip
     params = StdioServerParameters(command=sys.executable, args=["-m", "tooldeck", "serve", str(root)], env=env)
@@ -85,6 +87,7 @@ async def run(args: argparse.Namespace, root: Path, state: Path, model: Scripted
     ratio = pct(loaded, 95) / pct(idle, 95)
     print(f"\np95 ratio load/idle: {ratio:.2f}x; mean idle {statistics.mean(idle) * 1000:.2f} ms")
     print(f"all {args.sessions} sessions completed in {total:.2f} s; transcripts wrong: {bad}")
+    return bad
 
 
 def main() -> None:
@@ -99,7 +102,12 @@ def main() -> None:
         (root / "probe.txt").write_text("x" * 4096)
         for i in range(args.sessions):
             (root / f"f{i}.txt").write_text(f"content {i}\n")
-        anyio.run(run, args, root, state, model)
+        bad = anyio.run(run, args, root, state, model)
+    # issue 12's load test: every session completes, no transcript entry lost or duplicated (a wrong
+    # transcript is one without exactly its 4 entries and its answer). The read_file p95 under load is
+    # only to be reported there: no limit is stated for it, so it has no goal line.
+    label = f"sessions of {args.sessions} concurrent with a wrong transcript (lost, duplicated, no answer)"
+    report("agents_load", label, bad, "<=", 0, 0)
 
 
 if __name__ == "__main__":
