@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tooldeck.index.embed import StaticEmbedder
+from tooldeck.index.embed import embedder_from_config
 
 DOCS = {
     "install.md": "# Installation\n\nInstall the package with pip.\n\n## Virtual environments\n\n"
@@ -69,10 +69,10 @@ def write_tree(base: Path, files: dict[str, str]) -> None:
 
 
 class CountingEmbedder:
-    """The real static model, counting the texts it is asked to embed."""
+    """The real default model, counting the texts it is asked to embed."""
 
     def __init__(self) -> None:
-        self.inner = StaticEmbedder()
+        self.inner = embedder_from_config({})
         self.model_id = self.inner.model_id
         self.texts: list[str] = []
 

@@ -8,7 +8,13 @@ import pytest
 
 from tooldeck.core.errors import ToolError
 from tooldeck.index import fuse
-from tooldeck.index.embed import OpenAIEmbedder, StaticEmbedder, embedder_from_config, static_model_dir
+from tooldeck.index.embed import (
+    OpenAIEmbedder,
+    StaticEmbedder,
+    WordLlamaEmbedder,
+    embedder_from_config,
+    static_model_dir,
+)
 
 
 def test_static_model_ships_inside_the_package() -> None:
@@ -31,8 +37,34 @@ def test_model2vec_and_the_rust_encoder_load_the_same_model() -> None:
     assert rust_e.model_id != m2v_e.model_id  # so an index records which one embedded it
 
 
+def test_the_default_model_ships_inside_its_package_and_is_read_from_there() -> None:
+    e = WordLlamaEmbedder()
+    assert (e._home / "weights" / "l2_supercat_256.safetensors").is_file()
+    v = e.embed(["open a file for writing", "write to a file", "the weather in spring", ""])
+    assert v.shape == (4, 256) and v.dtype == np.float32
+    assert np.allclose(np.linalg.norm(v[:3], axis=1), 1.0, atol=1e-5) and not v[3].any()  # no token: no direction
+    assert v[0] @ v[1] > v[0] @ v[2]  # a paraphrase is nearer than an unrelated text
+    assert e.model_id.startswith("wordllama:l2_supercat_256@")
+
+
+def test_the_default_model_pools_as_the_package_itself_does() -> None:
+    """The package's own inference (padded batches, masked mean) on the same
+    files gives the same directions as the sparse counts x table product."""
+    from safetensors import safe_open
+    from tokenizers import Tokenizer
+    from wordllama.inference import WordLlamaInference
+
+    e = WordLlamaEmbedder()
+    texts = ["def parse_args(argv): ...", "Install the package with pip.", "Choice(['a', 'b'])" * 40, "x"]
+    tok = Tokenizer.from_file(str(e._home / "tokenizers" / "l2_supercat_tokenizer_config.json"))
+    with safe_open(str(e._home / "weights" / "l2_supercat_256.safetensors"), framework="np") as f:
+        theirs = WordLlamaInference(f.get_tensor("embedding.weight"), tok).embed(texts, norm=True)
+    assert np.allclose(e.embed(texts), theirs, atol=1e-5)
+
+
 def test_config_selects_the_provider() -> None:
-    assert isinstance(embedder_from_config({}), StaticEmbedder)
+    assert isinstance(embedder_from_config({}), WordLlamaEmbedder)
+    assert isinstance(embedder_from_config({"embeddings": "static"}), StaticEmbedder)
     oa = embedder_from_config({"embeddings": "openai", "openai": {"base_url": "http://127.0.0.1:9/v1", "model": "m"}})
     assert isinstance(oa, OpenAIEmbedder) and oa.model_id == "openai:m"
     with pytest.raises(ToolError):

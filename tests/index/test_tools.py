@@ -55,7 +55,7 @@ def test_index_root_outside_the_workspace_is_refused(call, corpus: Path, tmp_pat
 def test_openai_endpoint_and_the_model_check(  # type: ignore[no-untyped-def]
     call, corpus: Path, state_dir: Path, hermetic_config: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    call.ok("index_markdown_docs", {"root": "docs"})  # the default static model
+    call.ok("index_markdown_docs", {"root": "docs"})  # the default model
     with EmbedServer() as server:
         hermetic_config.write_text(
             f'[index]\nembeddings = "openai"\n[index.openai]\nbase_url = "{server.url}"\nmodel = "test-embed"\n'
@@ -65,7 +65,7 @@ def test_openai_endpoint_and_the_model_check(  # type: ignore[no-untyped-def]
         box = build_toolbox(Runtime.for_dirs([corpus], state_dir=state_dir))
         res = box.call_sync("markdown_search", {"query": "required options"})
         assert res.is_error and res.error is not None and res.error.code == "model_mismatch"
-        assert "static:tokenlearn-static-model" in res.text and "openai:test-embed" in res.text
+        assert "wordllama:l2_supercat_256" in res.text and "openai:test-embed" in res.text
         assert "index_markdown_docs" in res.text
         lexical = box.call_sync("markdown_search", {"query": "required options", "mode": "lexical"})
         assert not lexical.is_error  # BM25 needs no model
