@@ -23,29 +23,38 @@ from __future__ import annotations
 
 from bisect import insort
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Union
+from typing import Generic, Protocol, TypeVar
 
-if TYPE_CHECKING:
-    from tooldeck.codemap.index import FileRecord
 
-Definers = Union["FileRecord", list["FileRecord"]]
+class Record(Protocol):
+    """What the map reads of an index record (:class:`~tooldeck.codemap.index.FileRecord`)."""
+
+    @property
+    def shown(self) -> str: ...
+
+    @property
+    def names(self) -> tuple[str, ...]: ...
+
+
+R = TypeVar("R", bound=Record)
+Definers = R | list[R]
 
 APPLY_EVERY = 256  # queued changes applied at once by the thread that makes them
 
 
-def _shown(rec: FileRecord) -> str:
+def _shown(rec: Record) -> str:
     return rec.shown
 
 
-class DefinersMap:
+class DefinersMap(Generic[R]):
     """name → its definer, or definers in display order. Not thread-safe:
     the index calls it under its own lock."""
 
     def __init__(self) -> None:
-        self._map: dict[str, Definers] | None = None
-        self._changes: list[tuple[FileRecord | None, FileRecord | None]] = []  # (old, new) since the map
+        self._map: dict[str, Definers[R]] | None = None
+        self._changes: list[tuple[R | None, R | None]] = []  # (old, new) since the map
 
-    def changed(self, old: FileRecord | None, new: FileRecord | None) -> None:
+    def changed(self, old: R | None, new: R | None) -> None:
         """A record replaced (``old`` → ``new``), added (no ``old``) or
         removed (no ``new``). Applied :data:`APPLY_EVERY` at a time by the
         thread making the changes (a background fill's, mostly), so a
@@ -60,7 +69,7 @@ class DefinersMap:
         self._map = None
         self._changes.clear()
 
-    def current(self, records: Iterable[FileRecord], count: int) -> dict[str, Definers]:
+    def current(self, records: Iterable[R], count: int) -> dict[str, Definers[R]]:
         """The map for ``records`` (``count`` of them): the queued changes
         applied, or rebuilt when that is cheaper."""
         if self._map is None or len(self._changes) * 2 > count:
@@ -78,7 +87,7 @@ class DefinersMap:
                 self._put_in(new)
         self._changes.clear()
 
-    def _put_in(self, rec: FileRecord) -> None:
+    def _put_in(self, rec: R) -> None:
         m = self._map
         assert m is not None
         for name in rec.names:
@@ -92,7 +101,7 @@ class DefinersMap:
                 insort(pair, rec, key=_shown)
                 m[name] = pair
 
-    def _take_out(self, rec: FileRecord) -> None:
+    def _take_out(self, rec: R) -> None:
         m = self._map
         assert m is not None
         for name in set(rec.names):
@@ -107,15 +116,15 @@ class DefinersMap:
                     m[name] = kept if len(kept) > 1 else kept[0]
 
 
-def _built(records: Iterable[FileRecord]) -> dict[str, Definers]:
-    lists: dict[str, list[FileRecord]] = {}
+def _built(records: Iterable[R]) -> dict[str, Definers[R]]:
+    lists: dict[str, list[R]] = {}
     for rec in sorted(records, key=_shown):
         for name in rec.names:
             lists.setdefault(name, []).append(rec)
     return {name: recs[0] if len(recs) == 1 else recs for name, recs in lists.items()}
 
 
-def as_tuple(found: Definers | None) -> tuple[FileRecord, ...]:
+def as_tuple(found: Definers[R] | None) -> tuple[R, ...]:
     if found is None:
         return ()
     return tuple(found) if isinstance(found, list) else (found,)

@@ -214,7 +214,7 @@ class SymbolIndex:
         self._files: dict[tuple[str, str], FileRecord] = {}
         # name -> the records defining it, once per definition, in display order: Definition
         # objects are made per query (one per symbol of the whole tree cost ~150 MB on 13k files)
-        self._defs = DefinersMap()
+        self._defs: DefinersMap[FileRecord] = DefinersMap()
         self._lock = threading.RLock()
         self._scanner = scanner
         self.truncated = False  # the walk stopped at the file limit
@@ -286,7 +286,7 @@ class SymbolIndex:
         return len(self._files)
 
     # queries -----------------------------------------------------------------
-    def _definitions(self) -> dict[str, Definers]:
+    def _definitions(self) -> dict[str, Definers[FileRecord]]:
         """name → its definer, or definers in display order (once per
         definition): :class:`~tooldeck.codemap.definers.DefinersMap`."""
         with self._lock:
