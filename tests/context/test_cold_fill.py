@@ -317,3 +317,28 @@ def test_the_symbol_fill_waits_for_the_term_index_fill(
     assert fill.finished and not fill.failed
     assert seen["symbols start"] >= seen["terms done"]
     assert builder.terms.ready_for(runtime.workspace)
+
+
+def test_the_whole_trees_graph_pauses_for_requests(runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph built in the fill's thread when it completes calls the fill's
+    ``pause`` between its steps and every PAUSE_EVERY records (it sleeps there
+    while a build is served: the GIL is the build's)."""
+    from tooldeck.context import rank as rank_mod
+
+    monkeypatch.setattr(rank_mod, "PAUSE_EVERY", 4)
+    paused: list[bool] = []
+    real = fill_mod.IndexFill.pause
+
+    def counted(self: fill_mod.IndexFill) -> None:
+        paused.append(self.done == self.total)  # called once the fill's files are all in
+        real(self)
+
+    monkeypatch.setattr(fill_mod.IndexFill, "pause", counted)
+    builder = ContextBuilder(runtime)
+    builder.build(TASK, 8000, apply=False)
+    fill = codemap_service(runtime).filling
+    assert fill is not None and fill.wait(30) and not fill.failed
+    # 26 records: 7 pauses in the loops over records (definers, occurrences), 3 between steps,
+    # and those over the names (at least one, and one after)
+    assert len(paused) >= 12 and all(paused)
+    assert builder.graphs.get(fill.index).nodes == sorted(r.shown for r in fill.index.records())

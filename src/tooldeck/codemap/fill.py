@@ -290,6 +290,12 @@ class IndexFill:
         self.pool.release_hold()
         return self._finished.wait(timeout)
 
+    def pause(self) -> None:
+        """What the work done at the fill's end calls between its steps (the
+        whole tree's graph: :func:`tooldeck.context.rank.build_graph`): sleep
+        while a request is served, unless someone waits for the fill."""
+        self._yield()
+
     def _yield(self) -> None:
         """Between chunks: sleep while a context build is served (the fill's
         thread holds the GIL a build needs, its workers the cores)."""

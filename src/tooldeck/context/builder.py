@@ -251,8 +251,11 @@ class ContextBuilder:
         return self.graphs.get(index)
 
     def _prepare_graph(self, index: SymbolIndex) -> None:
+        """In the fill's thread, once its index is complete: the whole tree's
+        graph, pausing while a request is served (see ``build_graph``)."""
+        fill = codemap_service(self.rt).filling
         release_freed_memory()  # the fill's freed heap first: the graph's transients are the fill's peak
-        self.graphs.get(index)
+        self.graphs.get(index, pause=fill.pause if fill is not None else lambda: None)
         index.definitions("")  # its name -> definers map too: the first build after the fill would make it
         release_freed_memory()
 
