@@ -319,7 +319,9 @@ def test_the_symbol_fill_waits_for_the_term_index_fill(
     assert builder.terms.ready_for(runtime.workspace)
 
 
-def test_the_whole_trees_graph_pauses_for_requests(runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_whole_trees_graph_pauses_for_requests(
+    runtime: Runtime, tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The graph built in the fill's thread when it completes calls the fill's
     ``pause`` between its steps and every PAUSE_EVERY records (it sleeps there
     while a build is served: the GIL is the build's)."""
