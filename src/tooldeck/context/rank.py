@@ -67,7 +67,7 @@ def build_graph(index: SymbolIndex, lazy_words: bool = False, pause: Pause = _go
 
     ``pause`` is called between steps and every :data:`PAUSE_EVERY` records
     or names of the Python loops. The whole tree's graph is built by the
-    background fill's thread when it completes (1.3 s of CPU on 12.4k files,
+    background fill's thread when it completes (1.4 s of CPU on 12.4k files,
     most of it Python holding the GIL); a build made meanwhile took 0.64 s
     instead of 0.4, 0.44 s of it waiting for the GIL. That thread passes
     :meth:`~tooldeck.codemap.fill.IndexFill.pause`: it sleeps while a request
