@@ -78,3 +78,40 @@ def test_a_long_run_of_changes_is_applied_by_the_thread_making_them() -> None:
         index.put(_record(rng, f"f{rng.randrange(1200):04d}.py", 5000 + i))
     assert 0 < len(index._defs._changes) < 256
     assert _kept(index) == _from_scratch(index)
+
+
+def test_a_query_reading_the_whole_map_is_safe_beside_a_thread_putting_records() -> None:
+    """The map is changed in place by the putting thread (a fill's): a caller
+    walking all its names (``similar``, ``names``) must not see it change
+    under it ("dictionary changed size during iteration")."""
+    import threading
+
+    rng = random.Random(3)
+    index = SymbolIndex()
+    for i in range(3000):
+        index.put(_record(rng, f"base{i:05d}.py", i))
+    index.names()
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def putter() -> None:
+        try:
+            for i in range(20000):
+                sym = [Symbol(f"fresh_{i}_{k}", "function", "def f()", k + 1) for k in range(8)]
+                index.put(FileRecord("/r", "r", f"new{i}.py", f"pkg/new{i}.py", "python", f"n{i}", sym, " "))
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            done.set()
+
+    t = threading.Thread(target=putter)
+    t.start()
+    try:
+        while not done.is_set():
+            index.similar("fresh")
+            index.names()
+    except RuntimeError as exc:
+        errors.append(exc)
+    t.join()
+    assert not errors, errors
+    assert _kept(index) == _from_scratch(index)

@@ -48,7 +48,8 @@ def _shown(rec: Record) -> str:
 
 class DefinersMap(Generic[R]):
     """name → its definer, or definers in display order. Not thread-safe:
-    the index calls it under its own lock."""
+    the index calls it under its own lock, and the dict :meth:`current`
+    returns is changed in place by later changes: read it under that lock."""
 
     def __init__(self) -> None:
         self._map: dict[str, Definers[R]] | None = None
@@ -63,11 +64,6 @@ class DefinersMap(Generic[R]):
             self._changes.append((old, new))
             if len(self._changes) >= APPLY_EVERY:
                 self._apply()
-
-    def reset(self) -> None:
-        """Rebuild at the next query (many records changed at once)."""
-        self._map = None
-        self._changes.clear()
 
     def current(self, records: Iterable[R], count: int) -> dict[str, Definers[R]]:
         """The map for ``records`` (``count`` of them): the queued changes

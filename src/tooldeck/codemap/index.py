@@ -293,7 +293,8 @@ class SymbolIndex:
             return self._defs.current(self._files.values(), len(self._files))
 
     def _definers(self, name: str) -> tuple[FileRecord, ...]:
-        return as_tuple(self._definitions().get(name))
+        with self._lock:  # a definers list is changed in place too: copied under the lock
+            return as_tuple(self._definitions().get(name))
 
     def _named(self, name: str) -> list[Definition]:
         """The definitions of ``name``, in display order then file order."""
@@ -317,18 +318,21 @@ class SymbolIndex:
             found = [d for d in found if d.kind == kind]
         return list(found)
 
+    # The map is changed in place by the thread putting records (a background fill's): a caller that
+    # walks all of it does so under the index's lock, or it sees the dict change size under it.
     def names(self) -> list[str]:
-        return list(self._definitions())
+        with self._lock:
+            return list(self._definitions())
 
     def similar(self, name: str, limit: int = 10) -> list[tuple[str, int]]:
         """Defined names equal ignoring case, or containing ``name``: (name, count)."""
         low = name.lower()
-        defs = self._definitions()
-        hits = [
-            (n, 1 if isinstance(ds, FileRecord) else len(ds))
-            for n, ds in defs.items()
-            if low in n.lower() or (n.lower() in low and len(n) > 2)
-        ]
+        with self._lock:
+            hits = [
+                (n, 1 if isinstance(ds, FileRecord) else len(ds))
+                for n, ds in self._definitions().items()
+                if low in n.lower() or (n.lower() in low and len(n) > 2)
+            ]
         hits.sort(key=lambda h: (h[0].lower() != low, len(h[0]), h[0]))
         return hits[:limit]
 
