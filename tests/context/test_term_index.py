@@ -90,6 +90,21 @@ def test_changes_between_walks_reach_the_counts(runtime: Runtime, tree: Path, st
     assert got["new.txt"] == Counter({"zebra": 2}) and "f2.txt" not in got
 
 
+def test_a_change_set_larger_than_a_batch_is_written_in_groups(
+    runtime: Runtime, tree: Path, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refresh's rows are flushed every BATCH files inside its transaction
+    (a checkout's thousands of changed files are not held in memory whole)."""
+    uni, terms = Universe(), TermIndex(state_dir)
+    index_of(runtime, uni, terms)
+    monkeypatch.setattr(ti_mod, "BATCH", 2)
+    for i in range(3, 10):  # 7 changed files: 3 full groups and a last one
+        (tree / f"f{i}.txt").write_text(f"zebra {'zebra ' * i}\n", encoding="utf-8")
+    files = index_of(runtime, uni, terms)
+    got = counted(runtime, terms, files, ["zebra"])
+    assert {rel: c["zebra"] for rel, c in got.items()} == {f"f{i}.txt": i + 1 for i in range(3, 10)}
+
+
 def test_what_ripgrep_skips_is_not_indexed(runtime: Runtime, root: Path, state_dir: Path) -> None:
     (root / "text.py").write_text("needle\n")
     (root / "blob.bin").write_bytes(b"needle\0needle\n")

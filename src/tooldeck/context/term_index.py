@@ -78,11 +78,18 @@ class _Row:
 
 @dataclass(slots=True)
 class _Batch:
-    """One write transaction's rows, inserted a group at a time (:mod:`tooldeck.state.terms`)."""
+    """Rows of a write transaction waiting to be inserted, a group per statement
+    (:mod:`tooldeck.state.terms`); flushed every :data:`BATCH` files."""
 
     dead: list[int] = field(default_factory=list)
     texts: list[tuple[int, str]] = field(default_factory=list)
     files: list[term_db.FileRow] = field(default_factory=list)
+
+    def flush(self, db) -> None:  # type: ignore[no-untyped-def]
+        term_db.bury(db, self.dead)
+        term_db.put_texts(db, self.texts)
+        term_db.put_files(db, self.files)
+        self.dead, self.texts, self.files = [], [], []
 
 
 class Counted:
@@ -270,9 +277,9 @@ class TermIndex:
                 if not force and row is not None and stamp is not None and _trusted(row, stamp):
                     continue
                 self._index_one(batch, f, root_paths.get(f.root_id, ""), stamp or (f.size, 0), row, now)
-            term_db.bury(db, batch.dead)
-            term_db.put_texts(db, batch.texts)
-            term_db.put_files(db, batch.files)
+                if len(batch.files) >= BATCH:  # a large change set (a checkout) is not held in memory whole
+                    batch.flush(db)
+            batch.flush(db)
             term_db.set_next_doc(db, self._next_doc)
 
     def _index_one(self, batch: _Batch, f: FileInfo, root_path: str, stamp: Stamp, row: _Row | None, now: int) -> None:

@@ -119,12 +119,13 @@ def _insert_rows(db: sqlite3.Connection, head: str, width: int, rows: list[tuple
     """Insert ``rows`` with one statement per :data:`ROWS_PER_STATEMENT`.
 
     Why not one ``execute`` per row: each releases the GIL around SQLite's
-    work and must win it back afterwards. While a build's thread holds the
-    GIL (parsing, measuring), the fill's thread waits up to the switch
-    interval (5 ms) at every row: 25,000 rows of a 12,800-file fill stretched
-    it from 3 s to over 6 s beside back-to-back builds. One statement per
-    128 rows waits 128 times less, and SQLite tokenizes the whole group
-    with the GIL released."""
+    work and must win it back afterwards; while a build's thread holds the
+    GIL (parsing, measuring), the fill's thread can wait up to the switch
+    interval (5 ms) at every row, 25,000 rows for a 12,800-file fill. One
+    statement per 128 rows has 128 times fewer such waits, and SQLite
+    tokenizes the whole group with the GIL released. Measured: a fill alone
+    3.55 -> 3.40 s; not yielding, beside back-to-back builds, unfinished
+    after 6.1 s before, done in 5.3 s after."""
     one = "(" + ",".join("?" * width) + ")"
     for i in range(0, len(rows), ROWS_PER_STATEMENT):
         part = rows[i : i + ROWS_PER_STATEMENT]
