@@ -85,16 +85,7 @@ def _version(dist: str) -> str:
 
 def static_model_dir() -> Path:
     """Where ``tokenlearn-static-model`` keeps its model files (found without importing it)."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("static_model")
-    if spec is None or not spec.submodule_search_locations:
-        raise ToolError(
-            ErrorCode.UNSUPPORTED,
-            "the default embedding model is missing: install the `tokenlearn-static-model` package "
-            "(it is a tooldeck dependency; re-run scripts/setup.sh)",
-        )
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return _package_dir("static_model", "tokenlearn-static-model") / "model"
 
 
 def _has_rust_encoder() -> bool:
@@ -218,10 +209,10 @@ class E5Embedder:
 
 class WordLlamaEmbedder:
     """WordLlama's ``l2_supercat`` (256 dimensions), whose files ship inside
-    the ``wordllama`` wheel (extra ``wordllama``): a static model like the
-    default (a text's vector is the mean of its tokens' vectors: no context,
-    fast), with the 32k-token vocabulary of Llama 2's input embeddings,
-    trained on sentence pairs.
+    the ``wordllama`` wheel (a tooldeck dependency): the default. A static
+    model like ``static`` (a text's vector is the mean of its tokens'
+    vectors: no context, fast), with the 32k-token vocabulary of Llama 2's
+    input embeddings, trained on sentence pairs.
 
     Only its two files are used, found without importing the package: the
     tokenizer (``tokenizers``) and the table (``safetensors``). The package's
@@ -233,7 +224,7 @@ class WordLlamaEmbedder:
     DIM = 256
 
     def __init__(self) -> None:
-        self._home = _package_dir("wordllama", "wordllama", "WordLlama")
+        self._home = _package_dir("wordllama", "wordllama")
         self.model_id = f"wordllama:l2_supercat_256@{_version('wordllama')}"
         self._model: tuple[Any, np.ndarray] | None = None
         self._lock = threading.Lock()
@@ -267,14 +258,17 @@ class WordLlamaEmbedder:
         return normalise(counts @ table)  # the sum of the token vectors: the mean once normalised
 
 
-def _package_dir(module: str, extra: str, label: str) -> Path:
-    """The folder of an optional model's package, found without importing it."""
+def _package_dir(module: str, dist: str) -> Path:
+    """The folder of a model's package (a tooldeck dependency), found without importing it."""
     import importlib.util
 
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        _extra(module, extra, label)  # raises the error naming the extra
-    assert spec is not None and spec.submodule_search_locations
+        raise ToolError(
+            ErrorCode.UNSUPPORTED,
+            f"the embedding model's package is missing: install `{dist}` (a tooldeck dependency; "
+            "re-run scripts/setup.sh), or name another provider in the user config's [index] embeddings",
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 
