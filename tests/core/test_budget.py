@@ -67,3 +67,7 @@ def test_custom_tool_output_pages_too():
     nxt = box.call_sync("big", {"cursor": _cursor(first.text)})
     assert not nxt.is_error and nxt.text.split("\n", 1)[0].startswith("line ")
     assert nxt.text.split("\n", 1)[0] != first.text.split("\n", 1)[0]
+    # the cursor as JSON text (how a host passes a custom tool's input), leading blanks included
+    third = box.call_sync("big", '\n  {"cursor": "' + _cursor(nxt.text) + '"}')
+    first_line = [int(page.text.split(" ", 2)[1]) for page in (first, nxt, third)]
+    assert not third.is_error and first_line[0] < first_line[1] < first_line[2]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -39,6 +40,9 @@ from tooldeck.core.output import Output, TextPart, valid_output, valid_text
 from tooldeck.core.tool import RawArguments, Tool
 
 log = logging.getLogger("tooldeck.toolbox")
+# a cursor is only ever sent as a JSON object: a raw input that does not start like one (a patch of
+# hundreds of KB) is not scanned for the cursor prefix
+_OBJECT_START = re.compile(r"\s*\{")
 DEFAULT_TIMEOUT = 600.0  # seconds; what hosts use when the user sets nothing (TOOLDECK_TOOL_TIMEOUT)
 _ids = itertools.count(1)
 
@@ -217,7 +221,7 @@ class Toolbox:
         ``cursor``, which no raw input such as a patch can be."""
         if isinstance(arguments, Mapping):
             data: Mapping[str, Any] = arguments
-        elif isinstance(arguments, str) and CURSOR_PREFIX in arguments:
+        elif isinstance(arguments, str) and _OBJECT_START.match(arguments) and CURSOR_PREFIX in arguments:
             try:
                 data = parse_arguments(arguments)
             except ToolError:
