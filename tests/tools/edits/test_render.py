@@ -46,3 +46,23 @@ def test_counted_hunks_add_up_like_shown_ones() -> None:
         # one changed run, or several that difflib splits: the totals agree either way
         assert (counted.ins - 1, counted.dels - 1) == (shown.ins, shown.dels), (old, new)
         assert counted.hidden == 2 and counted.lines == []
+
+
+def test_counted_spliced_chunks_match_their_lines() -> None:
+    """The bulk path's chunks (old and new lines joined as bytes) are counted
+    like the same chunks as lines, pure additions and removals included."""
+    import random
+
+    from tooldeck.tools.edits.exact import Spliced
+
+    def joined(lines: list[str], lead: bytes) -> bytes:
+        return lead + "\n".join(lines).encode() + b"\n" if lines else b""
+
+    rng = random.Random(11)
+    for _ in range(300):
+        old = [rng.choice("abcde") for _ in range(rng.randint(0, 5))]
+        new = [rng.choice("abcde") for _ in range(rng.randint(0, 5))]
+        spliced = Spliced(0, joined(old, b"\n"), joined(new, b""), b"")
+        as_bytes = diff_of([Replacement(0, ["pad"], ["PAD"]), spliced], limit=0)
+        as_text = diff_of([Replacement(0, ["pad"], ["PAD"]), Replacement(0, old, new)], limit=0)
+        assert (as_bytes.hunks, as_bytes.ins, as_bytes.dels) == (as_text.hunks, as_text.ins, as_text.dels), (old, new)
