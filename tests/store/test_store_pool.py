@@ -33,7 +33,7 @@ def test_connections_of_ended_threads_are_returned(tmp_path: Path) -> None:
     barrier = threading.Barrier(20)
 
     def use() -> None:
-        store.execute("SELECT count(*) FROM t").fetchone()
+        store.connect().execute("SELECT count(*) FROM t").fetchone()  # kept until the thread ends
         barrier.wait()  # all 20 hold a lease at once
 
     threads = [threading.Thread(target=use) for _ in range(20)]
@@ -46,6 +46,33 @@ def test_connections_of_ended_threads_are_returned(tmp_path: Path) -> None:
     assert _db_fds(store.path) <= POOL_IDLE + 1
     store.close()
     assert _db_fds(store.path) == 0
+
+
+def test_a_burst_of_short_leases_leaves_only_the_pool_open(tmp_path: Path) -> None:
+    """Statements from many threads lease and give back at once, so the pool
+    closes its idle batch while other threads lease: the batch must be closed
+    before any of them opens a connection, or SQLite keeps the closed ones'
+    descriptors while that one is open. Closed outside the pool's lock, 12 %
+    of such bursts left 4-10 descriptors with 1-2 connections open; 20
+    bursts here."""
+    for burst in range(20):
+        store = Store(tmp_path / str(burst))
+        store.execute("CREATE TABLE t(x)")
+        barrier = threading.Barrier(20)
+
+        def use(store: Store = store, barrier: threading.Barrier = barrier) -> None:
+            store.execute("SELECT count(*) FROM t").fetchone()  # leased and given back at once
+            barrier.wait()
+
+        threads = [threading.Thread(target=use) for _ in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert store.open_connections <= POOL_IDLE
+        assert _db_fds(store.path) == store.open_connections, f"burst {burst}"
+        store.close()
+        assert _db_fds(store.path) == 0
 
 
 def test_a_worker_job_gives_its_connection_back(tmp_path: Path) -> None:
