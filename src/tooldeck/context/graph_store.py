@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from tooldeck.ast_lock import AST_LOCK
 from tooldeck.context.graph_model import Graph, Transition
 from tooldeck.workspace.statefiles import write_private_atomic
 
@@ -88,7 +89,8 @@ def load(folder: Path, key: str) -> Graph | None:
 
 
 def _read(path: Path) -> Graph:
-    with np.load(path, allow_pickle=False) as z:
+    # each member's header is read with ast.literal_eval as it is read: one thread at a time (ast_lock)
+    with AST_LOCK, np.load(path, allow_pickle=False) as z:
         arrays: dict[str, Any] = {name: z[name] for name in z.files}
     nodes = _split(arrays["nodes"])
     n = len(nodes)

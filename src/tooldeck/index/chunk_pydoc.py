@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 
+from tooldeck.ast_lock import parse
 from tooldeck.index.model import Chunk
 
 MAX_DOC = 1800
@@ -42,7 +43,7 @@ def module_name(rel: str) -> str:
 def chunk_pydoc(path: str, text: str) -> list[Chunk]:
     """Chunks of one module (``path`` relative to the folder holding the package)."""
     try:
-        tree = ast.parse(text, filename=path)
+        tree = parse(text, filename=path)  # not ast.parse: one thread at a time (ast_lock)
     except (SyntaxError, ValueError):
         return []
     mod = module_name(path)

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from tooldeck.ast_lock import AST_LOCK
+
 
 def write_vectors(path: Path, vectors: np.ndarray) -> None:
     with open(path, "wb") as fh:  # a file of the index's own new generation, not of a root
@@ -22,7 +24,8 @@ def write_vectors(path: Path, vectors: np.ndarray) -> None:
 
 
 def load_vectors(path: Path) -> np.ndarray:
-    return np.load(path, mmap_mode="r")
+    with AST_LOCK:  # numpy reads the header with ast.literal_eval: one thread at a time (ast_lock)
+        return np.load(path, mmap_mode="r")
 
 
 def top_k(vectors: np.ndarray, query: np.ndarray, k: int) -> list[tuple[int, float]]:
