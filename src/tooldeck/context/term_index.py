@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 import threading
 import time
 from collections import Counter
@@ -85,7 +86,7 @@ class _Batch:
     texts: list[tuple[int, str]] = field(default_factory=list)
     files: list[term_db.FileRow] = field(default_factory=list)
 
-    def flush(self, db) -> None:  # type: ignore[no-untyped-def]
+    def flush(self, db: sqlite3.Connection) -> None:
         term_db.bury(db, self.dead)
         term_db.put_texts(db, self.texts)
         term_db.put_files(db, self.files)

@@ -174,20 +174,16 @@ class Store:
                     conn.execute("ROLLBACK")
                 except sqlite3.Error:
                     stale = True
-            if stale:
+            if stale:  # its store was closed meanwhile (a new generation), or its rollback failed
                 self._open.discard(conn)
-                closing = [conn]
-            else:
-                self._idle.append(conn)
-                closing = []
-                if self._leased == 0 and len(self._idle) > POOL_IDLE:
-                    closing, self._idle = self._idle, []
-                    self._open.difference_update(closing)
-                    for c in closing:
-                        c.close()
-                    closing = []
-        for c in closing:  # a stale one: its store was closed (a new generation), nothing to race with
-            c.close()
+                conn.close()
+                return
+            self._idle.append(conn)
+            if self._leased == 0 and len(self._idle) > POOL_IDLE:
+                closing, self._idle = self._idle, []
+                self._open.difference_update(closing)
+                for c in closing:
+                    c.close()
 
     @property
     def open_connections(self) -> int:
