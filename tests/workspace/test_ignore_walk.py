@@ -246,3 +246,39 @@ def test_walk_enters_a_mount_point_whose_entry_numbers_another_inode(tmp_path: P
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == str(["m/on-tmpfs.txt", "top.txt"])
+
+
+def test_a_rule_file_without_a_negation_decides_by_its_quick_regex_alone() -> None:
+    """A rule file none of whose patterns re-includes ignores every path one
+    of them applies to: its quick regex decides (no pathspec loop), and a
+    file with a ``!`` pattern still asks pathspec, whose last match wins."""
+    plain = DirSpec.build("", GitIgnoreSpec.from_lines(["*.log", "build/", "# a comment", ""]))
+    mixed = DirSpec.build("", GitIgnoreSpec.from_lines(["*.log", "!keep.log"]))
+    assert plain.ignores_only and not mixed.ignores_only
+    assert plain.check("a/app.log") is True and plain.check("a/build/x.c") is True
+    assert plain.check("a/app.txt") is None
+    assert mixed.check("keep.log") is False and mixed.check("app.log") is True
+
+
+@pytest.mark.parametrize(
+    ("patterns", "prefix", "names", "ignored"),
+    [
+        # one literal (".log") in several names: every one of them is found, not only the first
+        (["*.log", "build/"], "x/", ["a.log", "b.log", "c.py", "d.log"], {"a.log", "b.log", "d.log"}),
+        (["*.log", "!b.log"], "x/", ["a.log", "b.log", "c.py", "d.log"], {"a.log", "d.log"}),
+        # the literal is in the folder's path, in none of its names: every name is a candidate
+        (["build/"], "src/build/", ["x.c", "y.h"], {"x.c", "y.h"}),
+        (["logs/*.txt"], "logs/", ["a.txt", "b.md"], {"a.txt"}),
+    ],
+)
+def test_a_folders_names_are_judged_wherever_a_literal_occurs(
+    patterns: list[str], prefix: str, names: list[str], ignored: set[str]
+) -> None:
+    from tooldeck.workspace.ignore import ignored_files
+
+    spec = GitIgnoreSpec.from_lines(patterns)
+    fast = DirSpec.build("", spec)
+    assert fast.literals is not None  # the pre-check under test is on
+    out = ignored_files(prefix, names, [(fast.quick, fast, 0)])
+    assert {names[k] for k in out} == ignored
+    assert ignored == {n for n in names if spec.check_file(prefix + n).include}

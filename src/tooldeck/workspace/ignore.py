@@ -77,14 +77,22 @@ class DirSpec:
     alternation: a single C-level ``match`` tells whether *any* pattern could
     apply. Almost every path matches none, and for those pathspec's per-pattern
     Python loop (the walk's main cost on a big tree) is skipped; a path that
-    does match goes through pathspec as usual, which decides."""
+    does match goes through pathspec as usual, which decides, unless no
+    pattern of the file re-includes (``!``): then any pattern that applies
+    ignores the path, and the quick regex, made of the very same regexes,
+    has just said one does."""
 
     base: str  # the directory, relative to the root ("" = root)
     spec: GitIgnoreSpec
     quick: re.Pattern[str] | None
-    # a literal every path a pattern matches contains (one per pattern, none holding "/"),
-    # as one alternation: a folder whose names hold none of them needs no check at all
-    literals: re.Pattern[str] | None = None
+    # a literal every path a pattern matches contains (one per pattern, none holding "/", no
+    # two alike): a folder whose names hold none of them needs no check at all. Looked for with
+    # str.find, not as one regex alternation: Python's regex engine steps through the text
+    # (1.1 us for a folder of 21 names and 3 literals; 0.3 us with three finds)
+    literals: tuple[str, ...] | None = None
+    # no pattern re-includes: a path ``quick`` matches is ignored, without asking pathspec which
+    # pattern applies last (~4 of a 50,000-file walk's ~78 ms, where each folder has a "*.log")
+    ignores_only: bool = False
 
     @classmethod
     def build(cls, base: str, spec: GitIgnoreSpec) -> DirSpec:
@@ -93,23 +101,28 @@ class DirSpec:
             regex = getattr(pattern, "regex", None)
             if pattern.include is None:
                 continue
-            if regex is None or "(?P=" in regex.pattern:
+            # pathspec searches each regex; the quick one is matched at the start, the same
+            # only for the anchored regexes gitignore patterns compile to
+            if regex is None or "(?P=" in regex.pattern or not regex.pattern.startswith("^"):
                 return cls(base, spec, None)  # unknown shape: always ask pathspec
             sources.append(f"(?:{_NAMED_GROUP.sub('(?:', regex.pattern)})")
         try:
             quick = re.compile("|".join(sources)) if sources else re.compile(r"(?!)")
         except re.error:
             return cls(base, spec, None)
+        ignores_only = all(p.include for p in spec.patterns if p.include is not None)
         found = [_literal(getattr(p, "pattern", None)) for p in spec.patterns if p.include is not None]
         if not found or any(lit is None for lit in found):
-            return cls(base, spec, quick)
-        ordered = sorted({lit for lit in found if lit}, key=len, reverse=True)
-        return cls(base, spec, quick, re.compile("|".join(map(re.escape, ordered))))
+            return cls(base, spec, quick, None, ignores_only)
+        return cls(base, spec, quick, tuple(sorted({lit for lit in found if lit})) or None, ignores_only)
 
     def check(self, path: str) -> bool | None:
         """True = ignored, False = re-included, None = no pattern applies."""
-        if self.quick is not None and self.quick.match(path) is None:
-            return None
+        if self.quick is not None:
+            if self.quick.match(path) is None:
+                return None
+            if self.ignores_only:
+                return True
         return self.spec.check_file(path).include
 
 
@@ -268,14 +281,23 @@ def ignored_files(prefix: str, names: list[str], checks: list[tuple[re.Pattern[s
     Each rule file's :attr:`DirSpec.literals` are looked for once in the
     folder's names joined by newlines (C-level); only the names they are
     found in go through the quick regex, then pathspec, which decides (the
-    last rule that applies wins)."""
+    last rule that applies wins); a rule file without a ``!`` pattern ignores
+    every name its quick regex matches."""
+    joined: str | None = "\n".join(names)
+    if joined.count("\n") != len(names) - 1:  # a name holds a newline: no literal pre-check
+        joined = None
+    if len(checks) == 1 and checks[0][0] is not None and checks[0][1].ignores_only:  # the usual chain
+        quick, spec, off = checks[0]
+        return set(_candidates(spec, prefix[off:], names, quick, joined))
     verdict: dict[int, bool] = {}
-    joined = "\n".join(names)
-    one_line_each = joined.count("\n") == len(names) - 1  # no name holds a newline
     for quick, spec, off in checks:
         below = prefix[off:]
+        found = _candidates(spec, below, names, quick, joined)
+        if quick is not None and spec.ignores_only:  # found: the names a pattern applies to
+            verdict.update(dict.fromkeys(found, True))
+            continue
         check = spec.spec.check_file
-        for k in _candidates(spec, below, names, quick, joined if one_line_each else None):
+        for k in found:
             res = check(below + names[k]).include
             if res is not None:
                 verdict[k] = res
@@ -290,8 +312,8 @@ def _candidates(
     those its quick regex matches."""
     every: Iterable[int] = range(len(names))
     lits = spec.literals
-    if lits is not None and joined is not None and not lits.search(below):
-        starts = [m.start() for m in lits.finditer(joined)]
+    if lits is not None and joined is not None and not _holds_any(below, lits):
+        starts = _found_at(joined, lits)
         if not starts:
             return ()
         if len(starts) <= 4:  # the usual few: count the newlines before each
@@ -302,3 +324,23 @@ def _candidates(
     if quick is None:
         return every
     return [k for k in every if quick.match(below + names[k])]
+
+
+def _holds_any(text: str, literals: tuple[str, ...]) -> bool:
+    """Whether ``text`` holds one of ``literals`` (a loop: ``any()`` over a
+    generator costs more than the few ``in`` tests, once per folder)."""
+    for lit in literals:  # noqa: SIM110
+        if lit in text:
+            return True
+    return False
+
+
+def _found_at(text: str, literals: tuple[str, ...]) -> list[int]:
+    """Where each of ``literals`` occurs in ``text`` (every occurrence, in no order)."""
+    out: list[int] = []
+    for lit in literals:
+        at = text.find(lit)
+        while at >= 0:
+            out.append(at)
+            at = text.find(lit, at + 1)
+    return out
