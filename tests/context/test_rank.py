@@ -1,6 +1,8 @@
 """Personalised PageRank over the reference graph."""
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tooldeck.codemap.index import FileRecord, SymbolIndex
 from tooldeck.codemap.model import Symbol
@@ -185,6 +187,30 @@ def test_lazy_symbol_words_are_the_same_mapping():
         assert (word in lazy) == (word in full)
     assert dict(lazy) == full and len(lazy) == len(full)
     assert full["retry"] == ("b.py", "d.py") and lazy["adapter"] == ("a.py", "d.py")
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    names=st.lists(
+        st.text(alphabet=st.sampled_from("abreyt_XRİ1"), min_size=3, max_size=9), min_size=1, max_size=12, unique=True
+    ),
+    words=st.lists(st.text(alphabet=st.sampled_from("abrety1"), min_size=0, max_size=5), max_size=6),
+)
+def test_lazy_symbol_words_find_a_word_only_inside_one_name(names: list[str], words: list[str]) -> None:
+    """The lazy mapping looks for a word in all the names lowercased and
+    joined: a match across two names (``xxre`` + ``tryx``) is no match, a
+    name whose length changes when lowercased (``İ``) shifts nothing, and
+    every word gets the eager mapping's files."""
+    from tooldeck.context.rank import LazySymbolWords, _symbol_words
+
+    nodes = [f"f{i}.py" for i in range(len(names))]
+    definers = {name: [i] for i, name in enumerate(names)}
+    full = _symbol_words(definers, nodes)
+    lazy = LazySymbolWords(definers, nodes)
+    for word in [*words, *full]:
+        assert lazy.get(word) == full.get(word), word
+    straddle = LazySymbolWords({"xxre": [0], "tryx": [1]}, ["a.py", "b.py"])
+    assert "retry" not in straddle and "xxre" in straddle
 
 
 def test_a_partial_index_gets_lazy_symbol_words_and_a_complete_one_all():

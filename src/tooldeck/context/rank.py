@@ -28,8 +28,9 @@ from __future__ import annotations
 import hashlib
 import threading
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
-from itertools import repeat
+from itertools import accumulate, repeat
 from pathlib import Path
 
 import numpy as np
@@ -119,20 +120,34 @@ class LazySymbolWords(Mapping[str, tuple[str, ...]]):
     definers of the names holding it as a substring whose subwords include
     it (every subword is a piece of its name, lowercased: ASCII letters and
     digits): the same tuples. Iterating makes them all (the graph store
-    writes only a complete index's graph, which is never lazy)."""
+    writes only a complete index's graph, which is never lazy).
+
+    The names, lowercased, are one string: a word is looked for with
+    ``str.find`` (C speed) and only the names it occurs in are split. A
+    test of ``word in name`` on each of 40k names took ~1.5 ms per word,
+    and the list of lowered pairs ~5 ms per graph."""
 
     def __init__(self, definers: dict[str, list[int]], nodes: list[str]) -> None:
         self._definers, self._nodes = definers, nodes
-        self._lowered = [(name.lower(), name) for name in definers]
+        self._names = list(definers)
+        lowered = list(map(str.lower, self._names))  # a name's length may change (U+0130)
+        self._text = "".join(lowered)
+        self._starts = list(accumulate(map(len, lowered), initial=0))  # name k is text[starts[k]:starts[k + 1]]
         self._found: dict[str, tuple[str, ...] | None] = {}
         self._all: dict[str, tuple[str, ...]] | None = None
 
     def _owners(self, word: str) -> tuple[str, ...] | None:
         if word not in self._found:
             owners: set[str] = set()
-            for low, name in self._lowered:
-                if word in low and word in subwords(name):
-                    owners.update(self._nodes[k] for k in self._definers[name])
+            text, starts, names = self._text, self._starts, self._names
+            at = text.find(word) if word else -1
+            while at >= 0:
+                # the name it starts in, split once; a match running on into the next name is
+                # rejected by the split (had the name held the word, find would have stopped earlier)
+                k = bisect_right(starts, at) - 1
+                if word in subwords(names[k]):
+                    owners.update(self._nodes[i] for i in self._definers[names[k]])
+                at = text.find(word, starts[k + 1])  # the next name that holds it
             self._found[word] = tuple(sorted(owners)) if owners else None
         return self._found[word]
 
