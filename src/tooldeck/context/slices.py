@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 
 from tooldeck.codemap.model import Codemap
 from tooldeck.context.query import Query
@@ -33,18 +34,41 @@ def slice_ranges(text: str, query: Query, cm: Codemap | None) -> tuple[LineRange
                 found.append(LineRange(sym.line, end, f"{sym.kind} {sym.name}"))
     pattern = term_pattern(query)
     if pattern is not None:
-        for i in _matching_lines(text.lower(), pattern):
+        for k, i in enumerate(_matching_lines(text.lower(), pattern), 1):
             found.append(LineRange(max(1, i - CONTEXT_LINES), min(n, i + CONTEXT_LINES)))
-    merged = merge_ranges(found)
+            if k % SETTLE_EVERY == 0 and _settled(found, i + 1 - CONTEXT_LINES):
+                break  # the lines further down cannot change what is shown
+    return _budgeted(merge_ranges(found))[0]
+
+
+SETTLE_EVERY = 32  # matching lines between two checks of whether the rest can change the slices
+
+
+def _budgeted(merged: tuple[LineRange, ...]) -> tuple[tuple[LineRange, ...], LineRange | None]:
+    """The first of ``merged`` that fit in ``MAX_SLICE_LINES`` together, and
+    the range that did not fit (None: all of them did)."""
     out: list[LineRange] = []
     total = 0
     for r in merged:
         size = r.end - r.start + 1
         if total + size > MAX_SLICE_LINES:
-            break
+            return tuple(out), r
         out.append(r)
         total += size
-    return tuple(out)
+    return tuple(out), None
+
+
+def _settled(found: list[LineRange], next_start: int) -> bool:
+    """Whether ranges that start at ``next_start`` or later (those of the
+    lines not searched yet) would leave the slices as they are. They would
+    when the range where the budget runs out starts no later: every range
+    shown before it ends more than a line before it (else the two would be
+    one), so a later range cannot join a shown one, nor sort before the
+    range that did not fit; it can only make that one longer, which still
+    does not fit. A file naming the task's words on hundreds of lines is
+    then not searched to its end (the slices stop at 240 lines)."""
+    cut = _budgeted(merge_ranges(found))[1]
+    return cut is not None and cut.start <= next_start
 
 
 @functools.lru_cache(maxsize=8)
@@ -68,25 +92,24 @@ def term_pattern(query: Query) -> re.Pattern[str] | None:
     return re.compile(r"\b(?=[" + first + r"])(" + alts + r")\b", re.ASCII)
 
 
-def _matching_lines(text: str, pattern: re.Pattern[str]) -> list[int]:
-    """1-based numbers of the lines holding a match of ``pattern``, in order.
+def _matching_lines(text: str, pattern: re.Pattern[str]) -> Iterator[int]:
+    """1-based numbers of the lines holding a match of ``pattern``, in order
+    (a generator: :func:`slice_ranges` may stop early).
 
     One search per matching line, not one per line (a 2,000-line file with
     ten matching lines is ten C calls, not 2,000): a match never spans a
     newline (terms are words), and a search resumed after a newline sees it,
     as ``\\b`` sees a line's start, as a word boundary; so the lines found are
     the same."""
-    out: list[int] = []
     line, pos = 1, 0
     m = pattern.search(text)
     while m is not None:
         line += text.count("\n", pos, m.start())
-        out.append(line)
+        yield line
         pos = text.find("\n", m.end())
         if pos < 0:
-            break
+            return
         m = pattern.search(text, pos + 1)  # the rest of this line cannot add a line: skip to the next
-    return out
 
 
 OUTLINE_RANGES = 16  # headings shown at most in a doc page's outline
