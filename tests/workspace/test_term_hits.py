@@ -97,3 +97,21 @@ def test_a_word_after_many_matching_lines_still_counts(root: Path) -> None:
     (root / "long.py").write_text("order = 1\n" * 100 + "retry()\n" * 3)
     got = ripgrep.term_hits(IgnoreRules(str(root)), ["order", "retry"], max_per_file=64)
     assert got == {"long.py": Counter({"order": 64, "retry": 3})}
+
+
+def test_counted_adds_a_files_lines_wherever_they_come() -> None:
+    """rg's lines are counted per (file, spelling); a file's lines usually
+    come together, but one that comes back later adds to the same counts."""
+    matches = Counter(
+        {
+            b"./a.txt\0Node": 2,
+            b"./a.txt\0node": 3,
+            b"b.txt\0ORDER": 1,
+            b"./a.txt\0NODE": 4,
+            b"b.txt\0order": 70,
+            b"b.txt\0other": 5,
+            b"no separator": 9,
+        }
+    )
+    got = ripgrep._counted(matches, {"node": "node", "order": "Order"}, 64)
+    assert got == {"a.txt": Counter({"node": 9}), "b.txt": Counter({"Order": 64})}

@@ -293,6 +293,10 @@ def _start_rg(exe: str, rules: IgnoreRules, terms: list[str]) -> subprocess.Pope
 def _counted(matches: Counter[bytes], lowered: dict[str, str], cap: int) -> dict[str, Counter[str]]:
     hits: dict[str, Counter[str]] = {}
     terms: dict[bytes, str | None] = {}  # each distinct spelling of a match decoded once
+    last: bytes | None = None
+    counts: Counter[str] = Counter()
+    # rg prints a file's matches together, so its lines are neighbours among the counted ones:
+    # the path is decoded and its Counter found once per file, not per (file, spelling) line
     for line, n in matches.items():
         path, sep, match = line.partition(b"\0")
         if not sep:
@@ -302,8 +306,10 @@ def _counted(matches: Counter[bytes], lowered: dict[str, str], cap: int) -> dict
             term = terms[match] = lowered.get(match.decode("utf-8", "replace").lower())
         if term is None:
             continue
-        rel = os.fsdecode(path).removeprefix("./")
-        hits.setdefault(rel, Counter())[term] += n
+        if path != last:
+            last, rel = path, os.fsdecode(path).removeprefix("./")
+            counts = hits.get(rel) or hits.setdefault(rel, Counter())
+        counts[term] += n
     for counts in hits.values():
         for term, n in counts.items():
             if n > cap:
