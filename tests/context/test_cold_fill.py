@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -329,11 +330,13 @@ def test_the_whole_trees_graph_pauses_for_requests(
 
     monkeypatch.setattr(rank_mod, "PAUSE_EVERY", 4)
     paused: list[bool] = []
+    asks: list[bool] = []
     real = fill_mod.IndexFill.pause
 
-    def counted(self: fill_mod.IndexFill) -> None:
+    def counted(self: fill_mod.IndexFill, wanted: Callable[[], bool] = lambda: False) -> None:
         paused.append(self.done == self.total)  # called once the fill's files are all in
-        real(self)
+        asks.append(wanted == builder.graphs.wanted)  # a request waiting for this graph ends the pause
+        real(self, wanted)
 
     monkeypatch.setattr(fill_mod.IndexFill, "pause", counted)
     builder = ContextBuilder(runtime)
@@ -343,4 +346,5 @@ def test_the_whole_trees_graph_pauses_for_requests(
     # 26 records: 7 pauses in the loops over records (definers, occurrences), 3 between steps,
     # and those over the names (at least one, and one after)
     assert len(paused) >= 12 and all(paused)
+    assert all(asks)
     assert builder.graphs.get(fill.index).nodes == sorted(r.shown for r in fill.index.records())

@@ -1,5 +1,7 @@
 """Personalised PageRank over the reference graph."""
 
+import threading
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -221,3 +223,35 @@ def test_a_partial_index_gets_lazy_symbol_words_and_a_complete_one_all():
     idx.complete = True
     idx.put(rec("c.py", ["gamma"], []))
     assert isinstance(GraphCache().get(idx).symbol_words, dict)
+
+
+def test_a_request_waiting_for_the_graph_ends_the_builders_pause() -> None:
+    """The fill's thread builds the whole tree's graph under the cache's lock
+    and pauses while a request is served. A request that needs the graph
+    meanwhile waits for that lock, so the pause must end when it does (else
+    each pause point would wait out its bound, 10 s, one after another)."""
+    import time
+
+    from tooldeck.core.foreground import serving, yield_to_requests
+
+    idx = index_of(*(rec(f"m{i}.py", [f"name{i}"], [f"name{i + 1}"]) for i in range(50)))
+    idx.complete = True
+    cache = GraphCache()
+    pausing = threading.Event()
+    got: list[float] = []
+
+    def pause() -> None:  # what the fill passes: its own yield, urgent once the graph is wanted
+        pausing.set()
+        yield_to_requests(cache.wanted)
+
+    builder = threading.Thread(target=cache.get, args=(idx,), kwargs={"pause": pause})
+    with serving():  # a request in flight: the builder pauses at its first step
+        builder.start()
+        assert pausing.wait(5)
+        start = time.monotonic()
+        graph = cache.get(idx)  # the request needs the graph the builder is making
+        got.append(time.monotonic() - start)
+    builder.join(5)
+    assert not builder.is_alive() and len(graph.nodes) == 50
+    assert got[0] < 2.0, f"the request waited {got[0]:.1f} s for a paused build"
+    assert not cache.wanted()

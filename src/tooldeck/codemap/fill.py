@@ -290,18 +290,20 @@ class IndexFill:
         self.pool.release_hold()
         return self._finished.wait(timeout)
 
-    def pause(self) -> None:
+    def pause(self, wanted: Callable[[], bool] = lambda: False) -> None:
         """What the work done at the fill's end calls between its steps (the
         whole tree's graph: :func:`tooldeck.context.rank.build_graph`): sleep
-        while a request is served, unless someone waits for the fill."""
-        self._yield()
+        while a request is served, unless someone waits for the fill or
+        ``wanted()`` says a request waits for that work itself (it would
+        otherwise wait for this pause to time out)."""
+        self._yield(wanted)
 
-    def _yield(self) -> None:
+    def _yield(self, wanted: Callable[[], bool] = lambda: False) -> None:
         """Between chunks: sleep while a context build is served (the fill's
         thread holds the GIL a build needs, its workers the cores)."""
         self.yielding = True
         try:
-            self.paused += yield_to_requests(self._urgent.is_set)
+            self.paused += yield_to_requests(lambda: self._urgent.is_set() or wanted())
         finally:
             self.yielding = False
 

@@ -255,7 +255,8 @@ class ContextBuilder:
         graph, pausing while a request is served (see ``build_graph``)."""
         fill = codemap_service(self.rt).filling
         release_freed_memory()  # the fill's freed heap first: the graph's transients are the fill's peak
-        self.graphs.get(index, pause=fill.pause if fill is not None else lambda: None)
+        # a request that needs this graph meanwhile waits for the cache's lock: the pause then ends
+        self.graphs.get(index, pause=(lambda: fill.pause(self.graphs.wanted)) if fill is not None else lambda: None)
         index.definitions("")  # its name -> definers map too: the first build after the fill would make it
         release_freed_memory()
 

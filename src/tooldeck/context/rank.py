@@ -30,6 +30,7 @@ import threading
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from itertools import accumulate, repeat
 from pathlib import Path
 
@@ -349,15 +350,42 @@ class GraphCache:
         self._graph: Graph | None = None
         self._seen: tuple[SymbolIndex, int] | None = None  # the index and version last fingerprinted
         self._lock = threading.Lock()
+        self._waiting = 0  # threads waiting for ``_lock`` (see :meth:`wanted`)
+        self._count = threading.Lock()
+
+    def wanted(self) -> bool:
+        """Whether a thread waits for the graph being built. The fill's
+        thread builds the whole tree's graph under this cache's lock and its
+        ``pause`` sleeps while a request is served: a request that needs the
+        graph then waits for that lock, so the pause must end (the fill
+        passes this as its pause's "urgent"), or each pause point would make
+        the request wait out the pause's bound."""
+        return self._waiting > 0
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        with self._count:
+            self._waiting += 1
+        try:
+            self._lock.acquire()
+        finally:
+            with self._count:
+                self._waiting -= 1
+        try:
+            yield
+        finally:
+            self._lock.release()
 
     def get(self, index: SymbolIndex, pause: Pause = _go_on) -> Graph:
-        with self._lock:
+        """The graph of ``index``: the one kept, loaded, or built (``pause``
+        called between the build's steps)."""
+        with self._locked():
             seen = self._seen
             if self._graph is not None and seen is not None and seen[0] is index and seen[1] == index.version:
                 return self._graph  # not touched since: no need to fingerprint 13k records again
         version = index.version
         key = fingerprint(index)
-        with self._lock:
+        with self._locked():
             if self._graph is None or self._key != key:
                 self._graph = None  # the old graph is not kept alive while the new one is built
                 self._graph = self._load_or_build(index, key, pause)
