@@ -88,7 +88,8 @@ def _all_ranges(text: str, query: object, cm: object) -> tuple:
 
 def test_slices_of_a_file_naming_the_task_on_many_lines_are_those_of_a_full_search() -> None:
     """The search of a file stops once the lines below cannot change its
-    slices (the budget ran out on a range that ends before them): the same
+    slices (the range where the budget ran out starts no later than the next
+    line's range could, so they can only lengthen it): the same
     ranges, and descriptions, as searching every line. Files with matches
     dense, sparse and in bursts, with definitions the task names anywhere."""
     from tooldeck.codemap.model import Codemap, Symbol
